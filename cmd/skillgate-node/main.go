@@ -1,0 +1,287 @@
+// Command skillgate-node is the node agent installed on execution hosts. It
+// connects to a skillgate gateway over a WebSocket and reports which of the
+// binaries and env-var names the gateway asks about exist on this host.
+//
+//	skillgate-node --gateway URL [--id ID] [--roles execution] [--capabilities a,b,…]
+//	               [--path DIR:DIR…] [--recheck 10s] [--token-file FILE] [--config FILE]
+//	skillgate-node facts [--bins a,b,…] [--env A,B,…] [--path …] [--roles …] [--capabilities …]
+//
+// The token comes from SKILLGATE_NODE_TOKEN or --token-file, never from a
+// flag value (a command line shows in ps).
+//
+// Exit status: 0 after SIGINT/SIGTERM, 1 when the gateway refuses the node
+// for good (unauthorized, invalid_facts, unsupported_protocol), 2 for a
+// usage or configuration error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/skillgate/skillgate/node"
+)
+
+// shutdownLimit is how long the process may take to exit after a signal,
+// as the operators' contract promises; the client needs far less.
+const shutdownLimit = 5 * time.Second
+
+// tokenEnv is the environment variable holding the node token.
+const tokenEnv = "SKILLGATE_NODE_TOKEN"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		// A second signal now kills the process at once.
+		stop()
+		// Belt and braces: the promise is an exit within 5 s, whatever hangs.
+		time.AfterFunc(shutdownLimit-500*time.Millisecond, func() {
+			fmt.Fprintln(os.Stderr, "skillgate-node: shutdown took too long; exiting")
+			os.Exit(0)
+		})
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError is a bad command line or configuration: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// run is the whole program minus process concerns (signals, os.Exit), so
+// that tests can call it. It returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var err error
+	if len(args) > 0 && args[0] == "facts" {
+		err = runFacts(args[1:], stdout, stderr)
+	} else {
+		err = runAgent(ctx, args, stdout, stderr)
+	}
+	var ue *usageError
+	var fe *node.FatalError
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "skillgate-node: %v\n", err)
+		return 2
+	case errors.As(err, &fe):
+		return 1 // already logged by the client
+	default:
+		fmt.Fprintf(stderr, "skillgate-node: %v\n", err)
+		return 1
+	}
+}
+
+// settings are the values shared by the agent and `facts`, gathered from
+// the flags and the config file; a flag wins over the file.
+type settings struct {
+	fs         *flag.FlagSet
+	usage      func() // prints --help
+	configPath string
+	file       node.FileConfig
+
+	id, roles, caps, path string
+}
+
+// register adds the flags both commands have.
+func (s *settings) register(fs *flag.FlagSet) {
+	s.fs = fs
+	fs.StringVar(&s.id, "id", "", "node `ID` (default: the hostname)")
+	fs.StringVar(&s.roles, "roles", "", "host `roles`, comma-separated: execution, specialized (default: execution)")
+	fs.StringVar(&s.caps, "capabilities", "", "capability `ids`, comma-separated (default: filesystem.list,filesystem.read,filesystem.write,shell.exec)")
+	fs.StringVar(&s.path, "path", "", "binary search path `DIR"+string(os.PathListSeparator)+"DIR…`; replaces the default (the login shell's PATH, /usr/local/bin, /opt/homebrew/bin)")
+	fs.StringVar(&s.configPath, "config", "", "HuJSON config `FILE` with the same keys as the flags (gateway, id, roles, capabilities, path, recheck, tokenFile)")
+}
+
+// parse parses args and loads the config file.
+func (s *settings) parse(args []string) error {
+	if err := s.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			s.usage()
+			return err
+		}
+		return usagef("%v (see --help)", err)
+	}
+	if s.fs.NArg() > 0 {
+		return usagef("unexpected argument %q (flags take the form --name value)", s.fs.Arg(0))
+	}
+	if s.configPath != "" {
+		fc, err := node.LoadFile(s.configPath)
+		if err != nil {
+			return &usageError{"--config: " + err.Error()}
+		}
+		s.file = fc
+	}
+	return nil
+}
+
+// flagSet reports whether the flag was given on the command line.
+func (s *settings) flagSet(name string) bool {
+	set := false
+	s.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// source names where a field's value came from, for error messages.
+func (s *settings) source(field string) string {
+	flagName := field
+	if field == "tokenFile" {
+		flagName = "token-file"
+	}
+	if !s.flagSet(flagName) && s.file.Set[field] {
+		return s.configPath + ": " + field
+	}
+	return "--" + flagName
+}
+
+// identity returns id, roles, capabilities and path after merging; an
+// unset value is nil or "" and gets the node package's default.
+func (s *settings) identity() (id string, roles, caps, path []string) {
+	id = s.file.ID
+	if s.flagSet("id") {
+		id = s.id
+	}
+	roles = s.file.Roles
+	if s.flagSet("roles") {
+		roles = node.SplitList(s.roles, ",")
+	}
+	caps = s.file.Capabilities
+	if s.flagSet("capabilities") {
+		caps = node.SplitList(s.caps, ",")
+	}
+	path = s.file.Path
+	if s.flagSet("path") {
+		path = node.SplitList(s.path, string(os.PathListSeparator))
+		if len(path) == 0 {
+			path = nil
+		}
+	}
+	return id, roles, caps, path
+}
+
+// configError turns a node.ConfigError into a usage error naming the flag
+// or the config file.
+func (s *settings) configError(err error) error {
+	if ce, ok := errors.AsType[*node.ConfigError](err); ok {
+		// HostFacts errors start with the field name already.
+		msg := strings.TrimPrefix(ce.Err.Error(), ce.Field+": ")
+		return usagef("%s: %s", s.source(ce.Field), msg)
+	}
+	return err
+}
+
+// setUsage makes the flag set silent on errors (run prints one line) and
+// prepares the --help text, with flags spelled as in the documentation.
+func (s *settings) setUsage(stderr io.Writer, synopsis string) {
+	s.fs.SetOutput(io.Discard)
+	s.fs.Usage = func() {}
+	s.usage = func() {
+		var b strings.Builder
+		s.fs.SetOutput(&b)
+		s.fs.PrintDefaults()
+		s.fs.SetOutput(io.Discard)
+		flags := strings.ReplaceAll("\n"+b.String(), "\n  -", "\n  --")
+		fmt.Fprintf(stderr, "usage: %s\n%s", synopsis, flags)
+	}
+}
+
+func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("skillgate-node", flag.ContinueOnError)
+	var s settings
+	gateway := fs.String("gateway", "", "the gateway's base `URL` (http://, https://, ws:// or wss://); required")
+	recheck := fs.Duration("recheck", node.DefaultRecheck, "how often to re-check binaries and env names")
+	tokenFile := fs.String("token-file", "", "`FILE` holding the node token (default: $"+tokenEnv+")")
+	version := fs.Bool("version", false, "print the version and exit")
+	s.register(fs)
+	s.setUsage(stderr, "skillgate-node --gateway URL [--id ID] [--roles execution] [--capabilities a,b,…]\n"+
+		"                      [--path DIR:DIR…] [--recheck 10s] [--token-file FILE] [--config FILE]\n"+
+		"       skillgate-node facts [--bins a,b,…] [--env A,B,…] [--path …] [--roles …] [--capabilities …]")
+	if err := s.parse(args); err != nil {
+		return err
+	}
+	if *version {
+		fmt.Fprintf(stdout, "skillgate-node %s (%s/%s)\n", node.Version, runtime.GOOS, runtime.GOARCH)
+		return nil
+	}
+
+	cfg := node.Config{Gateway: s.file.Gateway, Recheck: s.file.Recheck}
+	cfg.ID, cfg.Roles, cfg.Capabilities, cfg.Path = s.identity()
+	if s.flagSet("gateway") {
+		cfg.Gateway = *gateway
+	}
+	if cfg.Gateway == "" {
+		return usagef("--gateway is required (the gateway's base URL, e.g. http://127.0.0.1:7780; or \"gateway\" in --config)")
+	}
+	if s.flagSet("recheck") {
+		if *recheck <= 0 {
+			return usagef("--recheck: must be a positive duration, e.g. 10s")
+		}
+		cfg.Recheck = *recheck
+	}
+	logger := newLogger(stderr)
+	cfg.Logger = logger
+
+	tf := s.file.TokenFile
+	if s.flagSet("token-file") {
+		tf = *tokenFile
+	}
+	token, err := readToken(tf, logger)
+	if err != nil {
+		return usagef("%s: %v", s.source("tokenFile"), err)
+	}
+	cfg.Token = token
+
+	c, err := node.New(cfg)
+	if err != nil {
+		return s.configError(err)
+	}
+	return c.Run(ctx)
+}
+
+// readToken reads the token from file, or from the environment when file
+// is "". The file is trimmed of surrounding whitespace (editors add a final
+// newline).
+func readToken(file string, log *slog.Logger) (string, error) {
+	if file == "" {
+		return os.Getenv(tokenEnv), nil
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return "", err
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		log.Warn("token file is readable by other users; chmod 600 it", "file", file, "mode", fi.Mode().Perm().String())
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("%s is empty", file)
+	}
+	if strings.ContainsAny(token, "\r\n") {
+		return "", fmt.Errorf("%s holds more than one line; it must hold only the token", file)
+	}
+	if os.Getenv(tokenEnv) != "" {
+		log.Info("using the token file; " + tokenEnv + " is ignored")
+	}
+	return token, nil
+}

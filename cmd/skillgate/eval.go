@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/promptbuild"
+	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/skill"
+)
+
+func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("eval", stderr)
+	storeURL := fs.String("store", "", "skill store: a directory laid out like the bucket, or s3://BUCKET?endpoint=…&region=…")
+	configPath := fs.String("config", "", "gateway config file (HuJSON)")
+	hostsPath := fs.String("hosts", "", "host facts file: a JSON array of host facts")
+	agent := fs.String("agent", "", "agent id whose view is evaluated")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usagef("unexpected argument %q", pos[0])
+	case *storeURL == "":
+		return usagef("--store is required (a directory or s3://BUCKET?endpoint=…)")
+	case *hostsPath == "":
+		return usagef("--hosts is required (a JSON array of host facts; [] for none)")
+	case *agent == "":
+		return usagef("--agent is required")
+	}
+	if err := skill.ValidateID(*agent); err != nil {
+		return usagef("--agent: agent id %v", err)
+	}
+	hosts, err := readHosts(*hostsPath)
+	if err != nil {
+		return err
+	}
+	root := map[string]any{}
+	if *configPath != "" {
+		if root, err = gateway.LoadConfigRoot(*configPath); err != nil {
+			return fmt.Errorf("--config: %w", err)
+		}
+	}
+	cfg, cfgDiags := eligibility.NewConfig(root, configLocation(*configPath))
+
+	st, err := r2store.Open(ctx, *storeURL)
+	if err != nil {
+		return fmt.Errorf("--store: %w", err)
+	}
+	objs, diags, err := r2store.ListView(ctx, st, *agent)
+	if err != nil {
+		return fmt.Errorf("--store %s: %w", *storeURL, err)
+	}
+	skills, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
+	if err != nil {
+		return fmt.Errorf("--store %s: %w", *storeURL, err)
+	}
+	diags = append(diags, loadDiags...)
+
+	results := make([]eligibility.Result, len(skills))
+	hs := eligibility.NewHosts(hosts)
+	for i, s := range skills {
+		p := eligibility.Prepare(s, cfg)
+		results[i] = p.Evaluate(hs)
+		diags = append(diags, s.Diagnostics...)
+		diags = append(diags, p.Diagnostics()...)
+	}
+	diags = append(diags, cfgDiags...)
+	if diags == nil {
+		diags = []skill.Diagnostic{}
+	}
+	rep := eligibility.Report{
+		Agent:       *agent,
+		Skills:      eligibility.SkillReports(results),
+		Prompt:      promptbuild.FromResults(results),
+		Diagnostics: diags,
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(rep)
+	}
+	printReport(stdout, &rep, len(hosts))
+	return nil
+}
+
+func configLocation(path string) string {
+	if path == "" {
+		return "config"
+	}
+	return path
+}
+
+// readHosts reads a host-facts file and validates every host, so that eval
+// sees exactly what the gateway would accept from nodes.
+func readHosts(path string) ([]protocol.HostFacts, error) {
+	var hosts []protocol.HostFacts
+	if err := gateway.ReadHuJSONFile(path, &hosts); err != nil {
+		return nil, fmt.Errorf("--hosts: %w", err)
+	}
+	seen := map[string]bool{}
+	for i := range hosts {
+		h := &hosts[i]
+		if err := h.Validate(); err != nil {
+			return nil, fmt.Errorf("--hosts: %s: host %d (id %q): %w", path, i, h.ID, err)
+		}
+		if seen[h.ID] {
+			return nil, fmt.Errorf("--hosts: %s: host %d: id %q appears twice", path, i, h.ID)
+		}
+		seen[h.ID] = true
+	}
+	return hosts, nil
+}
+
+func printReport(w io.Writer, rep *eligibility.Report, nhosts int) {
+	offered := 0
+	for _, s := range rep.Skills {
+		if s.Eligible {
+			offered++
+		}
+	}
+	fmt.Fprintf(w, "agent %s: %d of %d skills offered, %d hosts\n\n", rep.Agent, offered, len(rep.Skills), nhosts)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SKILL\tSCOPE\tOFFERED\tWHY / HOSTS")
+	for _, s := range rep.Skills {
+		why := strings.Join(s.Hosts, ", ")
+		switch {
+		case !s.Eligible:
+			why = s.Stage + ": " + strings.Join(s.Reasons, "; ")
+		case s.Always:
+			why = "always"
+		case why == "":
+			why = "any host"
+		}
+		offeredStr := "no"
+		if s.Eligible {
+			offeredStr = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Scope, offeredStr, why)
+	}
+	tw.Flush()
+	if len(rep.Diagnostics) > 0 {
+		fmt.Fprintf(w, "\n%d diagnostics:\n", len(rep.Diagnostics))
+		for _, d := range rep.Diagnostics {
+			fmt.Fprintf(w, "  %-5s %s: %s\n", d.Level, d.Location, d.Message)
+		}
+	}
+}

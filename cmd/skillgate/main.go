@@ -1,0 +1,122 @@
+// Command skillgate is the skillgate gateway and its operator CLI.
+//
+//	skillgate serve    --store DIR|s3://BUCKET?… [--listen 127.0.0.1:7780] [--config FILE] [--poll 2s] [--insecure]
+//	skillgate eval     --store … [--config FILE] --hosts FILE --agent ID [--json]
+//	skillgate validate PATH… [--json]
+//	skillgate status   --gateway URL [--agent ID] [--json]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+// usageError is an error in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// exitError carries an exit status chosen by a subcommand.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+const usage = `skillgate decides which skills an AI agent may be offered.
+
+Usage:
+  skillgate serve    --store DIR|s3://BUCKET?endpoint=…&region=… [--listen 127.0.0.1:7780]
+                     [--config FILE] [--poll 2s] [--insecure]
+  skillgate eval     --store … [--config FILE] --hosts FILE --agent ID [--json]
+  skillgate validate PATH… [--json]
+  skillgate status   --gateway URL [--agent ID] [--json]
+  skillgate version
+
+Run 'skillgate COMMAND -h' for the flags of one command.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command line and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = cmdServe(ctx, args[1:], stdout, stderr)
+	case "eval":
+		err = cmdEval(ctx, args[1:], stdout, stderr)
+	case "validate":
+		err = cmdValidate(ctx, args[1:], stdout, stderr)
+	case "status":
+		err = cmdStatus(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "skillgate", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "skillgate: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	var ue usageError
+	var ee exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "skillgate %s: %v\n", args[0], err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "skillgate %s: %v\n", args[0], err)
+		return 2
+	}
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("skillgate "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses args, allowing flags after positional arguments, and
+// returns the positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

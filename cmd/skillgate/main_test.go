@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// runCmd runs one command line in-process, as the binary would.
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the output:\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}
+
+const (
+	bucket = "../../testdata/bucket"
+	hosts  = "../../testdata/hosts.json"
+	config = "../../testdata/gateway.hujson"
+)
+
+func TestEvalGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"eval-main.golden.json", []string{"eval", "--store", bucket, "--config", config, "--hosts", hosts, "--agent", "main", "--json"}},
+		{"eval-other.golden.json", []string{"eval", "--store", bucket, "--config", config, "--hosts", hosts, "--agent", "other", "--json"}},
+		{"eval-nohosts.golden.json", []string{"eval", "--store", bucket, "--hosts", "testdata/no-hosts.json", "--agent", "main", "--json"}},
+		{"eval-main.golden.txt", []string{"eval", "--store", bucket, "--config", config, "--hosts", hosts, "--agent", "main"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			out, errOut, code := runCmd(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			golden(t, tt.golden, out)
+		})
+	}
+}
+
+func TestEvalBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	noBaseline := write("nobase.json", `[{"id":"h","os":"linux","roles":["execution"],"capabilities":["shell.exec"]}]`)
+	dup := write("dup.json", `[{"id":"h","os":"linux","roles":["specialized"]},{"id":"h","os":"linux","roles":["specialized"]}]`)
+	notJSON := write("bad.json", `[{"id":`)
+	badConfig := write("bad.hujson", `{"skills": [1,2]`)
+	tests := []struct {
+		name string
+		args []string
+		want string // substring of stderr
+	}{
+		{"no store", []string{"eval", "--hosts", hosts, "--agent", "main"}, "--store is required"},
+		{"no hosts", []string{"eval", "--store", bucket, "--agent", "main"}, "--hosts is required"},
+		{"no agent", []string{"eval", "--store", bucket, "--hosts", hosts}, "--agent is required"},
+		{"bad agent", []string{"eval", "--store", bucket, "--hosts", hosts, "--agent", "../x"}, `--agent: agent id "../x" contains a slash`},
+		{"missing hosts file", []string{"eval", "--store", bucket, "--hosts", filepath.Join(dir, "nope.json"), "--agent", "main"}, "nope.json: no such file"},
+		{"hosts not JSON", []string{"eval", "--store", bucket, "--hosts", notJSON, "--agent", "main"}, "bad.json: not valid JSON"},
+		{"execution host without baseline", []string{"eval", "--store", bucket, "--hosts", noBaseline, "--agent", "main"},
+			`host 0 (id "h"): capabilities: an execution host must have filesystem.list, filesystem.read, filesystem.write, shell.exec; missing filesystem.list, filesystem.read, filesystem.write`},
+		{"duplicate host", []string{"eval", "--store", bucket, "--hosts", dup, "--agent", "main"}, `host 1: id "h" appears twice`},
+		{"bad config", []string{"eval", "--store", bucket, "--hosts", hosts, "--config", badConfig, "--agent", "main"}, "--config: " + badConfig},
+		{"bad store URL", []string{"eval", "--store", "s3://?endpoint=x", "--hosts", hosts, "--agent", "main"}, "--store"},
+		{"unknown flag", []string{"eval", "--nope"}, "flag provided but not defined: -nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := runCmd(t, tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if !strings.Contains(errOut, tt.want) {
+				t.Errorf("stderr %q does not contain %q", errOut, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(rel, content string) string {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := mk("good/SKILL.md", "---\nname: good\ndescription: Fine.\n---\n")
+	bad := mk("bad/SKILL.md", "---\nname: bad\ndescription: Wrong role.\nmetadata: {\"gsv\": {\"requires\": {\"hostRoles\": [\"gpu\"], \"bins\": \"gh\"}}}\n---\n")
+	gsvOS := mk("gsvos/SKILL.md", "---\nname: gsvos\ndescription: os misplaced.\nmetadata: {\"gsv\": {\"os\": [\"linux\"]}}\n---\n")
+
+	out, _, code := runCmd(t, "validate", good)
+	if code != 0 || !strings.HasSuffix(out, "1 files checked: 0 errors, 0 warnings\n") {
+		t.Errorf("good: exit %d, output %q", code, out)
+	}
+	out, _, code = runCmd(t, "validate", bad, good)
+	if code != 1 {
+		t.Errorf("bad: exit %d, want 1", code)
+	}
+	for _, want := range []string{
+		bad + `: error: requires.bins: must be a list of strings, got a string; the skill is not offered until this is fixed`,
+		bad + `: error: requires.hostRoles: unknown host role "gpu" (valid: execution, specialized); the skill is not offered until this is fixed`,
+		"2 files checked: 2 errors, 0 warnings",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, code = runCmd(t, "validate", "--json", gsvOS)
+	if code != 0 || !strings.Contains(out, `"level": "warn"`) || !strings.Contains(out, "gsv") {
+		t.Errorf("gsv os: exit %d, output %s", code, out)
+	}
+	// A whole store directory: the corpus of real skills has no errors.
+	out, _, code = runCmd(t, "validate", "../../testdata/openclaw-skills")
+	if code != 0 {
+		t.Errorf("corpus: exit %d:\n%s", code, out)
+	}
+	_, errOut, code := runCmd(t, "validate", filepath.Join(dir, "missing.md"))
+	if code != 2 || !strings.Contains(errOut, "missing.md") {
+		t.Errorf("missing file: exit %d, %q", code, errOut)
+	}
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/logging"
+	"github.com/skillgate/skillgate/r2store"
+)
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", stderr)
+	listen := fs.String("listen", gateway.DefaultListen, "address to listen on")
+	storeURL := fs.String("store", "", "skill store: a directory, or s3://BUCKET?endpoint=…&region=…")
+	configPath := fs.String("config", "", "gateway config file (HuJSON); reloaded on change and on SIGHUP")
+	poll := fs.Duration("poll", gateway.DefaultPoll, "storage and config polling interval")
+	insecure := fs.Bool("insecure", false, "allow listening beyond loopback without tokens")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	level, err := logging.ParseLevel(*logLevel)
+	if err != nil {
+		return usagef("--log-level: %v", err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	// A flag wins over the config file.
+	if *configPath != "" {
+		fsettings, err := gateway.ReadFileSettings(*configPath)
+		if err != nil {
+			return usagef("--config: %v", err)
+		}
+		if !set["listen"] && fsettings.Listen != "" {
+			*listen = fsettings.Listen
+		}
+		if !set["store"] && fsettings.Store != "" {
+			*storeURL = fsettings.Store
+		}
+		if !set["poll"] && fsettings.Poll != "" {
+			*poll, _ = time.ParseDuration(fsettings.Poll) // checked by ReadFileSettings
+		}
+		if !set["insecure"] {
+			*insecure = *insecure || fsettings.Insecure
+		}
+	}
+	if *storeURL == "" {
+		return usagef("--store is required (a directory, or s3://BUCKET?endpoint=…&region=…)")
+	}
+	if *poll <= 0 {
+		return usagef("--poll: must be positive")
+	}
+	log := logging.New(stderr, level)
+	st, err := r2store.Open(ctx, *storeURL)
+	if err != nil {
+		return usagef("--store: %v", err)
+	}
+	srv, err := gateway.New(gateway.Config{
+		Listen:     *listen,
+		Store:      st,
+		StoreName:  r2store.Redact(*storeURL),
+		ConfigPath: *configPath,
+		Poll:       *poll,
+		Insecure:   *insecure,
+		NodeToken:  os.Getenv("SKILLGATE_NODE_TOKEN"),
+		AgentToken: os.Getenv("SKILLGATE_AGENT_TOKEN"),
+		Logger:     log,
+	})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				log.Info("SIGHUP: reloading config", "file", *configPath)
+				srv.Reload()
+			}
+		}
+	}()
+	if err := srv.Run(ctx); err != nil {
+		return fmt.Errorf("%v", err)
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// statusNode is one node of GET /v1/nodes.
+type statusNode struct {
+	protocol.HostFacts
+	ConnectedAt time.Time  `json:"connectedAt"`
+	FactsAt     *time.Time `json:"factsAt"`
+}
+
+func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("status", stderr)
+	gw := fs.String("gateway", "", "gateway base URL, e.g. http://127.0.0.1:7780")
+	agent := fs.String("agent", "", "also show this agent's skills, eligible or not, with reasons")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *gw == "" {
+		return usagef("--gateway is required, e.g. --gateway http://127.0.0.1:7780")
+	}
+	base, err := url.Parse(strings.TrimRight(*gw, "/"))
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return usagef("--gateway: %q is not an http:// or https:// URL", *gw)
+	}
+	if *agent != "" {
+		if err := skill.ValidateID(*agent); err != nil {
+			return usagef("--agent: agent id %v", err)
+		}
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	var nodes struct {
+		Nodes []statusNode `json:"nodes"`
+	}
+	if err := getJSON(ctx, client, base.String()+"/v1/nodes", &nodes); err != nil {
+		return err
+	}
+	var rep *eligibility.Report
+	if *agent != "" {
+		rep = new(eligibility.Report)
+		if err := getJSON(ctx, client, base.String()+"/v1/agents/"+url.PathEscape(*agent)+"/skills", rep); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(map[string]any{"nodes": nodes.Nodes, "agent": rep})
+	}
+	fmt.Fprintf(stdout, "%d nodes connected to %s\n\n", len(nodes.Nodes), base)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tOS\tROLES\tBINS PRESENT\tENV\tFACTS")
+	for _, n := range nodes.Nodes {
+		var bins []string
+		for b, ok := range n.HostBinStatus {
+			if ok {
+				bins = append(bins, b)
+			}
+		}
+		facts := "not reported yet (not counted)"
+		if n.FactsAt != nil {
+			facts = n.FactsAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n.ID, n.OS, strings.Join(n.Roles, ","), joinSorted(bins), strings.Join(n.Env, ","), facts)
+	}
+	tw.Flush()
+	if rep != nil {
+		fmt.Fprintln(stdout)
+		printReport(stdout, rep, len(nodes.Nodes))
+		printClosest(stdout, rep, nodes.Nodes)
+	}
+	return nil
+}
+
+// printClosest names, for each skill that failed on hosts, the connected
+// nodes that lack the fewest of the failing requirements, and what they
+// lack: where an operator would install the missing piece.
+func printClosest(w io.Writer, rep *eligibility.Report, nodes []statusNode) {
+	header := false
+	for _, s := range rep.Skills {
+		if s.Eligible || s.Stage != eligibility.StageRuntime {
+			continue
+		}
+		req := map[string][]string{}
+		for _, r := range s.Reasons {
+			field, vals, ok := strings.Cut(strings.TrimPrefix(r, "requires "), ": ")
+			if ok && strings.HasPrefix(r, "requires ") && field != "config" {
+				req[field] = strings.Split(vals, ", ")
+			}
+		}
+		if len(req) == 0 {
+			continue
+		}
+		best, bestLack := []string{}, -1
+		var bestWhat []string
+		for _, n := range nodes {
+			if n.FactsAt == nil {
+				continue
+			}
+			lack := lacking(&n.HostFacts, req)
+			switch {
+			case bestLack < 0 || len(lack) < bestLack:
+				best, bestLack, bestWhat = []string{n.ID}, len(lack), lack
+			case len(lack) == bestLack:
+				best = append(best, n.ID)
+			}
+		}
+		if bestLack < 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\nclosest hosts for skills that failed on hosts:")
+			header = true
+		}
+		if len(best) > 3 {
+			best = append(best[:3], fmt.Sprintf("and %d more", len(best)-3))
+		}
+		fmt.Fprintf(w, "  %s: %s (lacks %s)\n", s.Name, strings.Join(best, ", "), strings.Join(bestWhat, "; "))
+	}
+}
+
+// lacking lists which of the failing requirements a host does not meet.
+func lacking(h *protocol.HostFacts, req map[string][]string) []string {
+	var out []string
+	for _, field := range eligibility.Fields {
+		vals, ok := req[field]
+		if !ok {
+			continue
+		}
+		var miss []string
+		anyOK := false
+		for _, v := range vals {
+			var has bool
+			switch field {
+			case eligibility.FieldBins, eligibility.FieldAnyBins:
+				has = h.HostBinStatus[v]
+			case eligibility.FieldEnv:
+				has = slices.Contains(h.Env, v)
+			case eligibility.FieldOS:
+				has = protocol.NormalizeOS(h.OS) == v
+			case eligibility.FieldHostRoles:
+				has = slices.Contains(h.Roles, v)
+			case eligibility.FieldCapabilities, eligibility.FieldAnyCapabilities:
+				has = slices.Contains(h.Capabilities, v)
+			}
+			anyOK = anyOK || has
+			if !has {
+				miss = append(miss, v)
+			}
+		}
+		anyField := field == eligibility.FieldAnyBins || field == eligibility.FieldAnyCapabilities ||
+			field == eligibility.FieldOS || field == eligibility.FieldHostRoles
+		switch {
+		case anyField && !anyOK:
+			out = append(out, field+": one of "+strings.Join(vals, ", "))
+		case !anyField && len(miss) > 0:
+			out = append(out, field+": "+strings.Join(miss, ", "))
+		}
+	}
+	return out
+}
+
+func joinSorted(s []string) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	slices.Sort(s)
+	return strings.Join(s, ",")
+}
+
+func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	if tok := os.Getenv("SKILLGATE_AGENT_TOKEN"); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%v (is the gateway running? start it with skillgate serve)", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", u, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		json.Unmarshal(body, &e)
+		hint := ""
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			hint = " (set SKILLGATE_AGENT_TOKEN to the gateway's agent token)"
+		}
+		return fmt.Errorf("GET %s: %s: %s%s", u, resp.Status, e.Error, hint)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("GET %s: unexpected answer: %w", u, err)
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// validateResult is the --json answer of validate.
+type validateResult struct {
+	Files       int                `json:"files"`
+	Errors      int                `json:"errors"`
+	Warnings    int                `json:"warnings"`
+	Diagnostics []skill.Diagnostic `json:"diagnostics"`
+}
+
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("validate", stderr)
+	asJSON := fs.Bool("json", false, "print findings as JSON")
+	paths, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return usagef("give one or more SKILL.md files or store directories")
+	}
+	res := validateResult{Diagnostics: []skill.Diagnostic{}}
+	for _, p := range paths {
+		skills, diags, err := loadForValidate(ctx, p)
+		if err != nil {
+			return err
+		}
+		res.Diagnostics = append(res.Diagnostics, diags...)
+		for _, s := range skills {
+			res.Files++
+			res.Diagnostics = append(res.Diagnostics, s.Diagnostics...)
+			// Requirement problems as the gateway would see them with no
+			// config overrides.
+			res.Diagnostics = append(res.Diagnostics, eligibility.Prepare(s, nil).Diagnostics()...)
+		}
+	}
+	for _, d := range res.Diagnostics {
+		switch d.Level {
+		case skill.LevelError:
+			res.Errors++
+		case skill.LevelWarn:
+			res.Warnings++
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		for _, d := range res.Diagnostics {
+			fmt.Fprintf(stdout, "%s: %s: %s\n", d.Location, d.Level, d.Message)
+		}
+		fmt.Fprintf(stdout, "%d files checked: %d errors, %d warnings\n", res.Files, res.Errors, res.Warnings)
+	}
+	if res.Errors > 0 {
+		return exitError{1}
+	}
+	return nil
+}
+
+// loadForValidate loads what a path names: one SKILL.md file, a skill
+// directory holding a SKILL.md, or a store directory laid out like the
+// bucket (every agent's skills and the global ones).
+func loadForValidate(ctx context.Context, path string) ([]*skill.Skill, []skill.Diagnostic, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, usagef("%v", err)
+	}
+	if fi.IsDir() {
+		if _, err := os.Stat(filepath.Join(path, skill.FileName)); err == nil {
+			path = filepath.Join(path, skill.FileName)
+		} else {
+			st, err := r2store.NewDir(path)
+			if err != nil {
+				return nil, nil, usagef("%s: %v", path, err)
+			}
+			objs, diags, err := r2store.ListAll(ctx, st)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", path, err)
+			}
+			if len(objs) == 0 && len(diags) == 0 {
+				diags = append(diags, skill.Diagnostic{Location: path, Level: skill.LevelWarn,
+					Message: "no skills found: expected skills/{dir}/SKILL.md or agents/{agentId}/skills/{dir}/SKILL.md under this directory"})
+			}
+			skills, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", path, err)
+			}
+			return skills, append(diags, loadDiags...), nil
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, usagef("%v", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, r2store.MaxFileSize+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > r2store.MaxFileSize {
+		return nil, []skill.Diagnostic{{Location: path, Level: skill.LevelError,
+			Message: "file is over the 256 KiB limit; the gateway will not load it"}}, nil
+	}
+	abs, _ := filepath.Abs(path)
+	ref := skill.Ref{Key: path, Dir: filepath.Base(filepath.Dir(abs)), Scope: skill.ScopeGlobal}
+	return []*skill.Skill{skill.Parse(ref, data)}, nil, nil
+}

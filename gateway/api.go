@@ -1,0 +1,197 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// MaxReadPathLen is the longest path GET /v1/agents/{id}/read accepts.
+const MaxReadPathLen = 1024
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/nodes/connect", s.handleNodeConnect)
+	mux.Handle("GET /v1/agents/{agentId}/prompt", s.agentAuth(s.handlePrompt))
+	mux.Handle("GET /v1/agents/{agentId}/skills", s.agentAuth(s.handleSkills))
+	mux.Handle("GET /v1/agents/{agentId}/read", s.agentAuth(s.handleRead))
+	mux.Handle("GET /v1/nodes", s.agentAuth(s.handleNodes))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", s.handleReady)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	return mux
+}
+
+// agentAuth checks the bearer token of /v1 requests when one is configured
+// (401 without it, 403 with a wrong one) and validates {agentId} before
+// anything else sees it.
+func (s *Server) agentAuth(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if want := s.cfg.AgentToken; want != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || got == "" {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="skillgate"`)
+				writeError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer $SKILLGATE_AGENT_TOKEN")
+				return
+			}
+			if !tokenEqual(got, want) {
+				writeError(w, http.StatusForbidden, "bearer token not valid")
+				return
+			}
+		}
+		if id := r.PathValue("agentId"); id != "" || strings.HasPrefix(r.URL.Path, "/v1/agents/") {
+			if err := skill.ValidateID(id); err != nil {
+				writeError(w, http.StatusBadRequest, "agent id "+err.Error())
+				return
+			}
+		}
+		h(w, r)
+	})
+}
+
+func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
+	v, _ := s.agentView(r.PathValue("agentId"))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write([]byte(v.prompt))
+}
+
+func (s *Server) handleSkills(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("agentId")
+	v, _ := s.agentView(id)
+	writeJSON(w, http.StatusOK, s.report(id, v))
+}
+
+func (s *Server) handleNodes(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"nodes": s.nodeList()})
+}
+
+// handleRead serves a file of a skill's directory in the agent's view:
+// agent-local when the agent has that skill directory, else global.
+func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
+	agentID := r.PathValue("agentId")
+	p := r.URL.Query().Get("path")
+	dir, rest, err := checkReadPath(p)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "path: "+err.Error())
+		return
+	}
+	world := s.world.Load()
+	scope, ok := world.snap.findDir(agentID, dir)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no skill directory "+dir+" in the view of agent "+agentID)
+		return
+	}
+	key := skill.GlobalPrefix + dir + "/" + rest
+	if scope == skill.ScopeAgent {
+		key = skill.AgentPrefix(agentID) + dir + "/" + rest
+	}
+	body, _, err := s.store.Get(r.Context(), key, "")
+	switch {
+	case errors.Is(err, r2store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "no such file: "+p)
+		return
+	case errors.Is(err, r2store.ErrTooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, p+" is over the 256 KiB file limit")
+		return
+	case err != nil:
+		s.log.Error("read failed", "agent", agentID, "key", key, "err", err)
+		writeError(w, http.StatusBadGateway, "storage error reading "+p)
+		return
+	}
+	ct := mime.TypeByExtension(path.Ext(rest))
+	if strings.HasSuffix(rest, ".md") {
+		ct = "text/markdown; charset=utf-8"
+	}
+	if ct == "" {
+		ct = http.DetectContentType(body)
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write(body)
+}
+
+// checkReadPath accepts only skills/{dir}/{rest…}: relative, no "..", no
+// backslash, no control characters, at most MaxReadPathLen bytes.
+func checkReadPath(p string) (dir, rest string, err error) {
+	switch {
+	case p == "":
+		return "", "", errors.New("missing; expected ?path=skills/{dir}/FILE")
+	case len(p) > MaxReadPathLen:
+		return "", "", errors.New("longer than 1024 bytes")
+	case strings.HasPrefix(p, "/"):
+		return "", "", errors.New("must be relative, like skills/{dir}/SKILL.md")
+	case strings.Contains(p, `\`):
+		return "", "", errors.New("contains a backslash")
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f {
+			return "", "", errors.New("contains a control character")
+		}
+	}
+	parts := strings.Split(p, "/")
+	if len(parts) < 3 || parts[0] != "skills" {
+		return "", "", errors.New("must look like skills/{dir}/FILE")
+	}
+	for _, part := range parts[1:] {
+		if part == "" || part == "." || part == ".." {
+			return "", "", errors.New("has an empty, \".\" or \"..\" segment")
+		}
+	}
+	if err := skill.ValidateID(parts[1]); err != nil {
+		return "", "", errors.New("skill directory " + err.Error())
+	}
+	return parts[1], strings.Join(parts[2:], "/"), nil
+}
+
+// readyJSON is the answer of /readyz.
+type readyJSON struct {
+	Ready          bool    `json:"ready"`
+	Store          string  `json:"store"`
+	SnapshotAgeSec float64 `json:"snapshotAgeSeconds"`
+	Error          string  `json:"error,omitempty"`
+	Nodes          int     `json:"nodes"`
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	s.mu.Lock()
+	j := readyJSON{Ready: true, Store: s.cfg.StoreName, SnapshotAgeSec: s.snapshotAgeLocked(now).Seconds(), Nodes: len(s.nodes)}
+	switch {
+	case s.health.lastOK.IsZero() && s.health.lastErr == nil:
+		j.Ready, j.Error = false, "no snapshot taken yet"
+	case s.health.lastErr != nil:
+		j.Ready, j.Error = false, "storage unreachable, serving the last good snapshot: "+s.health.lastErr.Error()
+	}
+	s.mu.Unlock()
+	code := http.StatusOK
+	if !j.Ready {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, j)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}

@@ -1,0 +1,197 @@
+package gateway
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// Defaults of the gateway's settings.
+const (
+	DefaultListen         = "127.0.0.1:7780"
+	DefaultPoll           = 2 * time.Second
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultPingInterval   = 15 * time.Second
+)
+
+// Config is what New needs. Store is required; the rest have defaults.
+type Config struct {
+	Listen     string        // address to listen on; DefaultListen if empty
+	Store      r2store.Store // where skills are read from
+	StoreName  string        // how the store is named in logs and /readyz (no secrets)
+	ConfigPath string        // gateway config file (HuJSON), reloaded on change; "" for none
+	Poll       time.Duration // storage and config polling interval
+	Insecure   bool          // allow listening beyond loopback without tokens
+
+	// NodeToken is the shared token nodes present (SKILLGATE_NODE_TOKEN);
+	// per-node tokens come from the config file (gateway.nodeTokens).
+	NodeToken string
+	// AgentToken is the bearer token of the /v1 API (SKILLGATE_AGENT_TOKEN).
+	AgentToken string
+
+	ConnectTimeout time.Duration // how long a node has to send connect
+	PingInterval   time.Duration // WebSocket ping period; a missed pong drops the node
+	Logger         *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.Poll <= 0 {
+		c.Poll = DefaultPoll
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.PingInterval <= 0 {
+		c.PingInterval = DefaultPingInterval
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// FileSettings are the gateway's own settings in the config file, under
+// its "gateway" key. Command-line flags win over them.
+type FileSettings struct {
+	Listen     string            `json:"listen"`
+	Store      string            `json:"store"`
+	Poll       string            `json:"poll"`
+	Insecure   bool              `json:"insecure"`
+	NodeTokens map[string]string `json:"nodeTokens"`
+}
+
+// policy is one loaded version of the config file.
+type policy struct {
+	cfg        *eligibility.Config
+	diags      []skill.Diagnostic
+	settings   FileSettings
+	nodeTokens map[string]string
+	sum        string // content fingerprint, to notice changes
+}
+
+// loadPolicy reads and checks the config file. A nil error means it is safe
+// to put in force.
+func loadPolicy(path string) (*policy, error) {
+	if path == "" {
+		cfg, _ := eligibility.NewConfig(map[string]any{}, "config")
+		return &policy{cfg: cfg}, nil
+	}
+	root, sum, err := loadConfigRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := parseFileSettings(path, root)
+	if err != nil {
+		return nil, err
+	}
+	cfg, diags := eligibility.NewConfig(root, path)
+	return &policy{cfg: cfg, diags: diags, settings: settings, nodeTokens: settings.NodeTokens, sum: sum}, nil
+}
+
+// ParseFileSettings reads the "gateway" key of a config object. Errors
+// name the file and field.
+func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
+	var fs FileSettings
+	raw, ok := root["gateway"]
+	if !ok || raw == nil {
+		return fs, nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return fs, fmt.Errorf("%s: gateway: must be an object", path)
+	}
+	str := func(key string) (string, error) {
+		v, ok := m[key]
+		if !ok || v == nil {
+			return "", nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("%s: gateway.%s: must be a string", path, key)
+		}
+		return s, nil
+	}
+	var err error
+	if fs.Listen, err = str("listen"); err != nil {
+		return fs, err
+	}
+	if fs.Store, err = str("store"); err != nil {
+		return fs, err
+	}
+	if fs.Poll, err = str("poll"); err != nil {
+		return fs, err
+	}
+	if fs.Poll != "" {
+		if d, err := time.ParseDuration(fs.Poll); err != nil || d <= 0 {
+			return fs, fmt.Errorf("%s: gateway.poll: %q is not a positive duration like \"2s\"", path, fs.Poll)
+		}
+	}
+	if v, ok := m["insecure"]; ok && v != nil {
+		b, ok := v.(bool)
+		if !ok {
+			return fs, fmt.Errorf("%s: gateway.insecure: must be true or false", path)
+		}
+		fs.Insecure = b
+	}
+	if v, ok := m["nodeTokens"]; ok && v != nil {
+		tm, ok := v.(map[string]any)
+		if !ok {
+			return fs, fmt.Errorf("%s: gateway.nodeTokens: must be an object of node id → token", path)
+		}
+		fs.NodeTokens = make(map[string]string, len(tm))
+		for _, id := range slices.Sorted(maps.Keys(tm)) {
+			tok, ok := tm[id].(string)
+			if !ok || tok == "" {
+				return fs, fmt.Errorf("%s: gateway.nodeTokens.%s: must be a non-empty string", path, id)
+			}
+			fs.NodeTokens[id] = tok
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		switch k {
+		case "listen", "store", "poll", "insecure", "nodeTokens":
+		default:
+			return fs, fmt.Errorf("%s: gateway.%s: unknown setting (known: listen, store, poll, insecure, nodeTokens)", path, k)
+		}
+	}
+	return fs, nil
+}
+
+// ReadFileSettings reads the gateway settings of a config file, for the
+// command line to merge with its flags.
+func ReadFileSettings(path string) (FileSettings, error) {
+	root, _, err := loadConfigRoot(path)
+	if err != nil {
+		return FileSettings{}, err
+	}
+	return parseFileSettings(path, root)
+}
+
+// tokenEqual compares secrets in constant time.
+func tokenEqual(got, want string) bool {
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// isLoopback reports whether a listen address only accepts local
+// connections.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

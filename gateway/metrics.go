@@ -1,0 +1,100 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/r2store"
+)
+
+// metrics are the gateway's Prometheus metrics, on a registry of its own
+// (no globals: two servers in one process do not collide).
+type metrics struct {
+	reg            *prometheus.Registry
+	nodesConnected prometheus.Gauge
+	skills         *prometheus.GaugeVec
+	promptBuilds   *prometheus.CounterVec
+	evalSeconds    prometheus.Histogram
+	storeRequests  *prometheus.CounterVec
+	frames         *prometheus.CounterVec
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		nodesConnected: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "skillgate_nodes_connected", Help: "Nodes connected over WebSocket."}),
+		skills: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "skillgate_skills", Help: "Skills by state in the most recent evaluation of an agent's view."}, []string{"state"}),
+		promptBuilds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillgate_prompt_builds_total", Help: "Prompt builds and skills requests, by whether the cached evaluation served them."}, []string{"cache"}),
+		evalSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "skillgate_evaluation_seconds", Help: "Time to evaluate one agent's view.",
+			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
+		storeRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillgate_store_requests_total", Help: "Storage requests by operation and result."}, []string{"op", "result"}),
+		frames: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillgate_node_frames_total", Help: "Frames received from nodes by kind and result."}, []string{"kind", "result"}),
+	}
+	snapshotAge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "skillgate_snapshot_age_seconds", Help: "Seconds since the last successful storage snapshot."},
+		func() float64 {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.snapshotAgeLocked(time.Now()).Seconds()
+		})
+	m.reg.MustRegister(m.nodesConnected, m.skills, m.promptBuilds, m.evalSeconds, m.storeRequests, m.frames, snapshotAge,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) countSkills(results []eligibility.Result) {
+	var ok, not int
+	for i := range results {
+		if results[i].Eligible {
+			ok++
+		} else {
+			not++
+		}
+	}
+	m.skills.WithLabelValues("eligible").Set(float64(ok))
+	m.skills.WithLabelValues("ineligible").Set(float64(not))
+}
+
+// instrumentedStore counts storage requests.
+type instrumentedStore struct {
+	r2store.Store
+	m *metrics
+}
+
+func instrumentStore(st r2store.Store, m *metrics) r2store.Store { return instrumentedStore{st, m} }
+
+func (s instrumentedStore) List(ctx context.Context, prefix string) ([]r2store.Object, error) {
+	objs, err := s.Store.List(ctx, prefix)
+	s.m.storeRequests.WithLabelValues("list", result(err)).Inc()
+	return objs, err
+}
+
+func (s instrumentedStore) Get(ctx context.Context, key, etag string) ([]byte, string, error) {
+	b, e, err := s.Store.Get(ctx, key, etag)
+	s.m.storeRequests.WithLabelValues("get", result(err)).Inc()
+	return b, e, err
+}
+
+func result(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, r2store.ErrNotModified):
+		return "not_modified"
+	case errors.Is(err, r2store.ErrNotFound):
+		return "not_found"
+	case errors.Is(err, r2store.ErrTooLarge):
+		return "too_large"
+	}
+	return "error"
+}

@@ -1,0 +1,338 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// MaxCachedAgents bounds the per-agent prompt cache: agent ids come from
+// requests, so the cache must not grow without limit.
+const MaxCachedAgents = 4096
+
+// Server is a skillgate gateway.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	store   r2store.Store
+	loader  *r2store.Loader
+	metrics *metrics
+	handler http.Handler
+	started time.Time
+
+	mu       sync.Mutex // guards the fields below and publishes world
+	snap     *snapshot
+	pol      *policy
+	rejected string // error of the last rejected config file, "" if none
+	health   storeHealth
+	nodes    map[string]*session
+	interest protocol.Interest
+	gen      uint64
+
+	world atomic.Pointer[world] // what prompt builds read, lock-free
+
+	cacheMu sync.Mutex
+	cache   map[string]*agentView
+
+	reload chan struct{} // asks the poller to re-read the config file now
+
+	closeOnce sync.Once
+	httpSrv   *http.Server
+}
+
+// world is everything a prompt build depends on. It is replaced, never
+// changed, so that readers need no lock; gen identifies it.
+type world struct {
+	gen      uint64
+	snap     *snapshot
+	pol      *policy
+	prepared map[*skill.Skill]*eligibility.Prepared
+	hosts    []*eligibility.Host // connected nodes that have reported facts
+}
+
+// New checks cfg and returns a server that is not yet listening.
+func New(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	if cfg.Store == nil {
+		return nil, errors.New("gateway: no store configured")
+	}
+	s := &Server{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		nodes:   map[string]*session{},
+		cache:   map[string]*agentView{},
+		reload:  make(chan struct{}, 1),
+		started: time.Now(),
+	}
+	s.metrics = newMetrics(s)
+	s.store = instrumentStore(cfg.Store, s.metrics)
+	s.loader = r2store.NewLoader(s.store)
+	pol, err := loadPolicy(cfg.ConfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("gateway config: %w", err)
+	}
+	s.pol = pol
+	s.snap = &snapshot{agents: map[string][]*skill.Skill{}}
+	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
+	s.publishLocked(true)
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the gateway's HTTP handler (API, probes, metrics and the
+// node WebSocket endpoint).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Run listens on cfg.Listen and serves until ctx is done or Close is
+// called. It refuses to listen beyond loopback without tokens unless
+// cfg.Insecure is set.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.checkExposure(); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", s.cfg.Listen, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is Run on an existing listener.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.refresh(ctx) // first snapshot before the first request
+	s.httpSrv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	s.log.Info("gateway listening", "addr", ln.Addr().String(), "store", s.cfg.StoreName, "poll", s.cfg.Poll.String())
+	var wg sync.WaitGroup
+	wg.Go(func() { s.poll(ctx) })
+	errc := make(chan error, 1)
+	go func() { errc <- s.httpSrv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		cancel()
+		wg.Wait()
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+	s.Close()
+	wg.Wait()
+	return nil
+}
+
+// Close stops serving and drops every node connection.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		if s.httpSrv != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			s.httpSrv.Shutdown(sctx)
+			cancel()
+		}
+		s.mu.Lock()
+		nodes := make([]*session, 0, len(s.nodes))
+		for _, n := range s.nodes {
+			nodes = append(nodes, n)
+		}
+		s.mu.Unlock()
+		for _, n := range nodes {
+			n.close(1001, "gateway shutting down")
+		}
+	})
+	return nil
+}
+
+// Reload asks the gateway to re-read its config file now (SIGHUP).
+func (s *Server) Reload() {
+	select {
+	case s.reload <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Server) checkExposure() error {
+	if isLoopback(s.cfg.Listen) {
+		return nil
+	}
+	s.mu.Lock()
+	hasNodeAuth := s.cfg.NodeToken != "" || len(s.pol.nodeTokens) > 0
+	s.mu.Unlock()
+	hasAgentAuth := s.cfg.AgentToken != ""
+	if hasNodeAuth && hasAgentAuth {
+		return nil
+	}
+	var missing []string
+	if !hasNodeAuth {
+		missing = append(missing, "a node token (SKILLGATE_NODE_TOKEN or gateway.nodeTokens)")
+	}
+	if !hasAgentAuth {
+		missing = append(missing, "an agent token (SKILLGATE_AGENT_TOKEN)")
+	}
+	if !s.cfg.Insecure {
+		return fmt.Errorf("refusing to listen on %s beyond loopback without %s: set them, listen on 127.0.0.1, or pass --insecure",
+			s.cfg.Listen, strings.Join(missing, " and "))
+	}
+	s.log.Warn("INSECURE: listening beyond loopback without authentication; anyone who can reach this address can connect nodes or read skills",
+		"addr", s.cfg.Listen, "missing", missing)
+	return nil
+}
+
+// poll refreshes the storage snapshot and the config file every Poll.
+func (s *Server) poll(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.refresh(ctx)
+		case <-s.reload:
+			s.reloadConfig(true)
+		}
+	}
+}
+
+// refresh reloads the config file if it changed and takes a new storage
+// snapshot; on a storage error the last good snapshot stays in service.
+func (s *Server) refresh(ctx context.Context) {
+	s.reloadConfig(false)
+	rctx, cancel := context.WithTimeout(ctx, max(30*time.Second, 2*s.cfg.Poll))
+	defer cancel()
+	snap, err := loadSnapshot(rctx, s.store, s.loader)
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.health.lastTried = now
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		if s.health.lastErr == nil {
+			s.log.Error("storage unreachable; serving the last good snapshot", "store", s.cfg.StoreName, "err", err,
+				"snapshot_age", s.snapshotAgeLocked(now).Round(time.Second).String())
+		}
+		s.health.lastErr = err
+		return
+	}
+	if s.health.lastErr != nil {
+		s.log.Info("storage reachable again", "store", s.cfg.StoreName)
+	}
+	s.health.lastErr = nil
+	s.health.lastOK = now
+	if snap.sum == s.snap.sum && s.snap.all != nil {
+		return
+	}
+	for _, d := range snap.diags {
+		if !slices.Contains(s.snap.diags, d) {
+			s.log.Warn("storage: "+d.Message, "location", d.Location, "level", string(d.Level))
+		}
+	}
+	s.log.Info("skills loaded", "skills", len(snap.all), "agents", len(snap.agents))
+	s.snap = snap
+	s.publishLocked(true)
+}
+
+func (s *Server) snapshotAgeLocked(now time.Time) time.Duration {
+	if s.health.lastOK.IsZero() {
+		return now.Sub(s.started)
+	}
+	return now.Sub(s.health.lastOK)
+}
+
+// reloadConfig re-reads the config file; when force is false it is only
+// applied if the content changed. A bad file is rejected and the old
+// policy stays in force.
+func (s *Server) reloadConfig(force bool) {
+	if s.cfg.ConfigPath == "" {
+		return
+	}
+	pol, err := loadPolicy(s.cfg.ConfigPath)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if force || s.rejected != err.Error() { // log a given bad content once
+			s.log.Error("config rejected; the previous config stays in force", "file", s.cfg.ConfigPath, "err", err)
+		}
+		s.rejected = err.Error()
+		return
+	}
+	s.rejected = ""
+	if pol.sum == s.pol.sum && !force {
+		return
+	}
+	if pol.settings.Listen != s.pol.settings.Listen || pol.settings.Store != s.pol.settings.Store || pol.settings.Poll != s.pol.settings.Poll {
+		s.log.Warn("config: gateway.listen, gateway.store and gateway.poll take effect at the next restart", "file", s.cfg.ConfigPath)
+	}
+	for _, d := range pol.diags {
+		s.log.Warn("config: "+d.Message, "file", d.Location)
+	}
+	s.pol = pol
+	s.log.Info("config loaded", "file", s.cfg.ConfigPath, "entries", len(pol.cfg.Entries), "node_tokens", len(pol.nodeTokens))
+	s.publishLocked(true)
+	// Nodes whose token is no longer valid must go.
+	for id, n := range s.nodes {
+		if !s.tokenOKLocked(id, n.token) {
+			s.log.Warn("node token no longer valid after config reload; disconnecting", "node", id)
+			go n.close(1008, "token revoked")
+		}
+	}
+}
+
+// publishLocked builds a new world from the current snapshot, policy and
+// nodes. skillsChanged is false when only node facts changed, so the
+// prepared skills can be reused. s.mu must be held.
+func (s *Server) publishLocked(skillsChanged bool) {
+	s.gen++
+	w := &world{gen: s.gen, snap: s.snap, pol: s.pol}
+	old := s.world.Load()
+	if skillsChanged || old == nil {
+		w.prepared = make(map[*skill.Skill]*eligibility.Prepared, len(s.snap.all))
+		all := make([]*eligibility.Prepared, 0, len(s.snap.all))
+		for _, sk := range s.snap.all {
+			p := eligibility.Prepare(sk, s.pol.cfg)
+			w.prepared[sk] = p
+			all = append(all, p)
+		}
+		bins, env := eligibility.Interest(all)
+		in := protocol.Interest{Bins: bins, Env: env}
+		if !slices.Equal(in.Bins, s.interest.Bins) || !slices.Equal(in.Env, s.interest.Env) {
+			s.interest = in
+			for _, n := range s.nodes {
+				n.notifyInterest()
+			}
+		}
+	} else {
+		w.prepared = old.prepared
+	}
+	w.hosts = make([]*eligibility.Host, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		if n.host != nil {
+			w.hosts = append(w.hosts, n.host)
+		}
+	}
+	s.world.Store(w)
+	s.metrics.nodesConnected.Set(float64(len(s.nodes)))
+}

@@ -1,0 +1,398 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/protocol"
+)
+
+// writeTimeout bounds every frame write, so a stuck node cannot hold a
+// goroutine forever.
+const writeTimeout = 10 * time.Second
+
+// session is one node's WebSocket connection.
+type session struct {
+	srv    *Server
+	conn   *websocket.Conn
+	log    *slog.Logger
+	id     string
+	token  string
+	notify chan struct{} // interest changed; coalesced
+	done   chan struct{}
+	once   sync.Once
+
+	// Guarded by srv.mu.
+	facts       protocol.HostFacts
+	host        *eligibility.Host // nil until the first facts.update
+	connectedAt time.Time
+	factsAt     time.Time
+	warned      bool // an unasked name was already logged
+}
+
+// handleNodeConnect serves GET /v1/nodes/connect.
+func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		s.metrics.frames.WithLabelValues("upgrade", "error").Inc()
+		return // Accept has answered
+	}
+	c.SetReadLimit(protocol.ReadLimit)
+	sess := &session{srv: s, conn: c, log: s.log, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	sess.serve(r.Context())
+}
+
+func (n *session) close(code websocket.StatusCode, reason string) {
+	n.once.Do(func() {
+		close(n.done)
+		n.conn.Close(code, reason)
+	})
+}
+
+func (n *session) notifyInterest() {
+	select {
+	case n.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (n *session) write(ctx context.Context, frame []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	return n.conn.Write(ctx, websocket.MessageText, frame)
+}
+
+// refuse answers a frame with an error and closes with 1008, as for every
+// failure before a successful connect.
+func (n *session) refuse(ctx context.Context, id, code, msg string) {
+	n.srv.metrics.frames.WithLabelValues("req", code).Inc()
+	n.log.Warn("node refused", "node", n.id, "code", code, "reason", msg)
+	n.write(ctx, protocol.NewErr(id, code, msg))
+	n.close(websocket.StatusPolicyViolation, code)
+}
+
+func (n *session) serve(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer n.close(websocket.StatusNormalClosure, "")
+	if !n.handshake(ctx) {
+		return
+	}
+	defer n.srv.unregister(n)
+	go n.writer(ctx)
+	for {
+		typ, data, err := n.conn.Read(ctx)
+		if err != nil {
+			n.logClosed(err)
+			return
+		}
+		if typ != websocket.MessageText {
+			n.srv.metrics.frames.WithLabelValues("binary", "error").Inc()
+			n.close(websocket.StatusUnsupportedData, "binary frames are not part of the protocol")
+			return
+		}
+		n.handleFrame(ctx, data)
+	}
+}
+
+func (n *session) logClosed(err error) {
+	switch websocket.CloseStatus(err) {
+	case websocket.StatusMessageTooBig:
+		n.srv.metrics.frames.WithLabelValues("oversize", "error").Inc()
+		n.log.Warn("node sent a frame over the read limit; closed with 1009", "node", n.id, "limit", protocol.ReadLimit)
+	default:
+		if errors.Is(err, context.Canceled) {
+			return
+		}
+		n.log.Info("node disconnected", "node", n.id, "reason", err.Error())
+	}
+}
+
+// handshake waits for req connect and answers it. It returns false when
+// the node was refused (the socket is then closed).
+func (n *session) handshake(ctx context.Context) bool {
+	rctx, cancel := context.WithTimeout(ctx, n.srv.cfg.ConnectTimeout)
+	typ, data, err := n.conn.Read(rctx)
+	cancel()
+	if err != nil {
+		if rctx.Err() != nil && ctx.Err() == nil {
+			n.srv.metrics.frames.WithLabelValues("connect", "timeout").Inc()
+			n.log.Warn("node sent no connect in time; closing", "timeout", n.srv.cfg.ConnectTimeout.String())
+			n.close(websocket.StatusPolicyViolation, "connect timeout")
+		} else if websocket.CloseStatus(err) == websocket.StatusMessageTooBig {
+			n.srv.metrics.frames.WithLabelValues("oversize", "error").Inc()
+		}
+		return false
+	}
+	if typ != websocket.MessageText {
+		n.srv.metrics.frames.WithLabelValues("binary", "error").Inc()
+		n.close(websocket.StatusUnsupportedData, "binary frames are not part of the protocol")
+		return false
+	}
+	f, err := protocol.DecodeFrame(data)
+	if err != nil {
+		n.refuse(ctx, "", protocol.CodeBadRequest, err.Error())
+		return false
+	}
+	if f.Type != protocol.TypeReq || f.Method != protocol.MethodConnect {
+		n.refuse(ctx, f.ID, protocol.CodeNotConnected, "the first frame must be req connect")
+		return false
+	}
+	p, err := protocol.ParseConnectParams(f.Params)
+	if err != nil {
+		var pe *protocol.Error
+		if errors.As(err, &pe) {
+			n.refuse(ctx, f.ID, pe.Code, pe.Message)
+		} else {
+			n.refuse(ctx, f.ID, protocol.CodeBadRequest, err.Error())
+		}
+		return false
+	}
+	n.id = p.Node.ID
+	n.token = p.Token
+	n.log = n.srv.log.With("node", n.id)
+	if !n.srv.tokenOK(n.id, p.Token) {
+		n.refuse(ctx, f.ID, protocol.CodeUnauthorized, "token not valid for node "+n.id)
+		return false
+	}
+	facts := p.Node.HostFacts()
+	interest := n.srv.register(n, facts)
+	res, err := protocol.NewRes(f.ID, protocol.ConnectResult{Protocol: protocol.Version, Interest: interest})
+	if err != nil {
+		n.close(websocket.StatusInternalError, "encoding")
+		return false
+	}
+	n.srv.metrics.frames.WithLabelValues("connect", "ok").Inc()
+	if err := n.write(ctx, res); err != nil {
+		n.srv.unregister(n)
+		return false
+	}
+	n.log.Info("node connected", "os", facts.OS, "roles", facts.Roles, "client", p.Client)
+	return true
+}
+
+func (n *session) handleFrame(ctx context.Context, data []byte) {
+	f, err := protocol.DecodeFrame(data)
+	if err != nil {
+		n.srv.metrics.frames.WithLabelValues("invalid", protocol.CodeBadRequest).Inc()
+		n.write(ctx, protocol.NewErr("", protocol.CodeBadRequest, err.Error()))
+		return
+	}
+	if f.Type != protocol.TypeReq {
+		// Nodes have nothing to answer or announce in version 1.
+		n.srv.metrics.frames.WithLabelValues(f.Type, "ignored").Inc()
+		return
+	}
+	switch f.Method {
+	case protocol.MethodFactsUpdate:
+		u, err := protocol.ParseFactsUpdate(f.Params)
+		if err != nil {
+			code := protocol.CodeBadRequest
+			var pe *protocol.Error
+			if errors.As(err, &pe) {
+				code = pe.Code
+			}
+			n.srv.metrics.frames.WithLabelValues("facts.update", code).Inc()
+			n.write(ctx, protocol.NewErr(f.ID, code, err.Error()))
+			return
+		}
+		n.srv.updateFacts(n, u)
+		n.srv.metrics.frames.WithLabelValues("facts.update", "ok").Inc()
+		res, _ := protocol.NewRes(f.ID, nil)
+		n.write(ctx, res)
+	case protocol.MethodConnect:
+		n.srv.metrics.frames.WithLabelValues("connect", protocol.CodeBadRequest).Inc()
+		n.write(ctx, protocol.NewErr(f.ID, protocol.CodeBadRequest, "already connected"))
+	default:
+		n.srv.metrics.frames.WithLabelValues("req", protocol.CodeUnknownMethod).Inc()
+		n.write(ctx, protocol.NewErr(f.ID, protocol.CodeUnknownMethod, "unknown method "+f.Method+" (known: connect, facts.update)"))
+	}
+}
+
+// writer pushes interest changes and pings the node; a missed pong drops
+// it at once.
+func (n *session) writer(ctx context.Context) {
+	t := time.NewTicker(n.srv.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.done:
+			return
+		case <-n.notify:
+			n.srv.mu.Lock()
+			in := n.srv.interest
+			n.srv.mu.Unlock()
+			evt, _ := protocol.NewEvt(protocol.EventInterest, in)
+			if err := n.write(ctx, evt); err != nil {
+				n.close(websocket.StatusGoingAway, "write failed")
+				return
+			}
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(ctx, n.srv.cfg.PingInterval)
+			err := n.conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				if ctx.Err() == nil {
+					n.log.Warn("node missed a ping; dropping it", "err", err)
+				}
+				n.close(websocket.StatusPolicyViolation, "ping timeout")
+				return
+			}
+		}
+	}
+}
+
+// tokenOK checks a node's token: a per-node token binds the id; otherwise
+// the shared token; with neither configured any token is accepted (the
+// gateway then only listens on loopback, or was told --insecure).
+func (s *Server) tokenOK(id, token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tokenOKLocked(id, token)
+}
+
+func (s *Server) tokenOKLocked(id, token string) bool {
+	if want, ok := s.pol.nodeTokens[id]; ok {
+		return tokenEqual(token, want)
+	}
+	if s.cfg.NodeToken != "" {
+		return tokenEqual(token, s.cfg.NodeToken)
+	}
+	return len(s.pol.nodeTokens) == 0
+}
+
+// register adds a node, replacing a connection with the same id at once,
+// and returns the current interest.
+func (s *Server) register(n *session, facts protocol.HostFacts) protocol.Interest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n.facts = facts
+	n.connectedAt = time.Now().UTC()
+	old := s.nodes[n.id]
+	s.nodes[n.id] = n
+	if old != nil {
+		old.log.Info("node replaced by a new connection with the same id")
+		go old.close(websocket.StatusPolicyViolation, "replaced")
+	}
+	if old != nil && old.host != nil {
+		s.publishLocked(false)
+	} else {
+		s.metrics.nodesConnected.Set(float64(len(s.nodes)))
+	}
+	return s.interest
+}
+
+// unregister removes a node unless a newer connection replaced it.
+func (s *Server) unregister(n *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nodes[n.id] != n {
+		return
+	}
+	delete(s.nodes, n.id)
+	if n.host != nil {
+		s.publishLocked(false)
+	} else {
+		s.metrics.nodesConnected.Set(float64(len(s.nodes)))
+	}
+}
+
+// updateFacts applies a facts.update, keeping only the names the gateway
+// asked for.
+func (s *Server) updateFacts(n *session, u protocol.FactsUpdate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nodes[n.id] != n {
+		return
+	}
+	var unasked []string
+	env := make([]string, 0, len(u.Env))
+	for _, e := range u.Env {
+		if _, ok := slices.BinarySearch(s.interest.Env, e); ok {
+			env = append(env, e)
+		} else {
+			unasked = append(unasked, e)
+		}
+	}
+	slices.Sort(env)
+	env = slices.Compact(env)
+	bins := make(map[string]bool, len(u.HostBinStatus))
+	for b, ok := range u.HostBinStatus {
+		if _, asked := slices.BinarySearch(s.interest.Bins, b); asked {
+			bins[b] = ok
+		} else {
+			unasked = append(unasked, b)
+		}
+	}
+	if len(unasked) > 0 && !n.warned {
+		n.warned = true
+		slices.Sort(unasked)
+		if len(unasked) > 20 {
+			unasked = unasked[:20]
+		}
+		n.log.Warn("protocol: node reported names the gateway did not ask for; ignored", "names", unasked)
+	}
+	facts := n.facts
+	facts.Env = env
+	facts.HostBinStatus = bins
+	if n.host != nil && slices.Equal(n.facts.Env, env) && mapsEqual(n.facts.HostBinStatus, bins) {
+		n.factsAt = time.Now().UTC()
+		return // nothing changed: keep the caches
+	}
+	n.facts = facts
+	n.factsAt = time.Now().UTC()
+	n.host = eligibility.NewHost(&facts)
+	s.publishLocked(false)
+}
+
+func mapsEqual(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeJSON is one node in GET /v1/nodes.
+type nodeJSON struct {
+	protocol.HostFacts
+	ConnectedAt time.Time  `json:"connectedAt"`
+	FactsAt     *time.Time `json:"factsAt"`
+}
+
+func (s *Server) nodeList() []nodeJSON {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]nodeJSON, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		j := nodeJSON{HostFacts: n.facts, ConnectedAt: n.connectedAt.Truncate(time.Second)}
+		if n.host != nil {
+			t := n.factsAt.Truncate(time.Second)
+			j.FactsAt = &t
+		}
+		out = append(out, j)
+	}
+	slices.SortFunc(out, func(a, b nodeJSON) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}

@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"context"
+	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// snapshot is one consistent view of the whole bucket: every global skill
+// and every agent's local skills, parsed.
+type snapshot struct {
+	global []*skill.Skill            // sorted by key
+	agents map[string][]*skill.Skill // agent id → local skills, sorted by key
+	all    []*skill.Skill            // every skill, sorted by key
+	diags  []skill.Diagnostic        // listing and loading findings
+	sum    string                    // fingerprint of keys and ETags
+}
+
+// view returns an agent's skills in listing order: agent-local first, then
+// global skills whose directory is not shadowed.
+func (s *snapshot) view(agentID string) []*skill.Skill {
+	local := s.agents[agentID]
+	if len(local) == 0 {
+		return s.global
+	}
+	out := make([]*skill.Skill, 0, len(local)+len(s.global))
+	out = append(out, local...)
+	shadowed := make(map[string]bool, len(local))
+	for _, sk := range local {
+		shadowed[sk.Dir] = true
+	}
+	for _, sk := range s.global {
+		if !shadowed[sk.Dir] {
+			out = append(out, sk)
+		}
+	}
+	return out
+}
+
+// hasDir reports whether the agent-local or global skill dir exists, and
+// which.
+func (s *snapshot) findDir(agentID, dir string) (scope skill.Scope, ok bool) {
+	for _, sk := range s.agents[agentID] {
+		if sk.Dir == dir {
+			return skill.ScopeAgent, true
+		}
+	}
+	for _, sk := range s.global {
+		if sk.Dir == dir {
+			return skill.ScopeGlobal, true
+		}
+	}
+	return "", false
+}
+
+// diagsFor returns the listing diagnostics that concern an agent's view:
+// global keys and the agent's own keys.
+func (s *snapshot) diagsFor(agentID string) []skill.Diagnostic {
+	var out []skill.Diagnostic
+	prefix := skill.AgentsPrefix + agentID + "/"
+	for _, d := range s.diags {
+		if strings.HasPrefix(d.Location, skill.GlobalPrefix) || strings.HasPrefix(d.Location, prefix) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// loadSnapshot lists the whole bucket and loads what changed since the
+// loader's last call (conditional reads by ETag).
+func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader) (*snapshot, error) {
+	objs, diags, err := r2store.ListAll(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	skills, loadDiags, err := loader.Load(ctx, objs)
+	if err != nil {
+		return nil, err
+	}
+	snap := &snapshot{agents: map[string][]*skill.Skill{}, diags: append(diags, loadDiags...)}
+	h := sha256.New()
+	for _, o := range objs {
+		h.Write([]byte(o.Key))
+		h.Write([]byte{0})
+		h.Write([]byte(o.ETag))
+		h.Write([]byte{0})
+	}
+	snap.sum = hex.EncodeToString(h.Sum(nil))
+	for _, sk := range skills {
+		snap.all = append(snap.all, sk)
+		if sk.Scope == skill.ScopeAgent {
+			snap.agents[sk.Agent] = append(snap.agents[sk.Agent], sk)
+		} else {
+			snap.global = append(snap.global, sk)
+		}
+	}
+	return snap, nil
+}
+
+// storeHealth is what /readyz reports about storage.
+type storeHealth struct {
+	lastOK    time.Time // last successful snapshot
+	lastErr   error     // error of the last attempt, nil if it succeeded
+	lastTried time.Time
+}

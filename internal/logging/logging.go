@@ -1,0 +1,29 @@
+// Package logging sets up the structured loggers of skillgate's binaries:
+// tint (colored, human) on terminals, JSON otherwise.
+package logging
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/lmittmann/tint"
+	"github.com/mattn/go-isatty"
+)
+
+// New returns a logger writing to w at level: tint when w is a terminal,
+// JSON lines otherwise.
+func New(w io.Writer, level slog.Level) *slog.Logger {
+	if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly}))
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// ParseLevel reads "debug", "info", "warn" or "error".
+func ParseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	err := l.UnmarshalText([]byte(s))
+	return l, err
+}

@@ -1,0 +1,412 @@
+// Package miniotest runs a real MinIO server for tests: a `minio` binary on
+// PATH or in $(go env GOPATH)/bin, bound to loopback on free ports, with a
+// throwaway data directory and fixed root credentials.
+//
+// Install the binary with
+//
+//	go install github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
+//
+// Without it, tests that need MinIO are skipped, or fail when CI=true.
+package miniotest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// Fixed root credentials of every server this package starts.
+const (
+	AccessKey = "skillgate-test"
+	SecretKey = "skillgate-test-secret"
+)
+
+// InstallCommand installs the MinIO version the tests are run with.
+const InstallCommand = "go install github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
+
+const (
+	readyTimeout = 30 * time.Second // from process start to /minio/health/ready
+	stopTimeout  = 10 * time.Second // from SIGTERM to SIGKILL
+	outputLimit  = 1 << 20          // bytes of MinIO output kept
+)
+
+// ErrNoBinary is returned by Launch when no minio binary is found.
+var ErrNoBinary = errors.New("minio binary not found on PATH or in $(go env GOPATH)/bin; install it with: " + InstallCommand)
+
+// Server is a running (or stopped) MinIO server.
+type Server struct {
+	// Endpoint is the S3 API's base URL, e.g. "http://127.0.0.1:40123".
+	Endpoint string
+	// AccessKey and SecretKey are the root credentials.
+	AccessKey, SecretKey string
+
+	bin, dataDir, certsDir string
+	addr, consoleAddr      string
+	ownDir                 bool // dataDir was made by Launch and is removed by Close
+	out                    *syncBuffer
+	mu                     sync.Mutex // guards cmd and exited
+	cmd                    *exec.Cmd
+	exited                 chan struct{} // closed when cmd has exited
+	closeOnce              sync.Once
+	clientOnce             sync.Once
+	client                 *s3.Client
+}
+
+// Start launches a MinIO server for t and stops it when t ends. When the
+// binary is missing it skips t, or fails it when CI=true. When t fails,
+// MinIO's output is logged.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s, err := Launch()
+	if err != nil {
+		skipOrFatal(t, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("minio output:\n%s", s.Output())
+		}
+		s.Close()
+	})
+	return s
+}
+
+func skipOrFatal(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, ErrNoBinary) && os.Getenv("CI") != "true" {
+		t.Skip(err)
+	}
+	t.Fatal(err)
+}
+
+// Launch starts a MinIO server and waits until it is ready. The caller must
+// Close it. It returns ErrNoBinary when minio is not installed.
+func Launch() (*Server, error) {
+	bin, err := findBinary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "miniotest-")
+	if err != nil {
+		return nil, fmt.Errorf("miniotest: %w", err)
+	}
+	s := &Server{
+		AccessKey: AccessKey,
+		SecretKey: SecretKey,
+		bin:       bin,
+		dataDir:   filepath.Join(dir, "data"),
+		certsDir:  filepath.Join(dir, "certs"),
+		ownDir:    true,
+		out:       &syncBuffer{},
+	}
+	// A free port found now may be taken before MinIO binds it; try again
+	// with other ports a few times.
+	for attempt := 0; ; attempt++ {
+		if s.addr, err = freeAddr(); err == nil {
+			s.consoleAddr, err = freeAddr()
+		}
+		if err == nil {
+			s.Endpoint = "http://" + s.addr
+			if err = s.start(); err == nil {
+				return s, nil
+			}
+		}
+		if attempt == 2 {
+			err = fmt.Errorf("%w\nminio output:\n%s", err, s.Output())
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+}
+
+// findBinary looks for minio on PATH, then in each GOPATH's bin directory
+// ($GOPATH, else `go env GOPATH`, else ~/go).
+func findBinary() (string, error) {
+	if p, err := exec.LookPath("minio"); err == nil {
+		return p, nil
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+			gopath = strings.TrimSpace(string(out))
+		}
+	}
+	if gopath == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			gopath = filepath.Join(home, "go")
+		}
+	}
+	for _, dir := range filepath.SplitList(gopath) {
+		p := filepath.Join(dir, "bin", "minio")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", ErrNoBinary
+}
+
+// freeAddr returns a loopback address with a port nobody listens on now.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("miniotest: finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// start runs the minio process and waits for readiness.
+func (s *Server) start() error {
+	cmd := exec.Command(s.bin, "server", s.dataDir,
+		"--address", s.addr, "--console-address", s.consoleAddr,
+		"--certs-dir", s.certsDir, "--quiet")
+	cmd.Env = append(withoutMinioEnv(os.Environ()),
+		"MINIO_ROOT_USER="+s.AccessKey,
+		"MINIO_ROOT_PASSWORD="+s.SecretKey,
+		"MINIO_BROWSER=off",
+		"MINIO_UPDATE=off",
+	)
+	cmd.Stdout = s.out
+	cmd.Stderr = s.out
+	setDeathSignal(cmd)
+	fmt.Fprintf(s.out, "--- %s %s\n", time.Now().Format(time.RFC3339), strings.Join(cmd.Args, " "))
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("miniotest: starting %s: %w", s.bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+
+	if err := waitReady(s.Endpoint, exited); err != nil {
+		s.Stop()
+		return err
+	}
+	return nil
+}
+
+// withoutMinioEnv drops MINIO_* variables the developer may have set, so
+// the server's configuration is exactly this package's.
+func withoutMinioEnv(env []string) []string {
+	var kept []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "MINIO_") {
+			kept = append(kept, kv)
+		}
+	}
+	return kept
+}
+
+func waitReady(endpoint string, exited <-chan struct{}) error {
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		resp, err := client.Get(endpoint + "/minio/health/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("miniotest: %s not ready after %v (last: %v)", endpoint, readyTimeout, err)
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("miniotest: minio exited before it was ready")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Stop stops the server (SIGTERM, then SIGKILL after 10 s) and keeps its
+// data. Requests fail until Restart. Stopping a stopped server does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		cmd.Process.Kill() // no SIGTERM on this system
+	}
+	select {
+	case <-exited:
+	case <-time.After(stopTimeout):
+		cmd.Process.Kill()
+		<-exited
+	}
+}
+
+// Restart stops the server if it runs and starts it again on the same
+// address with the same data, for tests of storage outages.
+func (s *Server) Restart() error {
+	s.Stop()
+	if err := s.start(); err != nil {
+		return fmt.Errorf("%w\nminio output:\n%s", err, s.Output())
+	}
+	return nil
+}
+
+// Close stops the server and removes its data directory.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.Stop()
+		if s.ownDir {
+			os.RemoveAll(filepath.Dir(s.dataDir))
+		}
+	})
+}
+
+// Output returns what MinIO printed so far (the last 1 MiB).
+func (s *Server) Output() string { return s.out.String() }
+
+// Env returns the environment variables that make the standard AWS chain
+// use this server's credentials, for tests that run a binary.
+func (s *Server) Env() []string {
+	return []string{"AWS_ACCESS_KEY_ID=" + s.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s.SecretKey}
+}
+
+// StoreURL returns the --store value of a bucket on this server.
+func (s *Server) StoreURL(bucket string) string {
+	return "s3://" + bucket + "?endpoint=" + s.Endpoint
+}
+
+// Client returns an S3 client of this server with the root credentials.
+func (s *Server) Client() *s3.Client {
+	s.clientOnce.Do(func() {
+		s.client = s3.New(s3.Options{
+			BaseEndpoint: aws.String(s.Endpoint),
+			Region:       "us-east-1",
+			UsePathStyle: true,
+			Credentials:  credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
+		})
+	})
+	return s.client
+}
+
+// CreateBucket makes a bucket.
+func (s *Server) CreateBucket(ctx context.Context, name string) error {
+	_, err := s.Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)})
+	if err != nil {
+		return fmt.Errorf("miniotest: create bucket %s: %w", name, err)
+	}
+	return nil
+}
+
+// Bucket makes a bucket for t with a unique name derived from t.Name() and
+// returns the name.
+func (s *Server) Bucket(t testing.TB) string {
+	t.Helper()
+	name := bucketName(t.Name())
+	if err := s.CreateBucket(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// bucketName turns a test name into a valid, unique S3 bucket name:
+// lowercase letters, digits and hyphens, 3 to 63 characters.
+func bucketName(testName string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(testName) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	name := strings.Trim(b.String(), "-")
+	if len(name) > 40 {
+		name = strings.Trim(name[:40], "-")
+	}
+	return fmt.Sprintf("t-%s-%08x", name, rand.Uint32())
+}
+
+// Once starts one server lazily and shares it among a package's tests:
+//
+//	var minio miniotest.Once
+//
+//	func TestMain(m *testing.M) {
+//		code := m.Run()
+//		minio.Close()
+//		os.Exit(code)
+//	}
+//
+//	func TestX(t *testing.T) { srv := minio.Get(t); … }
+type Once struct {
+	once sync.Once
+	srv  *Server
+	err  error
+}
+
+// Get returns the shared server, starting it on first use. When the binary
+// is missing it skips t, or fails it when CI=true. When t fails, MinIO's
+// recent output is logged.
+func (o *Once) Get(t testing.TB) *Server {
+	t.Helper()
+	o.once.Do(func() { o.srv, o.err = Launch() })
+	if o.err != nil {
+		skipOrFatal(t, o.err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out := o.srv.Output()
+			if len(out) > 8<<10 {
+				out = "…" + out[len(out)-8<<10:]
+			}
+			t.Logf("minio output:\n%s", out)
+		}
+	})
+	return o.srv
+}
+
+// Close stops the shared server, if it was started.
+func (o *Once) Close() {
+	o.once.Do(func() {}) // no start after Close
+	if o.srv != nil {
+		o.srv.Close()
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers that keeps only
+// its last outputLimit bytes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	if n := b.buf.Len() - outputLimit; n > 0 {
+		b.buf.Next(n)
+	}
+	return len(p), nil
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,459 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/protocol"
+)
+
+// Timing of the connection loop. Client copies them into fields so that
+// tests can shorten them.
+const (
+	backoffMin     = 500 * time.Millisecond
+	backoffMax     = 30 * time.Second
+	stableAfter    = 30 * time.Second // a session this long resets the backoff
+	connectTimeout = 10 * time.Second // dial + answer to connect
+	writeTimeout   = 10 * time.Second
+	pingInterval   = 30 * time.Second // detects a gateway that vanished without a FIN
+	pingTimeout    = 15 * time.Second
+	closeGrace     = 2 * time.Second // wait for the gateway's close frame on shutdown
+)
+
+// FatalError is the gateway refusing this node for a reason that retrying
+// cannot fix (protocol.CodeUnauthorized, CodeInvalidFacts or
+// CodeUnsupportedProtocol): the operator must change the node's
+// configuration, so Run stops and returns it.
+type FatalError struct {
+	Code    string
+	Message string
+}
+
+// Error implements the error interface.
+func (e *FatalError) Error() string {
+	return fmt.Sprintf("gateway refused this node (%s): %s", e.Code, e.Message)
+}
+
+// fatalCode reports whether a gateway error code is final for the node.
+func fatalCode(code string) bool {
+	switch code {
+	case protocol.CodeUnauthorized, protocol.CodeInvalidFacts, protocol.CodeUnsupportedProtocol:
+		return true
+	}
+	return false
+}
+
+// Client is a node agent's connection to the gateway. Create it with New
+// and call Run once.
+type Client struct {
+	cfg Config
+	url string
+	log *slog.Logger
+
+	backoffMin, backoffMax time.Duration
+	stableAfter            time.Duration
+	connectTimeout         time.Duration
+	writeTimeout           time.Duration
+	pingInterval           time.Duration
+	pingTimeout            time.Duration
+	closeGrace             time.Duration
+}
+
+// New checks cfg, fills in its defaults and returns a client. A
+// configuration error is a *ConfigError naming the field.
+func New(cfg Config) (*Client, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	// Only now, once everything cheap is checked: this runs the login shell.
+	if len(cfg.Path) == 0 {
+		dirs, err := defaultPath(os.Getenv("SHELL"), os.Getenv("PATH"), loginShellTimeout)
+		if err != nil {
+			cfg.Logger.Info("login shell PATH unavailable; searching this process's PATH", "reason", err.Error())
+		}
+		if len(dirs) == 0 {
+			return nil, &ConfigError{"path", errors.New("no directory to search for binaries (PATH is empty); set --path")}
+		}
+		cfg.Path = dirs
+	}
+	u, err := ConnectURL(cfg.Gateway)
+	if err != nil {
+		return nil, &ConfigError{"gateway", err}
+	}
+	return &Client{
+		cfg:            cfg,
+		url:            u,
+		log:            cfg.Logger,
+		backoffMin:     backoffMin,
+		backoffMax:     backoffMax,
+		stableAfter:    stableAfter,
+		connectTimeout: connectTimeout,
+		writeTimeout:   writeTimeout,
+		pingInterval:   pingInterval,
+		pingTimeout:    pingTimeout,
+		closeGrace:     closeGrace,
+	}, nil
+}
+
+// URL returns the WebSocket URL the client connects to.
+func (c *Client) URL() string { return c.url }
+
+// Run connects to the gateway and keeps the session alive until ctx ends,
+// reconnecting with exponential backoff and full jitter after network
+// errors and closes. It returns nil when ctx ends (after closing the socket
+// with status 1001), or a *FatalError when the gateway refuses the node for
+// good. Run must not be called concurrently.
+func (c *Client) Run(ctx context.Context) error {
+	c.log.Info("node agent starting",
+		"gateway", c.url, "id", c.cfg.ID, "os", runtime.GOOS,
+		"roles", c.cfg.Roles, "capabilities", c.cfg.Capabilities,
+		"path", c.cfg.Path, "recheck", c.cfg.Recheck.String(),
+		"token", c.cfg.Token != "") // whether one is set, never the token
+	b := backoff{min: c.backoffMin, max: c.backoffMax}
+	for {
+		connectedAt, err := c.session(ctx)
+		if ctx.Err() != nil {
+			c.log.Info("node agent stopped")
+			return nil
+		}
+		if fe, ok := errors.AsType[*FatalError](err); ok {
+			c.log.Error("gateway refused this node; not retrying", "code", fe.Code, "message", fe.Message)
+			return fe
+		}
+		if !connectedAt.IsZero() && time.Since(connectedAt) >= c.stableAfter {
+			b.reset()
+		}
+		d := b.next()
+		msg := "cannot connect to gateway; retrying"
+		if !connectedAt.IsZero() {
+			msg = "gateway connection lost; reconnecting"
+		}
+		attrs := []any{"err", err.Error(), "retry_in", d.Round(time.Millisecond).String()}
+		if ce, ok := errors.AsType[websocket.CloseError](err); ok && ce.Code == websocket.StatusPolicyViolation && ce.Reason == "replaced" {
+			attrs = append(attrs, "hint", "another node connected with the same id "+strconv.Quote(c.cfg.ID))
+		}
+		c.log.Warn(msg, attrs...)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			c.log.Info("node agent stopped")
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// inbound is one message read from the socket, or the read error.
+type inbound struct {
+	typ  websocket.MessageType
+	data []byte
+	err  error
+}
+
+// session dials, runs one session until it fails or ctx ends, and returns
+// when the session started (zero if connect never succeeded) and why it
+// ended.
+func (c *Client) session(ctx context.Context) (connectedAt time.Time, err error) {
+	// The raw TCP connection is kept so that shutdown can cut it after the
+	// grace period, whatever the WebSocket library is blocked on.
+	var (
+		rawMu sync.Mutex
+		raw   net.Conn
+	)
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	// WebSocket upgrades need HTTP/1.1.
+	transport.ForceAttemptHTTP2 = false
+	transport.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	dialer := &net.Dialer{Timeout: c.connectTimeout, KeepAlive: 30 * time.Second}
+	transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dialer.DialContext(ctx, network, addr)
+		if err == nil {
+			rawMu.Lock()
+			raw = conn
+			rawMu.Unlock()
+		}
+		return conn, err
+	}
+	defer transport.CloseIdleConnections()
+	cutRaw := func() {
+		rawMu.Lock()
+		defer rawMu.Unlock()
+		if raw != nil {
+			raw.Close()
+		}
+	}
+
+	dctx, cancel := context.WithTimeout(ctx, c.connectTimeout)
+	conn, _, err := websocket.Dial(dctx, c.url, &websocket.DialOptions{
+		HTTPClient: &http.Client{Transport: transport},
+		HTTPHeader: http.Header{"User-Agent": {clientName()}},
+	})
+	cancel()
+	if err != nil {
+		return time.Time{}, err
+	}
+	conn.SetReadLimit(protocol.ReadLimit)
+
+	// hard is the connection's own lifetime: it outlives ctx by closeGrace,
+	// so that the close handshake can complete, and then ends everything.
+	hard, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopGrace := context.AfterFunc(ctx, func() {
+		time.AfterFunc(c.closeGrace, func() { hardCancel(); cutRaw() })
+	})
+	frames := make(chan inbound)
+	pingErr := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { readLoop(hard, conn, frames) })
+	wg.Go(func() { c.pingLoop(hard, conn, pingErr) })
+	defer func() {
+		stopGrace()
+		hardCancel()
+		conn.CloseNow()
+		wg.Wait()
+	}()
+
+	s := &session{c: c, conn: conn, hard: hard, pending: map[string]string{}}
+	return s.run(ctx, frames, pingErr)
+}
+
+func clientName() string { return "skillgate-node/" + Version }
+
+// readLoop reads messages until an error and hands them to the session.
+// Keeping a read in progress is also what makes the library answer the
+// gateway's pings.
+func readLoop(ctx context.Context, conn *websocket.Conn, out chan<- inbound) {
+	for {
+		typ, data, err := conn.Read(ctx)
+		select {
+		case out <- inbound{typ, data, err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *Client) pingLoop(ctx context.Context, conn *websocket.Conn, errc chan<- error) {
+	t := time.NewTicker(c.pingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, c.pingTimeout)
+		err := conn.Ping(pctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				errc <- err
+			}
+			return
+		}
+	}
+}
+
+// session is the state of one connection.
+type session struct {
+	c       *Client
+	conn    *websocket.Conn
+	hard    context.Context
+	nextID  int
+	pending map[string]string // request id → method, for answers
+
+	connectedAt time.Time
+	interest    protocol.Interest
+	last        protocol.FactsUpdate // what the gateway was last told
+	sentFacts   bool
+}
+
+func (s *session) run(ctx context.Context, frames <-chan inbound, pingErr <-chan error) (time.Time, error) {
+	c := s.c
+	params := protocol.ConnectParams{
+		Protocol: protocol.Version,
+		Token:    c.cfg.Token,
+		Client:   clientName(),
+		Node: protocol.NodeInfo{
+			ID: c.cfg.ID, OS: runtime.GOOS, Roles: c.cfg.Roles, Capabilities: c.cfg.Capabilities,
+		},
+	}
+	if err := s.send(protocol.MethodConnect, params); err != nil {
+		return time.Time{}, err
+	}
+	connectDeadline := time.NewTimer(c.connectTimeout)
+	defer connectDeadline.Stop()
+	var recheck <-chan time.Time // armed once connected
+	for {
+		select {
+		case <-ctx.Done():
+			s.closeGoingAway()
+			return s.connectedAt, ctx.Err()
+		case err := <-pingErr:
+			return s.connectedAt, fmt.Errorf("gateway did not answer a ping: %w", err)
+		case <-connectDeadline.C:
+			if s.connectedAt.IsZero() {
+				return s.connectedAt, fmt.Errorf("gateway did not answer connect within %v", c.connectTimeout)
+			}
+		case <-recheck:
+			if err := s.report(false); err != nil {
+				return s.connectedAt, err
+			}
+		case in := <-frames:
+			if in.err != nil {
+				return s.connectedAt, in.err
+			}
+			wasConnected := !s.connectedAt.IsZero()
+			if err := s.handle(in); err != nil {
+				return s.connectedAt, err
+			}
+			if !wasConnected && !s.connectedAt.IsZero() {
+				t := time.NewTicker(c.cfg.Recheck)
+				defer t.Stop()
+				recheck = t.C
+			}
+		}
+	}
+}
+
+// closeGoingAway closes the socket with 1001. It is bounded by the grace
+// timer of session, which cuts the connection if the gateway does not
+// answer the close.
+func (s *session) closeGoingAway() {
+	if err := s.conn.Close(websocket.StatusGoingAway, "node shutting down"); err != nil {
+		s.c.log.Debug("close handshake incomplete", "err", err.Error())
+	}
+}
+
+// handle processes one message from the gateway. An error ends the session.
+func (s *session) handle(in inbound) error {
+	log := s.c.log
+	if in.typ != websocket.MessageText {
+		log.Warn("ignoring a binary frame from the gateway", "bytes", len(in.data))
+		return nil
+	}
+	f, err := protocol.DecodeFrame(in.data)
+	if err != nil {
+		log.Warn("ignoring a malformed frame from the gateway", "err", err.Error())
+		return nil
+	}
+	switch f.Type {
+	case protocol.TypeRes:
+		return s.handleRes(f)
+	case protocol.TypeEvt:
+		if f.Event != protocol.EventInterest {
+			log.Warn("ignoring an unknown event from the gateway", "event", f.Event)
+			return nil
+		}
+		if s.connectedAt.IsZero() {
+			log.Warn("ignoring an interest event that came before the connect answer")
+			return nil
+		}
+		in, err := protocol.ParseInterest(f.Payload)
+		if err != nil {
+			log.Warn("ignoring a malformed interest event", "err", err.Error())
+			return nil
+		}
+		s.interest = in
+		log.Debug("gateway interest changed", "bins", len(in.Bins), "env", len(in.Env))
+		return s.report(true)
+	default: // a req: the gateway has no methods to call on a node in version 1
+		log.Warn("ignoring a request from the gateway", "method", f.Method, "id", f.ID)
+		return nil
+	}
+}
+
+func (s *session) handleRes(f protocol.Frame) error {
+	log := s.c.log
+	method, known := s.pending[f.ID]
+	delete(s.pending, f.ID)
+	if !*f.OK {
+		e := f.Error
+		if fatalCode(e.Code) {
+			return &FatalError{Code: e.Code, Message: e.Message}
+		}
+		if method == protocol.MethodConnect {
+			return fmt.Errorf("gateway refused connect: %s: %s", e.Code, e.Message)
+		}
+		log.Warn("gateway answered with an error", "method", method, "id", f.ID, "code", e.Code, "message", e.Message)
+		return nil
+	}
+	if !known {
+		log.Warn("ignoring an answer to no pending request", "id", f.ID)
+		return nil
+	}
+	if method != protocol.MethodConnect {
+		return nil
+	}
+	r, err := protocol.ParseConnectResult(f.Payload)
+	if err != nil {
+		if pe, ok := errors.AsType[*protocol.Error](err); ok && fatalCode(pe.Code) {
+			return &FatalError{Code: pe.Code, Message: pe.Message}
+		}
+		return fmt.Errorf("malformed connect answer: %w", err)
+	}
+	s.connectedAt = time.Now()
+	s.interest = r.Interest
+	log.Info("connected to gateway", "id", s.c.cfg.ID, "interest_bins", len(r.Interest.Bins), "interest_env", len(r.Interest.Env))
+	return s.report(true)
+}
+
+// report probes and sends facts.update: always when force is set (after
+// connect and each interest event), otherwise only if the answer changed.
+func (s *session) report(force bool) error {
+	u := Probe(s.c.cfg.Path, s.interest)
+	if !force && s.sentFacts && slices.Equal(u.Env, s.last.Env) && maps.Equal(u.HostBinStatus, s.last.HostBinStatus) {
+		return nil
+	}
+	if err := s.send(protocol.MethodFactsUpdate, u); err != nil {
+		return err
+	}
+	s.last, s.sentFacts = u, true
+	var missing []string
+	for name, ok := range u.HostBinStatus {
+		if !ok {
+			missing = append(missing, name)
+		}
+	}
+	slices.Sort(missing)
+	// Counts at info (the interest may hold hundreds of names); names at
+	// debug. Names only: env values never leave Probe.
+	s.c.log.Info("reported facts", "bins", len(u.HostBinStatus), "bins_missing", len(missing),
+		"env", len(s.interest.Env), "env_set", len(u.Env))
+	s.c.log.Debug("reported facts in detail", "bins_missing", missing, "env_set", u.Env)
+	return nil
+}
+
+// send writes a req with the next id and remembers it until answered.
+func (s *session) send(method string, params any) error {
+	s.nextID++
+	id := strconv.Itoa(s.nextID)
+	b, err := protocol.NewReq(id, method, params)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.hard, s.c.writeTimeout)
+	defer cancel()
+	if err := s.conn.Write(ctx, websocket.MessageText, b); err != nil {
+		return fmt.Errorf("sending %s: %w", method, err)
+	}
+	s.pending[id] = method
+	return nil
+}

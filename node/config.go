@@ -1,0 +1,294 @@
+// Package node is the node agent library: it gathers a host's facts, probes
+// for binaries and env-var names the gateway asks about, and keeps one
+// WebSocket session to the gateway alive (connect, report, reconnect).
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/protocol"
+	"github.com/tailscale/hujson"
+)
+
+// Version is the node agent's version, sent as "skillgate-node/<Version>"
+// in connect.
+const Version = "0.1.0"
+
+// DefaultRecheck is how often the node re-probes its binaries and env names.
+const DefaultRecheck = 10 * time.Second
+
+// MinRecheck is the shortest re-check interval accepted; shorter ones would
+// only burn CPU on stat calls.
+const MinRecheck = 10 * time.Millisecond
+
+// ConnectPath is the gateway's WebSocket endpoint for nodes.
+const ConnectPath = "/v1/nodes/connect"
+
+// Config configures a Client. Zero fields take the defaults listed.
+type Config struct {
+	// Gateway is the gateway's base URL: http://, https://, ws:// or wss://.
+	// Required.
+	Gateway string
+	// ID is the node id. Default: os.Hostname().
+	ID string
+	// Roles are the host roles. Default: [execution].
+	Roles []string
+	// Capabilities are the capability ids. Default: the four baseline ones.
+	Capabilities []string
+	// Path is the list of absolute directories searched for binaries.
+	// Default: DefaultPath().
+	Path []string
+	// Recheck is how often binaries and env names are re-probed. Default:
+	// DefaultRecheck.
+	Recheck time.Duration
+	// Token is presented in connect. Empty means no token, which only a
+	// gateway without tokens (listening on loopback) accepts.
+	Token string
+	// Logger receives the client's logs. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// ConfigError is an invalid configuration value. Field is the name of the
+// flag and config-file key it came from ("gateway", "id", "roles",
+// "capabilities", "path", "recheck"), so that a caller can name the flag or
+// the file.
+type ConfigError struct {
+	Field string
+	Err   error
+}
+
+// Error implements the error interface.
+func (e *ConfigError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// withDefaults returns a copy of c with defaults filled in and every value
+// checked, so that a misconfigured node fails at start instead of being
+// refused by the gateway.
+func (c Config) withDefaults() (Config, error) {
+	if strings.TrimSpace(c.Gateway) == "" {
+		return c, &ConfigError{"gateway", errors.New("is required (the gateway's base URL, e.g. http://127.0.0.1:7780)")}
+	}
+	if _, err := ConnectURL(c.Gateway); err != nil {
+		return c, &ConfigError{"gateway", err}
+	}
+	if c.ID == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return c, &ConfigError{"id", fmt.Errorf("not set and the hostname is unknown: %w", err)}
+		}
+		c.ID = h
+	}
+	if err := protocol.ValidateID(c.ID); err != nil {
+		return c, &ConfigError{"id", err}
+	}
+	if len(c.Roles) == 0 {
+		c.Roles = []string{protocol.RoleExecution}
+	}
+	if len(c.Capabilities) == 0 {
+		c.Capabilities = slices.Clone(protocol.BaselineCapabilities)
+	}
+	if err := checkIdentity(c.ID, c.Roles, c.Capabilities); err != nil {
+		return c, err
+	}
+	for _, d := range c.Path {
+		if !filepath.IsAbs(d) {
+			return c, &ConfigError{"path", fmt.Errorf("%q is not an absolute directory", d)}
+		}
+	}
+	// An empty Path is left for New, which asks the login shell.
+	c.Path = cleanPath(c.Path)
+	switch {
+	case c.Recheck == 0:
+		c.Recheck = DefaultRecheck
+	case c.Recheck < MinRecheck:
+		return c, &ConfigError{"recheck", fmt.Errorf("%v is shorter than %v", c.Recheck, MinRecheck)}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, nil
+}
+
+// checkIdentity validates roles and capabilities with the gateway's own rule
+// (protocol.HostFacts.Validate) and attributes the error to its field.
+func checkIdentity(id string, roles, caps []string) error {
+	h := protocol.HostFacts{ID: id, OS: runtime.GOOS, Roles: roles, Capabilities: caps}
+	err := h.Validate()
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	field := "roles"
+	if strings.HasPrefix(msg, "capabilities") {
+		field = "capabilities"
+	}
+	return &ConfigError{field, err}
+}
+
+// CheckIdentity validates a node's roles and capabilities as the gateway
+// will (the id is not checked). The error is a *ConfigError.
+func CheckIdentity(roles, caps []string) error {
+	return checkIdentity("x", roles, caps)
+}
+
+// ConnectURL turns the gateway's base URL into the WebSocket URL of the node
+// endpoint: http → ws, https → wss, ws and wss kept, ConnectPath appended to
+// the base path (a trailing slash is allowed). The query is kept.
+func ConnectURL(base string) (string, error) {
+	base = strings.TrimSpace(base)
+	if !strings.Contains(base, "://") {
+		return "", fmt.Errorf("%q: the scheme must be http, https, ws or wss (e.g. http://%s)", base, base)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("not a URL: %w", err)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "ws":
+		u.Scheme = "ws"
+	case "https", "wss":
+		u.Scheme = "wss"
+	default:
+		return "", fmt.Errorf("%q: the scheme must be http, https, ws or wss", base)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("%q has no host", base)
+	}
+	if u.User != nil {
+		// A password in the URL would show in ps and in logs.
+		return "", fmt.Errorf("credentials in the URL are not supported; put the token in SKILLGATE_NODE_TOKEN or --token-file")
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + ConnectPath
+	u.RawPath = ""
+	u.Fragment = ""
+	return u.String(), nil
+}
+
+// FileConfig is the node's HuJSON config file: an object with the same keys
+// as the flags. Zero fields are unset.
+type FileConfig struct {
+	Gateway      string
+	ID           string
+	Roles        []string
+	Capabilities []string
+	Path         []string
+	Recheck      time.Duration
+	// TokenFile is absolute, or resolved against the config file's
+	// directory, so that the file can sit next to its token.
+	TokenFile string
+	// Set records which keys the file set, by key name.
+	Set map[string]bool
+}
+
+// LoadFile reads a HuJSON node config file. Keys: gateway, id, roles,
+// capabilities, path, recheck ("10s"), tokenFile. roles, capabilities and
+// path are lists of strings, or one string split like the flag value.
+// Unknown keys are errors (a typo must not silently fall back to a
+// default). Errors name the file and the key.
+func LoadFile(name string) (FileConfig, error) {
+	var fc FileConfig
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return fc, err
+	}
+	std, err := hujson.Standardize(data)
+	if err != nil {
+		return fc, fmt.Errorf("%s: %w", name, err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(std, &m); err != nil || m == nil {
+		return fc, fmt.Errorf("%s: must be one JSON object", name)
+	}
+	fc.Set = map[string]bool{}
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		raw := m[key]
+		fail := func(format string, args ...any) (FileConfig, error) {
+			return FileConfig{}, fmt.Errorf("%s: %s: %s", name, key, fmt.Sprintf(format, args...))
+		}
+		switch key {
+		case "gateway", "id", "recheck", "tokenFile":
+			var s string
+			if json.Unmarshal(raw, &s) != nil {
+				return fail("must be a string")
+			}
+			switch key {
+			case "gateway":
+				fc.Gateway = s
+			case "id":
+				fc.ID = s
+			case "recheck":
+				d, err := time.ParseDuration(s)
+				if err != nil || d <= 0 {
+					return fail("%q is not a positive duration (e.g. \"10s\")", s)
+				}
+				fc.Recheck = d
+			case "tokenFile":
+				if s != "" && !filepath.IsAbs(s) {
+					s = filepath.Join(filepath.Dir(name), s)
+				}
+				fc.TokenFile = s
+			}
+		case "roles", "capabilities", "path":
+			sep := ","
+			if key == "path" {
+				sep = string(os.PathListSeparator)
+			}
+			l, err := stringList(raw, sep)
+			if err != nil {
+				return fail("%v", err)
+			}
+			switch key {
+			case "roles":
+				fc.Roles = l
+			case "capabilities":
+				fc.Capabilities = l
+			case "path":
+				fc.Path = l
+			}
+		case "token":
+			return fail("secrets do not belong in the config file; put the token in a file and set tokenFile, or use SKILLGATE_NODE_TOKEN")
+		default:
+			return fail("unknown key (expected gateway, id, roles, capabilities, path, recheck or tokenFile)")
+		}
+		fc.Set[key] = true
+	}
+	return fc, nil
+}
+
+// stringList decodes a list of strings, or one string split at sep.
+func stringList(raw json.RawMessage, sep string) ([]string, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return SplitList(s, sep), nil
+	}
+	var l []string
+	if json.Unmarshal(raw, &l) != nil {
+		return nil, errors.New("must be a list of strings or one string")
+	}
+	return l, nil
+}
+
+// SplitList splits a flag value at sep, trimming spaces and dropping empty
+// items.
+func SplitList(s, sep string) []string {
+	var out []string
+	for _, item := range strings.Split(s, sep) {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}

@@ -1,0 +1,156 @@
+// Package protocol holds the wire types of the node↔gateway WebSocket
+// protocol and the host-facts model. It does no I/O.
+package protocol
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Host roles a node may report.
+const (
+	RoleExecution   = "execution"
+	RoleSpecialized = "specialized"
+)
+
+// Roles lists the valid host roles.
+var Roles = []string{RoleExecution, RoleSpecialized}
+
+// Capabilities lists the valid capability ids.
+var Capabilities = []string{
+	"filesystem.list",
+	"filesystem.read",
+	"filesystem.write",
+	"filesystem.edit",
+	"text.search",
+	"shell.exec",
+}
+
+// BaselineCapabilities are the capabilities every execution host must have.
+var BaselineCapabilities = []string{"filesystem.list", "filesystem.read", "filesystem.write", "shell.exec"}
+
+// Limits on host facts, so that one node cannot make the gateway hold
+// unbounded state.
+const (
+	MaxIDLen   = 128
+	MaxNames   = 4096 // env names or bin names in one report
+	MaxNameLen = 256
+)
+
+// IsRole reports whether s is a valid host role.
+func IsRole(s string) bool { return slices.Contains(Roles, s) }
+
+// IsCapability reports whether s is a valid capability id.
+func IsCapability(s string) bool { return slices.Contains(Capabilities, s) }
+
+// HostFacts is what a node reports about its host. It is also the element
+// type of the `skillgate eval --hosts` file.
+type HostFacts struct {
+	ID            string          `json:"id"`
+	OS            string          `json:"os"`
+	Roles         []string        `json:"roles"`
+	Capabilities  []string        `json:"capabilities"`
+	Env           []string        `json:"env"`
+	HostBinStatus map[string]bool `json:"hostBinStatus"`
+}
+
+// NormalizeOS lowercases an OS name and maps the aliases macos/osx to darwin
+// and win32 to windows.
+func NormalizeOS(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	switch s {
+	case "macos", "osx":
+		return "darwin"
+	case "win32":
+		return "windows"
+	}
+	return s
+}
+
+// ValidateID checks a node id: non-empty, at most MaxIDLen bytes, no
+// slashes, backslashes, "..", or control characters.
+func ValidateID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("is empty")
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("is %d bytes, more than %d", len(id), MaxIDLen)
+	case strings.ContainsAny(id, `/\`):
+		return fmt.Errorf("%q contains a slash or backslash", id)
+	case strings.Contains(id, ".."):
+		return fmt.Errorf("%q contains \"..\"", id)
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%q contains a control character", id)
+		}
+	}
+	return nil
+}
+
+// Validate checks the identity part of the facts (id, os, roles,
+// capabilities) and the size of the reported names. Errors name the field.
+func (h *HostFacts) Validate() error {
+	if err := ValidateID(h.ID); err != nil {
+		return fmt.Errorf("id: %w", err)
+	}
+	if strings.TrimSpace(h.OS) == "" {
+		return fmt.Errorf("os: is empty (expected runtime.GOOS, e.g. linux or darwin)")
+	}
+	if len(h.OS) > MaxNameLen {
+		return fmt.Errorf("os: longer than %d bytes", MaxNameLen)
+	}
+	if len(h.Roles) == 0 {
+		return fmt.Errorf("roles: is empty (expected one or more of %s)", strings.Join(Roles, ", "))
+	}
+	for i, r := range h.Roles {
+		if !IsRole(r) {
+			return fmt.Errorf("roles[%d]: unknown role %q (expected one of %s)", i, r, strings.Join(Roles, ", "))
+		}
+	}
+	if len(h.Capabilities) > len(Capabilities)*4 {
+		return fmt.Errorf("capabilities: %d entries, more than %d", len(h.Capabilities), len(Capabilities)*4)
+	}
+	for i, c := range h.Capabilities {
+		if !IsCapability(c) {
+			return fmt.Errorf("capabilities[%d]: unknown capability %q (expected one of %s)", i, c, strings.Join(Capabilities, ", "))
+		}
+	}
+	if slices.Contains(h.Roles, RoleExecution) {
+		var missing []string
+		for _, c := range BaselineCapabilities {
+			if !slices.Contains(h.Capabilities, c) {
+				missing = append(missing, c)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("capabilities: an execution host must have %s; missing %s",
+				strings.Join(BaselineCapabilities, ", "), strings.Join(missing, ", "))
+		}
+	}
+	if err := validateNames("env", h.Env); err != nil {
+		return err
+	}
+	if len(h.HostBinStatus) > MaxNames {
+		return fmt.Errorf("hostBinStatus: %d entries, more than %d", len(h.HostBinStatus), MaxNames)
+	}
+	for name := range h.HostBinStatus {
+		if name == "" || len(name) > MaxNameLen {
+			return fmt.Errorf("hostBinStatus: invalid binary name %q", name)
+		}
+	}
+	return nil
+}
+
+func validateNames(field string, names []string) error {
+	if len(names) > MaxNames {
+		return fmt.Errorf("%s: %d entries, more than %d", field, len(names), MaxNames)
+	}
+	for i, n := range names {
+		if n == "" || len(n) > MaxNameLen {
+			return fmt.Errorf("%s[%d]: invalid name %q", field, i, n)
+		}
+	}
+	return nil
+}

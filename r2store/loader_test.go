@@ -1,0 +1,219 @@
+package r2store_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// snapshot lists the whole store and loads every skill, as the gateway does.
+func snapshot(t *testing.T, st r2store.Store, l *r2store.Loader) ([]*skill.Skill, []skill.Diagnostic) {
+	t.Helper()
+	objs, diags, err := r2store.ListAll(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skills, more, err := l.Load(t.Context(), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return skills, append(diags, more...)
+}
+
+func names(skills []*skill.Skill) string {
+	var b strings.Builder
+	for i, s := range skills {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s.Key + "=" + s.Name)
+	}
+	return b.String()
+}
+
+func TestLoaderDir(t *testing.T) {
+	t.Parallel()
+	d, root := newDir(t, map[string]string{
+		"agents/main/skills/b/SKILL.md": string(skillFile("bee", "local b")),
+		"skills/a/SKILL.md":             string(skillFile("ay", "global a")),
+		"skills/b/SKILL.md":             string(skillFile("bee-global", "global b")),
+		"skills/big/SKILL.md":           "---\nname: big\n---\n" + strings.Repeat("x", r2store.MaxFileSize),
+	})
+	st := &countingStore{Store: d}
+	l := r2store.NewLoader(st)
+
+	skills, diags := snapshot(t, st, l)
+	const want = "agents/main/skills/b/SKILL.md=bee skills/a/SKILL.md=ay skills/b/SKILL.md=bee-global"
+	if got := names(skills); got != want {
+		t.Errorf("first load = %s, want %s", got, want)
+	}
+	if len(diags) != 1 || diags[0].Level != skill.LevelError || diags[0].Location != "skills/big/SKILL.md" ||
+		!strings.Contains(diags[0].Message, "over the 256 KiB limit; it is not loaded") {
+		t.Errorf("diagnostics = %+v, want one error about skills/big/SKILL.md", diags)
+	}
+	if n := st.gets.Load(); n != 3 {
+		t.Errorf("first load made %d Gets, want 3 (none for the oversize file)", n)
+	}
+
+	// Unchanged: no Get at all, the same parsed skills.
+	again, _ := snapshot(t, st, l)
+	if n := st.gets.Load(); n != 3 {
+		t.Errorf("an unchanged re-load made %d more Gets, want 0", n-3)
+	}
+	if len(again) != 3 || again[0] != skills[0] {
+		t.Errorf("an unchanged re-load did not reuse the parsed skills")
+	}
+
+	// A changed file is downloaded again; a deleted one disappears.
+	p := filepath.Join(root, "skills", "a", "SKILL.md")
+	if err := os.WriteFile(p, skillFile("ay-2", "changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	future := time.Now().Add(time.Hour)
+	if err := os.Chtimes(p, future, future); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "skills", "b", "SKILL.md")); err != nil {
+		t.Fatal(err)
+	}
+	skills, _ = snapshot(t, st, l)
+	if got, want := names(skills), "agents/main/skills/b/SKILL.md=bee skills/a/SKILL.md=ay-2"; got != want {
+		t.Errorf("after a change = %s, want %s", got, want)
+	}
+	if n := st.gets.Load(); n != 4 {
+		t.Errorf("after one change: %d Gets in all, want 4", n)
+	}
+	stats := l.Stats()
+	if stats.Gets != 4 || stats.Downloads != 4 || stats.CacheHits != 3+1 || stats.NotModified != 0 {
+		t.Errorf("stats = %+v", stats)
+	}
+}
+
+func TestLoaderConditionalAndDeleted(t *testing.T) {
+	t.Parallel()
+	d, root := newDir(t, map[string]string{
+		"skills/a/SKILL.md": string(skillFile("ay", "a")),
+		"skills/b/SKILL.md": string(skillFile("bee", "b")),
+	})
+	st := &countingStore{Store: d}
+	l := r2store.NewLoader(st)
+	objs, _, err := r2store.ListAll(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.Load(t.Context(), objs); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without a listed ETag the Loader asks conditionally: not modified.
+	noETag := append([]r2store.SkillObject(nil), objs...)
+	for i := range noETag {
+		noETag[i].ETag = ""
+	}
+	skills, diags, err := l.Load(t.Context(), noETag)
+	if err != nil || len(skills) != 2 || len(diags) != 0 {
+		t.Fatalf("Load without ETags = %d skills, %+v, %v", len(skills), diags, err)
+	}
+	if s := l.Stats(); s.NotModified != 2 || s.Downloads != 2 {
+		t.Errorf("stats = %+v, want 2 not-modified answers and 2 downloads", s)
+	}
+
+	// A key deleted between the listing and the Get is skipped with an
+	// info diagnostic, and leaves the cache.
+	if err := os.Remove(filepath.Join(root, "skills", "b", "SKILL.md")); err != nil {
+		t.Fatal(err)
+	}
+	stale := append([]r2store.SkillObject(nil), objs...)
+	stale[1].ETag = `"changed"`
+	skills, diags, err = l.Load(t.Context(), stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(skills); got != "skills/a/SKILL.md=ay" {
+		t.Errorf("skills = %s", got)
+	}
+	if len(diags) != 1 || diags[0].Level != skill.LevelInfo || diags[0].Location != "skills/b/SKILL.md" {
+		t.Errorf("diagnostics = %+v, want one info about skills/b/SKILL.md", diags)
+	}
+}
+
+func TestLoaderStorageError(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	root := filepath.Join(parent, "bucket")
+	writeFiles(t, root, map[string]string{"skills/a/SKILL.md": string(skillFile("ay", "a"))})
+	d, err := r2store.NewDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := r2store.NewLoader(d)
+	objs, _, err := r2store.ListAll(t.Context(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.Load(t.Context(), objs); err != nil {
+		t.Fatal(err)
+	}
+
+	// The store's directory disappears: an outage, not a deleted skill.
+	if err := os.Rename(root, root+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	changed := append([]r2store.SkillObject(nil), objs...)
+	changed[0].ETag = `"changed"`
+	if skills, _, err := l.Load(t.Context(), changed); err == nil {
+		t.Fatalf("Load during an outage = %d skills, no error", len(skills))
+	}
+	if err := os.Rename(root+".gone", root); err != nil {
+		t.Fatal(err)
+	}
+	// The cache survived the failed Load: the unchanged listing costs nothing.
+	before := l.Stats().Gets
+	if skills, _, err := l.Load(t.Context(), objs); err != nil || len(skills) != 1 {
+		t.Fatalf("Load after the outage = %d skills, %v", len(skills), err)
+	}
+	if n := l.Stats().Gets - before; n != 0 {
+		t.Errorf("after the outage the unchanged listing made %d Gets, want 0", n)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, _, err := l.Load(ctx, changed); err == nil {
+		t.Error("Load with a canceled context: no error")
+	}
+}
+
+func TestLoaderConcurrent(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for _, dir := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		files["skills/"+dir+"/SKILL.md"] = string(skillFile(dir, dir))
+	}
+	d, _ := newDir(t, files)
+	st := &countingStore{Store: d}
+	l := r2store.NewLoader(st)
+	objs, _, err := r2store.ListAll(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			skills, _, err := l.Load(t.Context(), objs)
+			if err != nil || len(skills) != len(objs) {
+				t.Errorf("Load = %d skills, %v", len(skills), err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := st.gets.Load(); n != int64(len(objs)) {
+		t.Errorf("8 concurrent Loads made %d Gets, want %d (each file once)", n, len(objs))
+	}
+}

@@ -1,0 +1,381 @@
+package r2store_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/internal/miniotest"
+	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// newS3 makes a fresh bucket for t on srv and returns its store. The region
+// is left empty, so NewS3 signs for "auto" (what R2 wants) unless
+// AWS_REGION is set.
+func newS3(t *testing.T, srv *miniotest.Server) *r2store.S3 {
+	t.Helper()
+	st, err := r2store.NewS3(t.Context(), r2store.S3Config{
+		Bucket:          srv.Bucket(t),
+		Endpoint:        srv.Endpoint,
+		PathStyle:       true,
+		AccessKeyID:     srv.AccessKey,
+		SecretAccessKey: srv.SecretKey,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// putAll writes files concurrently with a bounded pool of workers.
+func putAll(t *testing.T, st *r2store.S3, files map[string][]byte) {
+	t.Helper()
+	const workers = 32
+	keys := make(chan string)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for k := range keys {
+				if err := st.Put(t.Context(), k, files[k]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	go func() {
+		defer close(keys)
+		for k := range files {
+			select {
+			case keys <- k:
+			case err := <-errs:
+				errs <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestS3ListPaginates(t *testing.T) {
+	t.Parallel()
+	st := newS3(t, minio.Get(t))
+	const n = 1200
+	files := map[string][]byte{}
+	for i := range n {
+		dir := fmt.Sprintf("s%04d", i)
+		files[skill.GlobalKey(dir)] = skillFile(dir, "skill "+dir)
+	}
+	putAll(t, st, files)
+
+	objs, err := st.List(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != n {
+		t.Fatalf("List returned %d keys, want %d", len(objs), n)
+	}
+	if !slices.IsSortedFunc(objs, func(a, b r2store.Object) int { return strings.Compare(a.Key, b.Key) }) {
+		t.Error("List is not sorted by key")
+	}
+	for _, o := range objs {
+		if want := int64(len(files[o.Key])); o.Size != want || !strings.HasPrefix(o.ETag, `"`) {
+			t.Fatalf("object %+v: want size %d and a quoted ETag", o, want)
+		}
+	}
+	if objs, err := st.List(t.Context(), "skills/s01"); err != nil || len(objs) != 100 {
+		t.Errorf("List(skills/s01) = %d keys, %v; want 100", len(objs), err)
+	}
+	if objs, err := st.List(t.Context(), "agents/"); err != nil || objs == nil || len(objs) != 0 {
+		t.Errorf("List(agents/) = %v, %v; want an empty, non-nil list", objs, err)
+	}
+	all, diags, err := r2store.ListAll(t.Context(), st)
+	if err != nil || len(all) != n || len(diags) != 0 {
+		t.Errorf("ListAll = %d skills, %d diagnostics, %v", len(all), len(diags), err)
+	}
+}
+
+func TestS3ListViewShadowing(t *testing.T) {
+	t.Parallel()
+	st := newS3(t, minio.Get(t))
+	putAll(t, st, map[string][]byte{
+		"skills/github/SKILL.md":                  skillFile("github", "global github"),
+		"skills/tmux/SKILL.md":                    skillFile("tmux", "global tmux"),
+		"skills/zeta/SKILL.md":                    skillFile("zeta", "global zeta"),
+		"skills/github/examples/x/SKILL.md":       []byte("an example"),
+		"agents/main/skills/github/SKILL.md":      skillFile("gh-main", "main's github"),
+		"agents/main/skills/alpha/SKILL.md":       skillFile("alpha", "main's alpha"),
+		"agents/other/skills/tmux/SKILL.md":       skillFile("tmux", "other's tmux"),
+		"agents/main/skills/github/references.md": []byte("more"),
+	})
+	cs := &countingStore{Store: st}
+	view, diags, err := r2store.ListView(t.Context(), cs, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"agents/main/skills/alpha/SKILL.md",
+		"agents/main/skills/github/SKILL.md",
+		"skills/tmux/SKILL.md",
+		"skills/zeta/SKILL.md",
+	}
+	if got := skillKeys(view); !slices.Equal(got, want) {
+		t.Errorf("ListView(main) =\n  %q\nwant\n  %q", got, want)
+	}
+	if len(diags) != 1 || diags[0].Location != "skills/github/examples/x/SKILL.md" || diags[0].Level != skill.LevelWarn {
+		t.Errorf("diagnostics = %+v, want one warning about the example", diags)
+	}
+	if n := cs.lists.Load(); n != 2 {
+		t.Errorf("ListView made %d List requests, want 2 (agent prefix, global prefix)", n)
+	}
+
+	skills, _, err := r2store.NewLoader(cs).Load(t.Context(), view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(skills), "agents/main/skills/alpha/SKILL.md=alpha agents/main/skills/github/SKILL.md=gh-main skills/tmux/SKILL.md=tmux skills/zeta/SKILL.md=zeta"; got != want {
+		t.Errorf("loaded %s\nwant   %s", got, want)
+	}
+
+	before := cs.lists.Load()
+	if _, _, err := r2store.ListView(t.Context(), cs, "../main"); err == nil {
+		t.Error("ListView(../main): no error")
+	}
+	if cs.lists.Load() != before {
+		t.Error("ListView with an invalid agent id made a request")
+	}
+}
+
+func TestS3GetConditional(t *testing.T) {
+	t.Parallel()
+	st := newS3(t, minio.Get(t))
+	ctx := t.Context()
+	const key = "skills/a/SKILL.md"
+	if err := st.Put(ctx, key, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+
+	body, etag, err := st.Get(ctx, key, "")
+	if err != nil || string(body) != "one" || !strings.HasPrefix(etag, `"`) {
+		t.Fatalf("Get = %q, %q, %v", body, etag, err)
+	}
+	objs, err := st.List(ctx, "skills/")
+	if err != nil || len(objs) != 1 || objs[0].ETag != etag {
+		t.Fatalf("List = %+v, %v; want the ETag %s of Get", objs, err, etag)
+	}
+
+	if body, got, err := st.Get(ctx, key, etag); !errors.Is(err, r2store.ErrNotModified) || body != nil || got != etag {
+		t.Errorf("Get(current etag) = %q, %q, %v; want ErrNotModified", body, got, err)
+	}
+
+	if err := st.Put(ctx, key, []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	body, etag2, err := st.Get(ctx, key, etag)
+	if err != nil || string(body) != "two" || etag2 == etag {
+		t.Errorf("Get(old etag) after a change = %q, %q, %v; want the new body and ETag", body, etag2, err)
+	}
+
+	if _, _, err := st.Get(ctx, "skills/missing/SKILL.md", ""); !errors.Is(err, r2store.ErrNotFound) {
+		t.Errorf("Get(missing) = %v, want ErrNotFound", err)
+	}
+	if _, _, err := st.Get(ctx, "skills/missing/SKILL.md", etag); !errors.Is(err, r2store.ErrNotFound) {
+		t.Errorf("Get(missing, etag) = %v, want ErrNotFound", err)
+	}
+	if _, _, err := st.Get(ctx, "../x", ""); err == nil || errors.Is(err, r2store.ErrNotFound) {
+		t.Errorf("Get(../x) = %v, want a key error", err)
+	}
+	if err := st.Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.Get(ctx, key, etag2); !errors.Is(err, r2store.ErrNotFound) {
+		t.Errorf("Get after Delete = %v, want ErrNotFound", err)
+	}
+	if err := st.Delete(ctx, key); err != nil {
+		t.Errorf("Delete of a missing key: %v", err)
+	}
+}
+
+func TestS3Oversize(t *testing.T) {
+	t.Parallel()
+	st := newS3(t, minio.Get(t))
+	putAll(t, st, map[string][]byte{
+		"skills/max/SKILL.md":  append([]byte("---\nname: max\n---\n"), bytes.Repeat([]byte("x"), r2store.MaxFileSize-18)...),
+		"skills/over/SKILL.md": bytes.Repeat([]byte("x"), r2store.MaxFileSize+1),
+	})
+	ctx := t.Context()
+	if body, _, err := st.Get(ctx, "skills/over/SKILL.md", ""); !errors.Is(err, r2store.ErrTooLarge) || body != nil {
+		t.Errorf("Get(over) = %d bytes, %v; want ErrTooLarge", len(body), err)
+	}
+	if body, _, err := st.Get(ctx, "skills/max/SKILL.md", ""); err != nil || len(body) != r2store.MaxFileSize {
+		t.Errorf("Get(max) = %d bytes, %v; want %d", len(body), err, r2store.MaxFileSize)
+	}
+
+	cs := &countingStore{Store: st}
+	skills, diags := snapshot(t, cs, r2store.NewLoader(cs))
+	if got := names(skills); got != "skills/max/SKILL.md=max" {
+		t.Errorf("loaded %s, want only skills/max/SKILL.md", got)
+	}
+	want := fmt.Sprintf("skills/over/SKILL.md is %d bytes, over the 256 KiB limit; it is not loaded", r2store.MaxFileSize+1)
+	if len(diags) != 1 || diags[0].Level != skill.LevelError || diags[0].Message != want {
+		t.Errorf("diagnostics = %+v, want one error %q", diags, want)
+	}
+	if n := cs.gets.Load(); n != 1 {
+		t.Errorf("%d Gets, want 1 (the oversize file is not requested)", n)
+	}
+}
+
+func TestS3Loader(t *testing.T) {
+	t.Parallel()
+	st := newS3(t, minio.Get(t))
+	ctx := t.Context()
+	putAll(t, st, map[string][]byte{
+		"skills/a/SKILL.md":             skillFile("ay", "a"),
+		"skills/b/SKILL.md":             skillFile("bee", "b"),
+		"agents/main/skills/c/SKILL.md": skillFile("see", "c"),
+	})
+	cs := &countingStore{Store: st}
+	l := r2store.NewLoader(cs)
+
+	skills, _ := snapshot(t, cs, l)
+	const first = "agents/main/skills/c/SKILL.md=see skills/a/SKILL.md=ay skills/b/SKILL.md=bee"
+	if got := names(skills); got != first {
+		t.Fatalf("loaded %s, want %s", got, first)
+	}
+	if n := cs.gets.Load(); n != 3 {
+		t.Errorf("first load: %d Gets, want 3", n)
+	}
+
+	// Unchanged bucket: listing only, no Get.
+	skills, _ = snapshot(t, cs, l)
+	if got := names(skills); got != first {
+		t.Errorf("re-load = %s", got)
+	}
+	if n := cs.gets.Load(); n != 3 {
+		t.Errorf("unchanged re-load: %d more Gets, want 0", n-3)
+	}
+
+	// A changed file is downloaded again, a deleted one disappears.
+	if err := st.Put(ctx, "skills/a/SKILL.md", skillFile("ay-2", "a changed")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Delete(ctx, "skills/b/SKILL.md"); err != nil {
+		t.Fatal(err)
+	}
+	skills, diags := snapshot(t, cs, l)
+	if got, want := names(skills), "agents/main/skills/c/SKILL.md=see skills/a/SKILL.md=ay-2"; got != want {
+		t.Errorf("after a change: %s, want %s", got, want)
+	}
+	if len(diags) != 0 {
+		t.Errorf("diagnostics = %+v", diags)
+	}
+	if n := cs.gets.Load(); n != 4 {
+		t.Errorf("after one change: %d Gets in all, want 4", n)
+	}
+
+	// Without listed ETags the Loader asks conditionally and MinIO answers
+	// 304 for every cached file.
+	objs, _, err := r2store.ListAll(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range objs {
+		objs[i].ETag = ""
+	}
+	if _, _, err := l.Load(ctx, objs); err != nil {
+		t.Fatal(err)
+	}
+	if s := l.Stats(); s.NotModified != 2 || s.Downloads != 4 {
+		t.Errorf("stats = %+v, want 2 not-modified and 4 downloads", s)
+	}
+}
+
+// TestS3Outage stops MinIO under a Loader: listing and loading fail (the
+// gateway keeps its last snapshot), and after a restart on the same
+// address the same store works again without reloading anything.
+func TestS3Outage(t *testing.T) {
+	t.Parallel()
+	srv := miniotest.Start(t) // its own server: stopping it must not disturb other tests
+	st := newS3(t, srv)
+	putAll(t, st, map[string][]byte{"skills/a/SKILL.md": skillFile("ay", "a")})
+	cs := &countingStore{Store: st}
+	l := r2store.NewLoader(cs)
+	snapshot(t, cs, l)
+
+	srv.Stop()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if _, _, err := r2store.ListAll(ctx, cs); err == nil {
+		t.Error("ListAll while MinIO is down: no error")
+	}
+	objs := []r2store.SkillObject{{Ref: skill.Ref{Key: "skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeGlobal}, ETag: `"other"`}}
+	if _, _, err := l.Load(ctx, objs); err == nil || errors.Is(err, r2store.ErrNotFound) {
+		t.Errorf("Load while MinIO is down = %v, want a storage error", err)
+	}
+
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	before := cs.gets.Load()
+	skills, _ := snapshot(t, cs, l)
+	if names(skills) != "skills/a/SKILL.md=ay" || cs.gets.Load() != before {
+		t.Errorf("after the restart: %s with %d Gets, want the cached skill and no Get", names(skills), cs.gets.Load()-before)
+	}
+}
+
+// TestS3RegionAuto checks that MinIO accepts requests signed for region
+// "auto", the region R2 wants.
+func TestS3RegionAuto(t *testing.T) {
+	t.Parallel()
+	srv := minio.Get(t)
+	st, err := r2store.NewS3(t.Context(), r2store.S3Config{
+		Bucket: srv.Bucket(t), Endpoint: srv.Endpoint, Region: "auto", PathStyle: true,
+		AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(t.Context(), "skills/a/SKILL.md", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if objs, err := st.List(t.Context(), ""); err != nil || len(objs) != 1 {
+		t.Errorf("List = %v, %v", objs, err)
+	}
+}
+
+// TestS3OpenURL opens the bucket through a --store URL with credentials
+// from the standard AWS environment variables.
+func TestS3OpenURL(t *testing.T) {
+	srv := minio.Get(t)
+	bucket := srv.Bucket(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_PROFILE", "")
+	st, err := r2store.Open(t.Context(), srv.StoreURL(bucket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.(*r2store.S3).CreateBucket(t.Context()); err != nil {
+		t.Errorf("CreateBucket of an existing bucket: %v", err)
+	}
+	if err := st.(*r2store.S3).Put(t.Context(), "skills/a/SKILL.md", skillFile("ay", "a")); err != nil {
+		t.Fatal(err)
+	}
+	view, _, err := r2store.ListView(t.Context(), st, "main")
+	if err != nil || len(view) != 1 {
+		t.Errorf("ListView = %v, %v", view, err)
+	}
+}

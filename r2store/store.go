@@ -1,0 +1,37 @@
+// Package r2store reads skills from storage: an S3-compatible bucket
+// (Cloudflare R2, AWS S3, MinIO) or a local directory laid out the same way.
+package r2store
+
+import (
+	"context"
+	"errors"
+)
+
+// MaxFileSize is the largest file the store reads. A SKILL.md over it is not
+// loaded; it is reported as a diagnostic.
+const MaxFileSize = 256 << 10
+
+// Errors returned by Store.Get. Test with errors.Is.
+var (
+	ErrNotFound    = errors.New("no such key")
+	ErrNotModified = errors.New("not modified")
+	ErrTooLarge    = errors.New("file larger than 256 KiB")
+)
+
+// Object is one listed key.
+type Object struct {
+	Key  string
+	Size int64
+	ETag string
+}
+
+// Store is the storage a gateway reads skills from.
+type Store interface {
+	// List returns every key under prefix ("" for all), sorted by key,
+	// following pagination to the end.
+	List(ctx context.Context, prefix string) ([]Object, error)
+	// Get reads a key. When etag is not empty and still matches, it returns
+	// ErrNotModified without transferring the body. Bodies over MaxFileSize
+	// give ErrTooLarge; a missing key gives ErrNotFound.
+	Get(ctx context.Context, key, etag string) (body []byte, newETag string, err error)
+}

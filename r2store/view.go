@@ -1,0 +1,112 @@
+package r2store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/skillgate/skillgate/skill"
+)
+
+// SkillObject is a listed key that is a skill's SKILL.md.
+type SkillObject struct {
+	skill.Ref
+	Size int64
+	ETag string
+}
+
+// Classify keeps the objects whose keys are skills, in input order. Keys
+// that look like skills but do not have exactly the layout's shape (deeper
+// keys, bad names, a differently cased SKILL.md) become warnings; other keys
+// (a skill's other files, unrelated objects) are ignored.
+func Classify(objs []Object) (skills []SkillObject, diags []skill.Diagnostic) {
+	for _, o := range objs {
+		ref, ok, err := skill.ParseKey(o.Key)
+		if err != nil {
+			diags = append(diags, skill.Diagnostic{
+				Location: o.Key,
+				Level:    skill.LevelWarn,
+				Message:  err.Error() + "; " + keyHint(o.Key),
+			})
+			continue
+		}
+		if ok {
+			skills = append(skills, SkillObject{Ref: ref, Size: o.Size, ETag: o.ETag})
+		}
+	}
+	return skills, diags
+}
+
+// keyHint says what to do about a key that skill.ParseKey rejected.
+func keyHint(key string) string {
+	parts := strings.Split(key, "/")
+	switch {
+	case parts[len(parts)-1] != skill.FileName:
+		return "rename the file to " + skill.FileName + " to load it as a skill"
+	case len(parts) == 3 && parts[0] == "skills",
+		len(parts) == 5 && parts[0] == "agents" && parts[2] == "skills":
+		return "rename it: agent ids and skill directory names must be non-empty, at most 128 bytes, without \"/\", \"\\\", \"..\" or control characters"
+	}
+	return "move it to skills/{dir}/" + skill.FileName + " or agents/{agentId}/skills/{dir}/" + skill.FileName +
+		" to load it as a skill, or ignore this if it is an example file"
+}
+
+// View returns the skills agentID sees, in listing order: its agent-local
+// skills sorted by key, then the global skills sorted by key whose
+// directory name no agent-local skill shadows. Other agents' skills are
+// left out.
+func View(all []SkillObject, agentID string) []SkillObject {
+	var local, global []SkillObject
+	shadowed := map[string]bool{}
+	for _, o := range all {
+		switch {
+		case o.Scope == skill.ScopeAgent && o.Agent == agentID:
+			local = append(local, o)
+			shadowed[o.Dir] = true
+		case o.Scope == skill.ScopeGlobal:
+			global = append(global, o)
+		}
+	}
+	byKey := func(a, b SkillObject) int { return strings.Compare(a.Key, b.Key) }
+	slices.SortFunc(local, byKey)
+	slices.SortFunc(global, byKey)
+	view := make([]SkillObject, 0, len(local)+len(global))
+	view = append(view, local...)
+	for _, o := range global {
+		if !shadowed[o.Dir] {
+			view = append(view, o)
+		}
+	}
+	return view
+}
+
+// ListView lists the skills agentID sees: its agent-local prefix and the
+// global prefix, classified and shadowed as View does. A malformed agentID
+// is an error before any storage request.
+func ListView(ctx context.Context, st Store, agentID string) ([]SkillObject, []skill.Diagnostic, error) {
+	if err := skill.ValidateID(agentID); err != nil {
+		return nil, nil, fmt.Errorf("agent id %w", err)
+	}
+	local, err := st.List(ctx, skill.AgentPrefix(agentID))
+	if err != nil {
+		return nil, nil, err
+	}
+	global, err := st.List(ctx, skill.GlobalPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	skills, diags := Classify(append(local, global...))
+	return View(skills, agentID), diags, nil
+}
+
+// ListAll lists and classifies the whole bucket: global skills and every
+// agent's, as the gateway's snapshot needs.
+func ListAll(ctx context.Context, st Store) ([]SkillObject, []skill.Diagnostic, error) {
+	objs, err := st.List(ctx, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	skills, diags := Classify(objs)
+	return skills, diags, nil
+}

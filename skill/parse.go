@@ -1,0 +1,276 @@
+package skill
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits on descriptions, in Unicode code points.
+const (
+	// maxBodyDescription is the length a description taken from the body is
+	// cut to, as the reference does.
+	maxBodyDescription = 200
+	// maxDescription is the length above which a frontmatter description is
+	// reported: it is pasted into every prompt build.
+	maxDescription = 1024
+)
+
+// Frontmatter keys Parse reads. Other keys are ignored without a
+// diagnostic because real files carry many (allowed-tools, user-invocable…).
+const (
+	keyName        = "name"
+	keyDescription = "description"
+	keyHomepage    = "homepage"
+	keyAlways      = "always"
+	keyMetadata    = "metadata"
+)
+
+// isKnownKey reports whether Parse reads the frontmatter key k.
+func isKnownKey(k string) bool {
+	switch k {
+	case keyName, keyDescription, keyHomepage, keyAlways, keyMetadata:
+		return true
+	}
+	return false
+}
+
+// Parse parses one SKILL.md stored at ref. It never fails: every problem
+// becomes a Diagnostic (Location = ref.Key) on the returned Skill, and the
+// skill is still returned, because one broken file must not hide the others
+// or stop a prompt build.
+func Parse(ref Ref, data []byte) *Skill {
+	s, _ := parse(ref, data)
+	return s
+}
+
+// parser collects the diagnostics of one file in the order they are found.
+type parser struct {
+	ref   Ref
+	diags []Diagnostic
+}
+
+func (p *parser) add(level Level, format string, args ...any) {
+	p.diags = append(p.diags, Diagnostic{Location: p.ref.Key, Level: level, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) warn(format string, args ...any) { p.add(LevelWarn, format, args...) }
+func (p *parser) info(format string, args ...any) { p.add(LevelInfo, format, args...) }
+
+// parse is Parse, also reporting whether the description came from the body
+// (the fuzz tests check the 200-code-point cut with it).
+func parse(ref Ref, data []byte) (s *Skill, descFromBody bool) {
+	p := &parser{ref: ref}
+	s = &Skill{Ref: ref}
+
+	text := p.normalize(data)
+	fmText, body, hasFM := p.splitFrontmatter(text)
+	s.Body = body
+
+	var fields map[string]any
+	if hasFM {
+		fields = p.readFrontmatter(fmText)
+	}
+
+	s.Name = p.name(fields, ref.Dir)
+	s.Description, descFromBody = p.description(fields, body)
+	s.Homepage = p.homepage(fields)
+	s.Always = p.always(fields)
+	if md := p.metadata(fields); md != nil {
+		s.Metadata = md
+		s.Namespace, s.Emoji, s.Requires = p.namespace(md)
+	}
+
+	s.Diagnostics = p.diags
+	return s, descFromBody
+}
+
+// normalize strips a UTF-8 BOM, turns CRLF and lone CR into LF and replaces
+// invalid UTF-8 with U+FFFD, so that every string of the Skill is valid
+// UTF-8 and line numbers in diagnostics match what editors show.
+func (p *parser) normalize(data []byte) string {
+	text := strings.TrimPrefix(string(data), "\uFEFF")
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\r", "\n")
+	if utf8.ValidString(text) {
+		return text
+	}
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && size == 1 {
+			line := 1 + strings.Count(text[:i], "\n")
+			p.warn("file is not valid UTF-8 (line %d); invalid bytes were replaced with U+FFFD — save the file as UTF-8", line)
+			break
+		}
+		i += size
+	}
+	return strings.ToValidUTF8(text, "\uFFFD")
+}
+
+// splitFrontmatter separates the frontmatter from the body. The first line
+// must be exactly "---"; the frontmatter ends at the next line that is "---"
+// with optional trailing spaces or tabs. Without a closing line the whole
+// file is the body, as without an opening line.
+func (p *parser) splitFrontmatter(text string) (fm, body string, ok bool) {
+	first, rest, hasNewline := strings.Cut(text, "\n")
+	if first != "---" {
+		if strings.TrimRight(first, " \t") == "---" {
+			// Looks like frontmatter to a person, so say why it is not.
+			p.warn("the first line is %q, not exactly \"---\", so it does not open frontmatter; the whole file is read as the body — remove the trailing spaces", first)
+		}
+		return "", text, false
+	}
+	if hasNewline {
+		for pos := 0; pos <= len(rest); {
+			line, next := rest[pos:], len(rest)+1
+			if i := strings.IndexByte(line, '\n'); i >= 0 {
+				line, next = line[:i], pos+i+1
+			}
+			if strings.TrimRight(line, " \t") == "---" {
+				return rest[:pos], rest[min(next, len(rest)):], true
+			}
+			pos = next
+		}
+	}
+	p.warn("frontmatter is not closed: the first line is \"---\" but no later line is \"---\"; the whole file is read as the body — add a line \"---\" after the frontmatter")
+	return "", text, false
+}
+
+// name returns the trimmed frontmatter name, else the directory name.
+func (p *parser) name(fields map[string]any, dir string) string {
+	v, present := fields[keyName]
+	if !present {
+		return dir
+	}
+	str, isString := v.(string)
+	switch {
+	case isString && strings.TrimSpace(str) != "":
+		return strings.TrimSpace(str)
+	case isString || v == nil:
+		p.warn("name is empty; the directory name %q is used — set name or remove the line", dir)
+	default:
+		p.warn("name is %s, not a string; the directory name %q is used — write name as text", aKind(v), dir)
+	}
+	return dir
+}
+
+// description returns the trimmed frontmatter description, else the first
+// paragraph of the body that is not a heading.
+func (p *parser) description(fields map[string]any, body string) (desc string, fromBody bool) {
+	if v, present := fields[keyDescription]; present && v != nil {
+		str, isString := v.(string)
+		if !isString {
+			p.warn("description is %s, not a string; the first paragraph of the body is used — write description as text", aKind(v))
+		} else if d := strings.TrimSpace(str); d != "" {
+			if n := utf8.RuneCountInString(d); n > maxDescription {
+				p.warn("description is %d characters long, more than %d; it is kept, but it is pasted into every prompt — shorten it", n, maxDescription)
+			}
+			return d, false
+		}
+	}
+	if d := bodyDescription(body); d != "" {
+		return d, true
+	}
+	p.warn("no description: the frontmatter has none and the body has no paragraph of text; the skill is listed without one — add description to the frontmatter")
+	return "", false
+}
+
+// homepage returns the trimmed frontmatter homepage, or "".
+func (p *parser) homepage(fields map[string]any) string {
+	v, present := fields[keyHomepage]
+	if !present || v == nil {
+		return ""
+	}
+	str, isString := v.(string)
+	if !isString {
+		p.warn("homepage is %s, not a string; it is ignored — write homepage as text", aKind(v))
+		return ""
+	}
+	return strings.TrimSpace(str)
+}
+
+// always returns the frontmatter `always`. The strings "true" and "false"
+// are accepted because hand-written files quote them; anything else is false.
+func (p *parser) always(fields map[string]any) bool {
+	v, present := fields[keyAlways]
+	if !present || v == nil {
+		return false
+	}
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		switch t := strings.TrimSpace(x); {
+		case strings.EqualFold(t, "true"):
+			p.warn("always is the string %q, not a boolean; it is read as true — write always: true without quotes", x)
+			return true
+		case strings.EqualFold(t, "false"):
+			p.warn("always is the string %q, not a boolean; it is read as false — write always: false without quotes", x)
+			return false
+		}
+	}
+	p.warn("always is %s, not true or false; it is read as false — write always: true or always: false", describe(v))
+	return false
+}
+
+// kind names a JSON-compatible value's type for messages.
+func kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "mapping"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// aKind is kind with an article: "a list", "null".
+func aKind(v any) string {
+	if v == nil {
+		return "null"
+	}
+	return "a " + kind(v)
+}
+
+// describe names a value for a message: its text for scalars (shortened),
+// its type for lists and mappings.
+func describe(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", truncate(x, 40))
+	case float64:
+		return fmt.Sprintf("the number %v", x)
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	}
+	return aKind(v)
+}
+
+// truncate cuts s to at most n code points, marking the cut with "…".
+func truncate(s string, n int) string {
+	if cut := cutRunes(s, n); len(cut) < len(s) {
+		return cut + "…"
+	}
+	return s
+}
+
+// cutRunes returns the longest prefix of s with at most n code points, so a
+// multi-byte character is never split.
+func cutRunes(s string, n int) string {
+	count := 0
+	for i := range s {
+		if count == n {
+			return s[:i]
+		}
+		count++
+	}
+	return s
+}
