@@ -53,3 +53,11 @@ func (b bitset) each(f func(i int)) {
 		}
 	}
 }
+
+func (b bitset) count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}

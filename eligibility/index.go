@@ -205,3 +205,11 @@ func (p *Prepared) EligibleIndexed(x *Index) bool {
 	}
 	return !p.Req.HasHost() || !x.filter(&p.Req, nil).empty()
 }
+
+// Count returns how many hosts satisfy every host requirement.
+func (x *Index) Count(req *Requirements) int {
+	if !req.HasHost() {
+		return x.Len()
+	}
+	return x.filter(req, nil).count()
+}

@@ -204,3 +204,6 @@ func anyIn(set map[string]struct{}, vals []string) bool {
 	}
 	return false
 }
+
+// ConfigOK reports whether every requires.config path is truthy.
+func (p *Prepared) ConfigOK() bool { return len(p.missingConfig) == 0 }

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -11,96 +10,108 @@ import (
 	"github.com/skillgate/skillgate/skill"
 )
 
-// agentView is one agent's evaluated skills for one world: what a prompt
-// build serves until skills, config or node facts change.
+// agentView is an agent's prompt block as of one generation: what prompt
+// builds serve until something it shows changes (see live.go).
 type agentView struct {
-	gen     uint64
-	world   *world
-	results []eligibility.Result
-	prompt  string
+	gen      uint64
+	prompt   string
+	eligible map[string]bool // skill key → offered, to log changes
 }
 
-// agentView returns the agent's evaluated view, from the cache when
-// nothing changed since it was computed.
-func (s *Server) agentView(agentID string) (*agentView, bool) {
-	w := s.world.Load()
-	s.cacheMu.Lock()
-	prev := s.cache[agentID]
-	s.cacheMu.Unlock()
-	if prev != nil && prev.gen == w.gen {
+// promptFor returns the agent's prompt block, from the cache when nothing
+// it shows changed since it was built.
+func (s *Server) promptFor(agentID string) string {
+	gen := s.gen.Load()
+	s.cacheMu.RLock()
+	v := s.cache[agentID]
+	s.cacheMu.RUnlock()
+	if v != nil && v.gen == gen {
 		s.metrics.promptBuilds.WithLabelValues("hit").Inc()
-		return prev, true
+		return v.prompt
 	}
 	s.metrics.promptBuilds.WithLabelValues("miss").Inc()
+
+	// Build under the read lock and store before releasing it, so that no
+	// writer can invalidate between the build and the store.
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	start := time.Now()
-	skills := w.snap.view(agentID)
-	v := &agentView{gen: w.gen, world: w, results: make([]eligibility.Result, len(skills))}
-	for i, sk := range skills {
-		p := w.prepared[sk]
-		if p == nil { // cannot happen: prepared covers the snapshot
-			p = eligibility.Prepare(sk, w.pol.cfg)
+	gen = s.gen.Load()
+	skills := s.snap.view(agentID)
+	nv := &agentView{gen: gen, eligible: make(map[string]bool, len(skills))}
+	var entries []promptbuild.Entry
+	offered := 0
+	for _, sk := range skills {
+		ok := s.eligibleLocked(s.prepared[sk])
+		nv.eligible[sk.Key] = ok
+		if !ok {
+			continue
 		}
-		v.results[i] = p.Evaluate(w.hosts)
+		offered++
+		entries = append(entries, promptbuild.Entry{
+			Name:        sk.Name,
+			Description: sk.Description,
+			Location:    sk.Key,
+			ReadPath:    skill.ReadPath(sk.Key),
+			Always:      s.prepared[sk].Always,
+		})
 	}
-	v.prompt = promptbuild.FromResults(v.results)
+	nv.prompt = promptbuild.Render(entries)
 	s.metrics.evalSeconds.Observe(time.Since(start).Seconds())
-	s.metrics.countSkills(v.results)
-	s.logChanges(agentID, prev, v)
+	s.metrics.skills.WithLabelValues("eligible").Set(float64(offered))
+	s.metrics.skills.WithLabelValues("ineligible").Set(float64(len(skills) - offered))
+	s.logChangesLocked(agentID, v, nv, skills)
 
 	s.cacheMu.Lock()
-	if cur := s.cache[agentID]; cur == nil || cur.gen < v.gen {
-		if cur == nil && len(s.cache) >= MaxCachedAgents {
-			clear(s.cache) // simplest bound; agents re-evaluate on next use
-		}
-		s.cache[agentID] = v
+	if len(s.cache) >= MaxCachedAgents {
+		clear(s.cache) // simplest bound; agents rebuild on next use
 	}
+	s.cache[agentID] = nv
 	s.cacheMu.Unlock()
-	return v, false
+	return nv.prompt
 }
 
-// logChanges logs a skill's verdict once per change, not per prompt build,
-// in the style operators filter on: skill=… missing_bins=[…] missing_env=[…].
-func (s *Server) logChanges(agentID string, prev, cur *agentView) {
-	before := map[string]*eligibility.Result{}
-	if prev != nil {
-		for i := range prev.results {
-			before[prev.results[i].Skill.Key] = &prev.results[i]
+// logChangesLocked logs a skill's verdict once per change, not per prompt
+// build, in the style operators filter on: skill=… missing_bins=[…]
+// missing_env=[…].
+func (s *Server) logChangesLocked(agentID string, prev, cur *agentView, skills []*skill.Skill) {
+	for _, sk := range skills {
+		now := cur.eligible[sk.Key]
+		if prev != nil {
+			if was, ok := prev.eligible[sk.Key]; ok && was == now {
+				continue
+			}
 		}
-	}
-	for i := range cur.results {
-		r := &cur.results[i]
-		old := before[r.Skill.Key]
-		if old != nil && old.Eligible == r.Eligible && slices.Equal(old.Reasons, r.Reasons) {
-			continue
-		}
-		if r.Eligible {
-			if old != nil {
-				s.log.Info("skill enabled", "agent", agentID, "skill", r.Skill.Name, "location", r.Skill.Key, "hosts", len(r.Hosts))
+		if now {
+			if prev != nil {
+				s.log.Info("skill enabled", "agent", agentID, "skill", sk.Name, "location", sk.Key)
 			}
 			continue
 		}
-		p := cur.world.prepared[r.Skill]
+		p := s.prepared[sk]
+		r := p.EvaluateIndexed(s.index)
 		var missingBins, missingEnv []string
-		if p != nil {
-			missingBins = missingOnAllHosts(p.Req.Bins, cur.world.hosts, func(h *eligibility.Host) map[string]struct{} { return h.Bins })
-			if len(p.Req.AnyBins) > 0 && len(missingOnAllHosts(p.Req.AnyBins, cur.world.hosts, func(h *eligibility.Host) map[string]struct{} { return h.Bins })) == len(p.Req.AnyBins) {
-				missingBins = append(missingBins, p.Req.AnyBins...)
-			}
-			missingEnv = missingOnAllHosts(p.Req.Env, cur.world.hosts, func(h *eligibility.Host) map[string]struct{} { return h.Env })
+		missingBins = s.missingEverywhereLocked(p.Req.Bins, func(h *eligibility.Host) map[string]struct{} { return h.Bins })
+		if none := s.missingEverywhereLocked(p.Req.AnyBins, func(h *eligibility.Host) map[string]struct{} { return h.Bins }); len(none) > 0 && len(none) == len(p.Req.AnyBins) {
+			missingBins = append(missingBins, none...)
 		}
-		s.log.Warn("skill disabled: "+strings.Join(r.Reasons, "; "), "agent", agentID, "skill", r.Skill.Name,
+		missingEnv = s.missingEverywhereLocked(p.Req.Env, func(h *eligibility.Host) map[string]struct{} { return h.Env })
+		s.log.Warn("skill disabled: "+strings.Join(r.Reasons, "; "), "agent", agentID, "skill", sk.Name,
 			"missing_bins", fmt.Sprint(nonNil(missingBins)), "missing_env", fmt.Sprint(nonNil(missingEnv)),
-			"stage", r.Stage, "location", r.Skill.Key)
+			"stage", r.Stage, "location", sk.Key)
 	}
 }
 
-// missingOnAllHosts returns the names no host has.
-func missingOnAllHosts(names []string, hosts []*eligibility.Host, set func(*eligibility.Host) map[string]struct{}) []string {
+// missingEverywhereLocked returns the names no connected host has.
+func (s *Server) missingEverywhereLocked(names []string, set func(*eligibility.Host) map[string]struct{}) []string {
 	var out []string
 	for _, name := range names {
 		found := false
-		for _, h := range hosts {
-			if _, ok := set(h)[name]; ok {
+		for _, n := range s.nodes {
+			if n.host == nil {
+				continue
+			}
+			if _, ok := set(n.host)[name]; ok {
 				found = true
 				break
 			}
@@ -120,25 +131,27 @@ func nonNil(s []string) []string {
 }
 
 // report builds the JSON answer of GET /v1/agents/{id}/skills: the same
-// object as `skillgate eval --json`.
-func (s *Server) report(agentID string, v *agentView) eligibility.Report {
-	w := v.world
-	diags := w.snap.diagsFor(agentID)
-	for i := range v.results {
-		sk := v.results[i].Skill
+// object as `skillgate eval --json`, evaluated against the hosts now.
+func (s *Server) report(agentID string) eligibility.Report {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	skills := s.snap.view(agentID)
+	results := make([]eligibility.Result, len(skills))
+	diags := s.snap.diagsFor(agentID)
+	for i, sk := range skills {
+		p := s.prepared[sk]
+		results[i] = p.EvaluateIndexed(s.index)
 		diags = append(diags, sk.Diagnostics...)
-		if p := w.prepared[sk]; p != nil {
-			diags = append(diags, p.Diagnostics()...)
-		}
+		diags = append(diags, p.Diagnostics()...)
 	}
-	diags = append(diags, w.pol.diags...)
+	diags = append(diags, s.pol.diags...)
 	if diags == nil {
 		diags = []skill.Diagnostic{}
 	}
 	return eligibility.Report{
 		Agent:       agentID,
-		Skills:      eligibility.SkillReports(v.results),
-		Prompt:      v.prompt,
+		Skills:      eligibility.SkillReports(results),
+		Prompt:      promptbuild.FromResults(results),
 		Diagnostics: diags,
 	}
 }

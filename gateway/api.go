@@ -63,16 +63,14 @@ func (s *Server) agentAuth(h http.HandlerFunc) http.Handler {
 }
 
 func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
-	v, _ := s.agentView(r.PathValue("agentId"))
+	prompt := s.promptFor(r.PathValue("agentId"))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write([]byte(v.prompt))
+	w.Write([]byte(prompt))
 }
 
 func (s *Server) handleSkills(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("agentId")
-	v, _ := s.agentView(id)
-	writeJSON(w, http.StatusOK, s.report(id, v))
+	writeJSON(w, http.StatusOK, s.report(r.PathValue("agentId")))
 }
 
 func (s *Server) handleNodes(w http.ResponseWriter, r *http.Request) {
@@ -89,8 +87,9 @@ func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "path: "+err.Error())
 		return
 	}
-	world := s.world.Load()
-	scope, ok := world.snap.findDir(agentID, dir)
+	s.mu.RLock()
+	scope, ok := s.snap.findDir(agentID, dir)
+	s.mu.RUnlock()
 	if !ok {
 		writeError(w, http.StatusNotFound, "no skill directory "+dir+" in the view of agent "+agentID)
 		return
@@ -168,7 +167,7 @@ type readyJSON struct {
 
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
-	s.mu.Lock()
+	s.mu.RLock()
 	j := readyJSON{Ready: true, Store: s.cfg.StoreName, SnapshotAgeSec: s.snapshotAgeLocked(now).Seconds(), Nodes: len(s.nodes)}
 	switch {
 	case s.health.lastOK.IsZero() && s.health.lastErr == nil:
@@ -176,7 +175,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	case s.health.lastErr != nil:
 		j.Ready, j.Error = false, "storage unreachable, serving the last good snapshot: "+s.health.lastErr.Error()
 	}
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	code := http.StatusOK
 	if !j.Ready {
 		code = http.StatusServiceUnavailable

@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/r2store"
 )
 
@@ -43,26 +42,13 @@ func newMetrics(s *Server) *metrics {
 	snapshotAge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "skillgate_snapshot_age_seconds", Help: "Seconds since the last successful storage snapshot."},
 		func() float64 {
-			s.mu.Lock()
-			defer s.mu.Unlock()
+			s.mu.RLock()
+			defer s.mu.RUnlock()
 			return s.snapshotAgeLocked(time.Now()).Seconds()
 		})
 	m.reg.MustRegister(m.nodesConnected, m.skills, m.promptBuilds, m.evalSeconds, m.storeRequests, m.frames, snapshotAge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
-}
-
-func (m *metrics) countSkills(results []eligibility.Result) {
-	var ok, not int
-	for i := range results {
-		if results[i].Eligible {
-			ok++
-		} else {
-			not++
-		}
-	}
-	m.skills.WithLabelValues("eligible").Set(float64(ok))
-	m.skills.WithLabelValues("ineligible").Set(float64(not))
 }
 
 // instrumentedStore counts storage requests.

@@ -33,34 +33,28 @@ type Server struct {
 	handler http.Handler
 	started time.Time
 
-	mu       sync.Mutex // guards the fields below and publishes world
+	mu       sync.RWMutex // guards the fields below
 	snap     *snapshot
 	pol      *policy
 	rejected string // error of the last rejected config file, "" if none
 	health   storeHealth
 	nodes    map[string]*session
 	interest protocol.Interest
-	gen      uint64
 
-	world atomic.Pointer[world] // what prompt builds read, lock-free
+	// Live eligibility (see live.go).
+	prepared   map[*skill.Skill]*eligibility.Prepared
+	hostSkills []*eligibility.Prepared       // reach runtime, have host requirements
+	matches    map[*eligibility.Prepared]int // hosts satisfying all host requirements
+	index      *eligibility.Index            // nodes that reported facts
 
-	cacheMu sync.Mutex
+	gen     atomic.Uint64 // bumped when every cached block is stale
+	cacheMu sync.RWMutex
 	cache   map[string]*agentView
 
 	reload chan struct{} // asks the poller to re-read the config file now
 
 	closeOnce sync.Once
 	httpSrv   *http.Server
-}
-
-// world is everything a prompt build depends on. It is replaced, never
-// changed, so that readers need no lock; gen identifies it.
-type world struct {
-	gen      uint64
-	snap     *snapshot
-	pol      *policy
-	prepared map[*skill.Skill]*eligibility.Prepared
-	hosts    []*eligibility.Host // connected nodes that have reported facts
 }
 
 // New checks cfg and returns a server that is not yet listening.
@@ -87,7 +81,8 @@ func New(cfg Config) (*Server, error) {
 	s.pol = pol
 	s.snap = &snapshot{agents: map[string][]*skill.Skill{}}
 	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
-	s.publishLocked(true)
+	s.index = eligibility.NewIndex()
+	s.rebuildLocked()
 	s.handler = s.routes()
 	return s, nil
 }
@@ -252,7 +247,7 @@ func (s *Server) refresh(ctx context.Context) {
 	}
 	s.log.Info("skills loaded", "skills", len(snap.all), "agents", len(snap.agents))
 	s.snap = snap
-	s.publishLocked(true)
+	s.rebuildLocked()
 }
 
 func (s *Server) snapshotAgeLocked(now time.Time) time.Duration {
@@ -291,7 +286,7 @@ func (s *Server) reloadConfig(force bool) {
 	}
 	s.pol = pol
 	s.log.Info("config loaded", "file", s.cfg.ConfigPath, "entries", len(pol.cfg.Entries), "node_tokens", len(pol.nodeTokens))
-	s.publishLocked(true)
+	s.rebuildLocked()
 	// Nodes whose token is no longer valid must go.
 	for id, n := range s.nodes {
 		if !s.tokenOKLocked(id, n.token) {
@@ -299,40 +294,4 @@ func (s *Server) reloadConfig(force bool) {
 			go n.close(1008, "token revoked")
 		}
 	}
-}
-
-// publishLocked builds a new world from the current snapshot, policy and
-// nodes. skillsChanged is false when only node facts changed, so the
-// prepared skills can be reused. s.mu must be held.
-func (s *Server) publishLocked(skillsChanged bool) {
-	s.gen++
-	w := &world{gen: s.gen, snap: s.snap, pol: s.pol}
-	old := s.world.Load()
-	if skillsChanged || old == nil {
-		w.prepared = make(map[*skill.Skill]*eligibility.Prepared, len(s.snap.all))
-		all := make([]*eligibility.Prepared, 0, len(s.snap.all))
-		for _, sk := range s.snap.all {
-			p := eligibility.Prepare(sk, s.pol.cfg)
-			w.prepared[sk] = p
-			all = append(all, p)
-		}
-		bins, env := eligibility.Interest(all)
-		in := protocol.Interest{Bins: bins, Env: env}
-		if !slices.Equal(in.Bins, s.interest.Bins) || !slices.Equal(in.Env, s.interest.Env) {
-			s.interest = in
-			for _, n := range s.nodes {
-				n.notifyInterest()
-			}
-		}
-	} else {
-		w.prepared = old.prepared
-	}
-	w.hosts = make([]*eligibility.Host, 0, len(s.nodes))
-	for _, n := range s.nodes {
-		if n.host != nil {
-			w.hosts = append(w.hosts, n.host)
-		}
-	}
-	s.world.Store(w)
-	s.metrics.nodesConnected.Set(float64(len(s.nodes)))
 }

@@ -228,9 +228,9 @@ func (n *session) writer(ctx context.Context) {
 		case <-n.done:
 			return
 		case <-n.notify:
-			n.srv.mu.Lock()
+			n.srv.mu.RLock()
 			in := n.srv.interest
-			n.srv.mu.Unlock()
+			n.srv.mu.RUnlock()
 			evt, _ := protocol.NewEvt(protocol.EventInterest, in)
 			if err := n.write(ctx, evt); err != nil {
 				n.close(websocket.StatusGoingAway, "write failed")
@@ -255,8 +255,8 @@ func (n *session) writer(ctx context.Context) {
 // the shared token; with neither configured any token is accepted (the
 // gateway then only listens on loopback, or was told --insecure).
 func (s *Server) tokenOK(id, token string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.tokenOKLocked(id, token)
 }
 
@@ -284,10 +284,9 @@ func (s *Server) register(n *session, facts protocol.HostFacts) protocol.Interes
 		go old.close(websocket.StatusPolicyViolation, "replaced")
 	}
 	if old != nil && old.host != nil {
-		s.publishLocked(false)
-	} else {
-		s.metrics.nodesConnected.Set(float64(len(s.nodes)))
+		s.hostChangedLocked(old.id, old.host, nil)
 	}
+	s.metrics.nodesConnected.Set(float64(len(s.nodes)))
 	return s.interest
 }
 
@@ -300,10 +299,9 @@ func (s *Server) unregister(n *session) {
 	}
 	delete(s.nodes, n.id)
 	if n.host != nil {
-		s.publishLocked(false)
-	} else {
-		s.metrics.nodesConnected.Set(float64(len(s.nodes)))
+		s.hostChangedLocked(n.id, n.host, nil)
 	}
+	s.metrics.nodesConnected.Set(float64(len(s.nodes)))
 }
 
 // updateFacts applies a facts.update, keeping only the names the gateway
@@ -348,10 +346,11 @@ func (s *Server) updateFacts(n *session, u protocol.FactsUpdate) {
 		n.factsAt = time.Now().UTC()
 		return // nothing changed: keep the caches
 	}
+	old := n.host
 	n.facts = facts
 	n.factsAt = time.Now().UTC()
 	n.host = eligibility.NewHost(&facts)
-	s.publishLocked(false)
+	s.hostChangedLocked(n.id, old, n.host)
 }
 
 func mapsEqual(a, b map[string]bool) bool {
@@ -374,8 +373,8 @@ type nodeJSON struct {
 }
 
 func (s *Server) nodeList() []nodeJSON {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	out := make([]nodeJSON, 0, len(s.nodes))
 	for _, n := range s.nodes {
 		j := nodeJSON{HostFacts: n.facts, ConnectedAt: n.connectedAt.Truncate(time.Second)}

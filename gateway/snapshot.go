@@ -1,9 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"context"
 	"strings"
 	"time"
 

@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/logging"
 	"github.com/skillgate/skillgate/node"
 )
 
@@ -235,7 +236,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		cfg.Recheck = *recheck
 	}
-	logger := newLogger(stderr)
+	logger := logging.New(stderr, slog.LevelInfo)
 	cfg.Logger = logger
 
 	tf := s.file.TokenFile

@@ -15,8 +15,8 @@ import (
 // New returns a logger writing to w at level: tint when w is a terminal,
 // JSON lines otherwise.
 func New(w io.Writer, level slog.Level) *slog.Logger {
-	if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly}))
+	if f, ok := w.(*os.File); ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+		return slog.New(tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly}))
 	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }

@@ -1,0 +1,136 @@
+package gateway
+
+import (
+	"slices"
+
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// The gateway keeps eligibility live instead of re-running the pipeline
+// per prompt build. For every skill whose eligibility depends on hosts it
+// counts the connected hosts that satisfy all its host requirements; a
+// node event updates those counts with one cheap per-host check per skill,
+// and only a count that crosses zero (or the host count crossing zero)
+// changes what any prompt shows. Prompt blocks are cached per agent and
+// dropped only when something they show changed:
+//
+//   - skills or config changed: every block (rebuildLocked);
+//   - a global skill's verdict flipped, or the first host came or the last
+//     went: every block (gen is bumped);
+//   - an agent-local skill's verdict flipped: that agent's block.
+//
+// All of it is guarded by Server.mu; prompt builds that hit the cache take
+// no lock but the cache's.
+
+// rebuildLocked prepares every skill of the snapshot against the policy,
+// recounts matching hosts, recomputes the interest and drops every cached
+// block. s.mu must be held for writing.
+func (s *Server) rebuildLocked() {
+	s.prepared = make(map[*skill.Skill]*eligibility.Prepared, len(s.snap.all))
+	s.hostSkills = s.hostSkills[:0]
+	s.matches = make(map[*eligibility.Prepared]int)
+	all := make([]*eligibility.Prepared, 0, len(s.snap.all))
+	for _, sk := range s.snap.all {
+		p := eligibility.Prepare(sk, s.pol.cfg)
+		s.prepared[sk] = p
+		all = append(all, p)
+		if p.ReachesRuntime() && p.Req.HasHost() {
+			s.hostSkills = append(s.hostSkills, p)
+			s.matches[p] = s.index.Count(&p.Req)
+		}
+	}
+	bins, env := eligibility.Interest(all)
+	if !slices.Equal(bins, s.interest.Bins) || !slices.Equal(env, s.interest.Env) {
+		s.interest = protocol.Interest{Bins: bins, Env: env}
+		for _, n := range s.nodes {
+			n.notifyInterest()
+		}
+	}
+	s.invalidateAllLocked()
+}
+
+// invalidateAllLocked makes every cached block stale.
+func (s *Server) invalidateAllLocked() {
+	s.gen.Add(1)
+	s.cacheMu.Lock()
+	clear(s.cache)
+	s.cacheMu.Unlock()
+}
+
+// hostChangedLocked applies one node event to the index and the counts:
+// old is the node's host before (nil if it had none), cur after (nil if it
+// has none now). s.mu must be held for writing.
+func (s *Server) hostChangedLocked(id string, old, cur *eligibility.Host) {
+	before := s.index.Len()
+	if old != nil {
+		s.index.Remove(id)
+	}
+	if cur != nil {
+		s.index.Put(cur)
+	}
+	if (before == 0) != (s.index.Len() == 0) {
+		// "no connected hosts" turned on or off for every skill.
+		s.recountLocked(old, cur)
+		s.invalidateAllLocked()
+		return
+	}
+	global, agents := s.recountLocked(old, cur)
+	if global {
+		s.invalidateAllLocked()
+		return
+	}
+	if len(agents) > 0 {
+		s.cacheMu.Lock()
+		for a := range agents {
+			delete(s.cache, a)
+		}
+		s.cacheMu.Unlock()
+	}
+}
+
+// recountLocked moves old's matches to cur and reports whose verdicts
+// flipped: any global skill, or the agents with a flipped local skill.
+func (s *Server) recountLocked(old, cur *eligibility.Host) (global bool, agents map[string]bool) {
+	for _, p := range s.hostSkills {
+		was, is := old != nil && p.Req.Matches(old), cur != nil && p.Req.Matches(cur)
+		if was == is {
+			continue
+		}
+		prev := s.matches[p]
+		n := prev - 1
+		if is {
+			n = prev + 1
+		}
+		s.matches[p] = n
+		if (prev == 0) == (n == 0) {
+			continue // the verdict did not change
+		}
+		if p.Skill.Scope == skill.ScopeAgent {
+			if agents == nil {
+				agents = map[string]bool{}
+			}
+			agents[p.Skill.Agent] = true
+		} else {
+			global = true
+		}
+	}
+	return global, agents
+}
+
+// eligibleLocked is a skill's verdict from the live counts. s.mu must be
+// held (for reading at least).
+func (s *Server) eligibleLocked(p *eligibility.Prepared) bool {
+	switch {
+	case p.Excluded:
+		return false
+	case p.Always, p.Req.Empty():
+		return true
+	case s.index.Len() == 0 || !p.ConfigOK():
+		return false
+	case !p.Req.HasHost():
+		return true
+	}
+	return s.matches[p] > 0
+}
