@@ -39,24 +39,16 @@ func (s *Server) promptFor(agentID string) string {
 	gen = s.gen.Load()
 	skills := s.snap.view(agentID)
 	nv := &agentView{gen: gen, eligible: make(map[string]bool, len(skills))}
-	var entries []promptbuild.Entry
-	offered := 0
+	frags := make([]string, 0, len(skills))
 	for _, sk := range skills {
 		ok := s.eligibleLocked(s.prepared[sk])
 		nv.eligible[sk.Key] = ok
-		if !ok {
-			continue
+		if ok {
+			frags = append(frags, s.fragments[sk])
 		}
-		offered++
-		entries = append(entries, promptbuild.Entry{
-			Name:        sk.Name,
-			Description: sk.Description,
-			Location:    sk.Key,
-			ReadPath:    skill.ReadPath(sk.Key),
-			Always:      s.prepared[sk].Always,
-		})
 	}
-	nv.prompt = promptbuild.Render(entries)
+	offered := len(frags)
+	nv.prompt = promptbuild.Join(frags)
 	s.metrics.evalSeconds.Observe(time.Since(start).Seconds())
 	s.metrics.skills.WithLabelValues("eligible").Set(float64(offered))
 	s.metrics.skills.WithLabelValues("ineligible").Set(float64(len(skills) - offered))

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -29,12 +30,20 @@ import (
 // block. s.mu must be held for writing.
 func (s *Server) rebuildLocked() {
 	s.prepared = make(map[*skill.Skill]*eligibility.Prepared, len(s.snap.all))
+	s.fragments = make(map[*skill.Skill]string, len(s.snap.all))
 	s.hostSkills = s.hostSkills[:0]
 	s.matches = make(map[*eligibility.Prepared]int)
 	all := make([]*eligibility.Prepared, 0, len(s.snap.all))
 	for _, sk := range s.snap.all {
 		p := eligibility.Prepare(sk, s.pol.cfg)
 		s.prepared[sk] = p
+		s.fragments[sk] = promptbuild.Fragment(&promptbuild.Entry{
+			Name:        sk.Name,
+			Description: sk.Description,
+			Location:    sk.Key,
+			ReadPath:    skill.ReadPath(sk.Key),
+			Always:      p.Always,
+		})
 		all = append(all, p)
 		if p.ReachesRuntime() && p.Req.HasHost() {
 			s.hostSkills = append(s.hostSkills, p)

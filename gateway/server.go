@@ -43,6 +43,7 @@ type Server struct {
 
 	// Live eligibility (see live.go).
 	prepared   map[*skill.Skill]*eligibility.Prepared
+	fragments  map[*skill.Skill]string       // each skill's rendered <skill> element
 	hostSkills []*eligibility.Prepared       // reach runtime, have host requirements
 	matches    map[*eligibility.Prepared]int // hosts satisfying all host requirements
 	index      *eligibility.Index            // nodes that reported facts

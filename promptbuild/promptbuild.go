@@ -4,6 +4,7 @@ package promptbuild
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/skill"
@@ -23,28 +24,56 @@ type Entry struct {
 // unconditionally. Every text and attribute value is XML-escaped and
 // stripped of control characters, so no description can close the block.
 func Render(entries []Entry) string {
-	if len(entries) == 0 {
+	frags := make([]string, len(entries))
+	for i := range entries {
+		frags[i] = Fragment(&entries[i])
+	}
+	return Join(frags)
+}
+
+// Fragment renders one entry's <skill> element, with the line break and
+// indentation that precede it in the block. A caller that renders the same
+// skills often (the gateway) keeps fragments and joins them.
+func Fragment(e *Entry) string {
+	var b strings.Builder
+	b.Grow(128 + len(e.Name) + len(e.Description) + len(e.Location) + len(e.ReadPath))
+	b.WriteString("\n  <skill name=\"")
+	escape(&b, e.Name)
+	b.WriteString("\"")
+	if e.Always {
+		b.WriteString(` always="true"`)
+	}
+	b.WriteString(">\n    <description>")
+	escape(&b, e.Description)
+	b.WriteString("</description>\n    <location>")
+	escape(&b, e.Location)
+	b.WriteString("</location>\n    <read_path>")
+	escape(&b, e.ReadPath)
+	b.WriteString("</read_path>\n  </skill>")
+	return b.String()
+}
+
+const (
+	blockOpen  = "<available_skills>"
+	blockClose = "\n</available_skills>"
+)
+
+// Join assembles a block from fragments made by Fragment; "" for none.
+func Join(fragments []string) string {
+	if len(fragments) == 0 {
 		return ""
 	}
-	var b strings.Builder
-	b.Grow(64 + len(entries)*256)
-	b.WriteString("<available_skills>")
-	for _, e := range entries {
-		b.WriteString("\n  <skill name=\"")
-		escape(&b, e.Name)
-		b.WriteString("\"")
-		if e.Always {
-			b.WriteString(` always="true"`)
-		}
-		b.WriteString(">\n    <description>")
-		escape(&b, e.Description)
-		b.WriteString("</description>\n    <location>")
-		escape(&b, e.Location)
-		b.WriteString("</location>\n    <read_path>")
-		escape(&b, e.ReadPath)
-		b.WriteString("</read_path>\n  </skill>")
+	n := len(blockOpen) + len(blockClose)
+	for _, f := range fragments {
+		n += len(f)
 	}
-	b.WriteString("\n</available_skills>")
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(blockOpen)
+	for _, f := range fragments {
+		b.WriteString(f)
+	}
+	b.WriteString(blockClose)
 	return b.String()
 }
 
@@ -68,26 +97,38 @@ func FromResults(results []eligibility.Result) string {
 }
 
 // escape writes s with the five named XML entities and without control
-// characters (C0 other than \n and \t, and DEL).
+// characters (C0 other than \n and \t, and DEL). Invalid UTF-8 becomes
+// U+FFFD. Runs of plain text are copied at once: this is the hot part of
+// rendering.
 func escape(b *strings.Builder, s string) {
-	for _, r := range s {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var rep string
 		switch {
-		case r == '&':
-			b.WriteString("&amp;")
-		case r == '<':
-			b.WriteString("&lt;")
-		case r == '>':
-			b.WriteString("&gt;")
-		case r == '"':
-			b.WriteString("&quot;")
-		case r == '\'':
-			b.WriteString("&apos;")
-		case r == '\n', r == '\t':
-			b.WriteRune(r)
-		case r < 0x20, r == 0x7f:
+		case c == '&':
+			rep = "&amp;"
+		case c == '<':
+			rep = "&lt;"
+		case c == '>':
+			rep = "&gt;"
+		case c == '"':
+			rep = "&quot;"
+		case c == '\'':
+			rep = "&apos;"
+		case c == '\n', c == '\t':
+			continue
+		case c < 0x20, c == 0x7f:
 			// dropped: not allowed in XML 1.0 and a prompt-injection aid
 		default:
-			b.WriteRune(r)
+			continue
 		}
+		b.WriteString(s[start:i])
+		b.WriteString(rep)
+		start = i + 1
 	}
+	b.WriteString(s[start:])
 }

@@ -61,3 +61,11 @@ func TestRenderCannotBreakOut(t *testing.T) {
 		t.Errorf("description injected an element:\n%s", got)
 	}
 }
+
+func TestEscapeInvalidUTF8(t *testing.T) {
+	got := Render([]Entry{{Name: "a\xffb", Description: "ok\x80\x81 & é"}})
+	want := "<available_skills>\n  <skill name=\"a\uFFFDb\">\n    <description>ok\uFFFD &amp; é</description>\n    <location></location>\n    <read_path></read_path>\n  </skill>\n</available_skills>"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Host roles a node may report.
@@ -68,21 +69,25 @@ func NormalizeOS(s string) string {
 	return s
 }
 
-// ValidateID checks a node id: non-empty, at most MaxIDLen bytes, no
-// slashes, backslashes, "..", or control characters.
+// ValidateID checks an id (node id, agent id, skill directory name)
+// before it is used in a key, a log line or a registry: non-empty, at most
+// MaxIDLen bytes, valid UTF-8, no slash, backslash or "..", and no control
+// characters (C0, DEL and C1).
 func ValidateID(id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("is empty")
 	case len(id) > MaxIDLen:
 		return fmt.Errorf("is %d bytes, more than %d", len(id), MaxIDLen)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%q is not valid UTF-8", id)
 	case strings.ContainsAny(id, `/\`):
 		return fmt.Errorf("%q contains a slash or backslash", id)
 	case strings.Contains(id, ".."):
 		return fmt.Errorf("%q contains \"..\"", id)
 	}
 	for _, r := range id {
-		if r < 0x20 || r == 0x7f {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
 			return fmt.Errorf("%q contains a control character", id)
 		}
 	}

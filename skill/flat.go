@@ -79,6 +79,7 @@ func indentWidth(line string) int {
 	return len(line) - len(strings.TrimLeft(line, " \t"))
 }
 
+// isIndented reports whether line starts with a space or a tab.
 func isIndented(line string) bool {
 	return line != "" && (line[0] == ' ' || line[0] == '\t')
 }

@@ -3,6 +3,8 @@ package skill
 import (
 	"fmt"
 	"strings"
+
+	"github.com/skillgate/skillgate/protocol"
 )
 
 // Scope says whether a skill is global or belongs to one agent.
@@ -18,7 +20,7 @@ const (
 const FileName = "SKILL.md"
 
 // MaxIDLen is the longest agent id or skill directory name accepted.
-const MaxIDLen = 128
+const MaxIDLen = protocol.MaxIDLen
 
 // Ref locates a skill in storage.
 type Ref struct {
@@ -29,26 +31,10 @@ type Ref struct {
 }
 
 // ValidateID checks an agent id or a skill directory name before any key
-// is built from it: not empty, at most MaxIDLen bytes, no "/", "\\", "..",
-// and no control characters (DEL included).
-func ValidateID(s string) error {
-	switch {
-	case s == "":
-		return fmt.Errorf("is empty")
-	case len(s) > MaxIDLen:
-		return fmt.Errorf("is %d bytes, more than %d", len(s), MaxIDLen)
-	case strings.ContainsAny(s, `/\`):
-		return fmt.Errorf("%q contains a slash or backslash", s)
-	case strings.Contains(s, ".."):
-		return fmt.Errorf("%q contains \"..\"", s)
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%q contains a control character", s)
-		}
-	}
-	return nil
-}
+// is built from it: not empty, at most MaxIDLen bytes, valid UTF-8, no "/",
+// "\\", "..", and no control characters (C0, DEL and C1). Node ids follow
+// the same rule.
+func ValidateID(s string) error { return protocol.ValidateID(s) }
 
 // GlobalPrefix and AgentsPrefix are the two key prefixes skills live under.
 const (

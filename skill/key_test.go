@@ -32,6 +32,8 @@ func TestValidateID(t *testing.T) {
 		{"a\nb", `"a\nb" contains a control character`},
 		{"\x1f", `"\x1f" contains a control character`},
 		{"del\x7f", `"del\x7f" contains a control character`},
+		{"c1\u0085", `"c1\u0085" contains a control character`},
+		{"bad\xffutf8", `"bad\xffutf8" is not valid UTF-8`},
 	}
 	for _, tc := range cases {
 		err := ValidateID(tc.id)

@@ -43,6 +43,7 @@ func (p *parser) metadata(fields map[string]any) map[string]any {
 	return nil
 }
 
+// warnMetadataJSON reports metadata text that parseMetadataJSON refused.
 func (p *parser) warnMetadataJSON(err error) {
 	p.warn("%v; it is ignored — write metadata as a JSON object (comments and trailing commas are allowed)", err)
 }

@@ -16,6 +16,10 @@ const (
 	maxDescription = 1024
 )
 
+// maxDiagnostics caps the findings kept per file, so a file with thousands
+// of duplicate keys cannot flood `validate` output and gateway snapshots.
+const maxDiagnostics = 50
+
 // Frontmatter keys Parse reads. Other keys are ignored without a
 // diagnostic because real files carry many (allowed-tools, user-invocable…).
 const (
@@ -46,14 +50,36 @@ func Parse(ref Ref, data []byte) *Skill {
 
 // parser collects the diagnostics of one file in the order they are found.
 type parser struct {
-	ref   Ref
-	diags []Diagnostic
+	ref         Ref
+	diags       []Diagnostic
+	dropped     int  // findings beyond maxDiagnostics
+	droppedWarn bool // whether one of them was a warning
 }
 
+// add records a finding about the file; past maxDiagnostics it only counts.
 func (p *parser) add(level Level, format string, args ...any) {
+	if len(p.diags) >= maxDiagnostics {
+		p.dropped++
+		p.droppedWarn = p.droppedWarn || level != LevelInfo
+		return
+	}
 	p.diags = append(p.diags, Diagnostic{Location: p.ref.Key, Level: level, Message: fmt.Sprintf(format, args...)})
 }
 
+// finish returns the diagnostics, with a last one counting those dropped.
+func (p *parser) finish() []Diagnostic {
+	if p.dropped > 0 {
+		level := LevelInfo
+		if p.droppedWarn {
+			level = LevelWarn
+		}
+		p.diags = append(p.diags, Diagnostic{Location: p.ref.Key, Level: level,
+			Message: fmt.Sprintf("%d more findings in this file are not shown; fix the ones above and validate again", p.dropped)})
+	}
+	return p.diags
+}
+
+// warn and info record a finding at their level.
 func (p *parser) warn(format string, args ...any) { p.add(LevelWarn, format, args...) }
 func (p *parser) info(format string, args ...any) { p.add(LevelInfo, format, args...) }
 
@@ -81,7 +107,7 @@ func parse(ref Ref, data []byte) (s *Skill, descFromBody bool) {
 		s.Namespace, s.Emoji, s.Requires = p.namespace(md)
 	}
 
-	s.Diagnostics = p.diags
+	s.Diagnostics = p.finish()
 	return s, descFromBody
 }
 

@@ -332,6 +332,25 @@ func TestParseFlatFallback(t *testing.T) {
 			},
 		},
 		{
+			name: "parser error line is 1-based",
+			in:   file("---", "name: x", "description: d", "metadata: {a: 1", "always: true", "---"),
+			want: Skill{
+				Name: "x", Description: "d", Always: true,
+				Diagnostics: []Diagnostic{
+					warnD("frontmatter is not valid YAML (line 4: did not find expected ',' or '}')" + msgFlat),
+					warnD("metadata is not valid JSON (line 1, column 2 of the value: invalid literal: a)" + msgJSONAfter),
+				},
+			},
+		},
+		{
+			name: "unknown anchor",
+			in:   file("---", "name: *nope", "description: d", "---"),
+			want: Skill{
+				Name: "*nope", Description: "d",
+				Diagnostics: []Diagnostic{warnD("frontmatter is not valid YAML (unknown anchor 'nope' referenced)" + msgFlat)},
+			},
+		},
+		{
 			name: "top level is a list",
 			in:   file("---", "- name: x", "---", "Text."),
 			want: Skill{
@@ -912,10 +931,72 @@ func TestParseDoesNotShareFoldedRequires(t *testing.T) {
 	}
 }
 
+func TestParseDiagnosticsCapped(t *testing.T) {
+	lines := []string{"---", "description: d"}
+	for range 60 {
+		lines = append(lines, "name: x")
+	}
+	lines = append(lines, "---")
+	s := Parse(testRef, []byte(file(lines...)))
+	if len(s.Diagnostics) != maxDiagnostics+1 {
+		t.Fatalf("%d diagnostics, want %d", len(s.Diagnostics), maxDiagnostics+1)
+	}
+	if got, want := s.Diagnostics[0], warnD(`key "name" appears more than once in the frontmatter (lines 3 and 4); the last one is used — remove the duplicate`); got != want {
+		t.Errorf("first diagnostic %+v, want %+v", got, want)
+	}
+	if got, want := s.Diagnostics[maxDiagnostics], warnD("9 more findings in this file are not shown; fix the ones above and validate again"); got != want {
+		t.Errorf("last diagnostic %+v, want %+v", got, want)
+	}
+
+	// Only infos dropped: the summary is an info too.
+	md := make([]string, 0, 60)
+	for i := range 60 {
+		md = append(md, fmt.Sprintf(`"ns%02d": 1`, i))
+	}
+	s = Parse(testRef, []byte(file("---", "description: d", "metadata: {"+strings.Join(md, ", ")+"}", "---")))
+	if got, want := s.Diagnostics[maxDiagnostics], infoD("10 more findings in this file are not shown; fix the ones above and validate again"); got != want {
+		t.Errorf("last diagnostic %+v, want %+v", got, want)
+	}
+}
+
+// TestParsePathological feeds files of the 256 KiB storage limit built to
+// be expensive (duplicate keys, deep nesting, alias and merge fan-out) and
+// checks that each finishes with its diagnostics capped.
+func TestParsePathological(t *testing.T) {
+	const size = 256 << 10
+	fill := func(unit string) string { return strings.Repeat(unit, size/len(unit)) }
+	cases := map[string]string{
+		"duplicate flow metadata": "---\n" + fill("metadata: {}\n") + "---\n",
+		"duplicate flat keys":     "---\nx: a: b\n" + fill("name: x\n") + "---\n",
+		"deep flow nesting":       "---\nmetadata: " + strings.Repeat("{a: ", 9000) + strings.Repeat("}", 9000) + "\n---\n",
+		"deep HuJSON nesting":     "---\nx: a: b\nmetadata: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "\n---\n",
+		"alias fan-out":           "---\na: &a [x]\nmetadata:\n" + fill("  - *a\n") + "---\n",
+		"merge fan-out":           "---\nb: &b {x: 1}\nmetadata:\n  <<: [" + strings.Repeat("*b,", 80000) + "*b]\n---\n",
+		"one long line":           "---\ndescription: " + fill("a") + "\n---\n",
+		"only blank lines":        fill("\n"),
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			s, fromBody := parse(testRef, []byte(in))
+			checkInvariants(t, name, testRef, s, fromBody)
+			if len(s.Diagnostics) > maxDiagnostics+1 {
+				t.Errorf("%d diagnostics", len(s.Diagnostics))
+			}
+		})
+	}
+}
+
 func TestYAMLErrorText(t *testing.T) {
 	cases := []struct{ in, want string }{
+		// Scanner errors: 1-based lines, none for line 1.
 		{"yaml: line 2: mapping values are not allowed in this context", "line 3: mapping values are not allowed in this context"},
+		{"yaml: mapping values are not allowed in this context", "line 2: mapping values are not allowed in this context"},
+		// Parser errors: 0-based lines.
+		{"yaml: line 1: did not find expected key", "line 3: did not find expected key"},
+		{"yaml: did not find expected ',' or '}'", "line 2: did not find expected ',' or '}'"},
+		// Errors without a position.
 		{"yaml: control characters are not allowed", "control characters are not allowed"},
+		{"yaml: unknown anchor 'x' referenced", "unknown anchor 'x' referenced"},
 		{"yaml: line x: odd", "line x: odd"},
 	}
 	for _, tc := range cases {

@@ -1,0 +1,102 @@
+package gateway
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// benchServer is a gateway with nSkills global skills and nHosts hosts
+// that reported facts, shaped like the eligibility benchmarks' fleet.
+func benchServer(b *testing.B, nSkills, nHosts int) *Server {
+	st, err := r2store.NewDir(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Config{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	bin := func() any { return fmt.Sprintf("bin%03d", r.IntN(300)) }
+	snap := &snapshot{agents: map[string][]*skill.Skill{}}
+	for i := range nSkills {
+		dir := fmt.Sprintf("s%04d", i)
+		req := map[string]any{"bins": []any{bin()}}
+		if i%4 == 1 {
+			req["env"] = []any{fmt.Sprintf("ENV_%02d", r.IntN(40))}
+		}
+		sk := &skill.Skill{Ref: skill.Ref{Key: skill.GlobalKey(dir), Dir: dir, Scope: skill.ScopeGlobal}, Name: dir,
+			Description: "A synthetic skill with a description of typical length for the benchmark.", Requires: req}
+		snap.global = append(snap.global, sk)
+		snap.all = append(snap.all, sk)
+	}
+	s.mu.Lock()
+	s.snap = snap
+	s.rebuildLocked()
+	for i := range nHosts {
+		f := protocol.HostFacts{ID: fmt.Sprintf("host-%05d", i), OS: "linux", Roles: []string{"execution"},
+			Capabilities: protocol.BaselineCapabilities, HostBinStatus: map[string]bool{}}
+		for range 30 {
+			f.HostBinStatus[bin().(string)] = true
+		}
+		for range 3 {
+			f.Env = append(f.Env, fmt.Sprintf("ENV_%02d", r.IntN(40)))
+		}
+		s.hostChangedLocked(f.ID, nil, eligibility.NewHost(&f))
+	}
+	s.mu.Unlock()
+	return s
+}
+
+// BenchmarkPromptBuild compares a cached prompt build (steady state) with
+// one that must rebuild the block (after something changed).
+func BenchmarkPromptBuild(b *testing.B) {
+	for _, nHosts := range []int{1000, 10000} {
+		s := benchServer(b, 1000, nHosts)
+		b.Run(fmt.Sprintf("cached/skills=1000/hosts=%d", nHosts), func(b *testing.B) {
+			s.promptFor("main")
+			for b.Loop() {
+				s.promptFor("main")
+			}
+		})
+		b.Run(fmt.Sprintf("uncached/skills=1000/hosts=%d", nHosts), func(b *testing.B) {
+			for b.Loop() {
+				s.gen.Add(1)
+				s.promptFor("main")
+			}
+		})
+	}
+}
+
+// BenchmarkNodeEvent is the cost of one node changing its facts: the
+// index update and the per-skill recount.
+func BenchmarkNodeEvent(b *testing.B) {
+	s := benchServer(b, 1000, 10000)
+	f := protocol.HostFacts{ID: "host-00001", OS: "darwin", Roles: []string{"execution"},
+		Capabilities: protocol.BaselineCapabilities, HostBinStatus: map[string]bool{"bin001": true, "bin002": true}}
+	alt := eligibility.NewHost(&f)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.index.Get("host-00001")
+	for b.Loop() {
+		s.hostChangedLocked(f.ID, cur, alt)
+		cur, alt = alt, cur
+	}
+}
+
+// BenchmarkRebuild is the cost of a skills or config change at fleet scale:
+// preparing every skill and recounting its hosts through the index.
+func BenchmarkRebuild(b *testing.B) {
+	s := benchServer(b, 1000, 10000)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for b.Loop() {
+		s.rebuildLocked()
+	}
+}
