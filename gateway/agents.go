@@ -52,7 +52,9 @@ func (s *Server) promptFor(agentID string) string {
 	s.metrics.evalSeconds.Observe(time.Since(start).Seconds())
 	s.metrics.skills.WithLabelValues("eligible").Set(float64(offered))
 	s.metrics.skills.WithLabelValues("ineligible").Set(float64(len(skills) - offered))
-	s.logChangesLocked(agentID, v, nv, skills)
+	if v == nil || v.prompt != nv.prompt {
+		s.logChangesLocked(agentID, skills, nv.eligible)
+	}
 
 	s.cacheMu.Lock()
 	if len(s.cache) >= MaxCachedAgents {
@@ -65,29 +67,36 @@ func (s *Server) promptFor(agentID string) string {
 
 // logChangesLocked logs a skill's verdict once per change, not per prompt
 // build, in the style operators filter on: skill=… missing_bins=[…]
-// missing_env=[…].
-func (s *Server) logChangesLocked(agentID string, prev, cur *agentView, skills []*skill.Skill) {
+// missing_env=[…]. The last verdict logged is kept per skill key, so a new
+// agent (or a client cycling agent ids) logs nothing the gateway already
+// said.
+func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, eligible map[string]bool) {
+	s.loggedMu.Lock()
+	defer s.loggedMu.Unlock()
 	for _, sk := range skills {
-		now := cur.eligible[sk.Key]
-		if prev != nil {
-			if was, ok := prev.eligible[sk.Key]; ok && was == now {
-				continue
-			}
+		p := s.prepared[sk]
+		verdict := "eligible"
+		var r eligibility.Result
+		if !eligible[sk.Key] {
+			r = p.EvaluateIndexed(s.index)
+			verdict = r.Stage + ": " + strings.Join(r.Reasons, "; ")
 		}
-		if now {
-			if prev != nil {
+		last, seen := s.logged[sk.Key]
+		if last == verdict {
+			continue
+		}
+		s.logged[sk.Key] = verdict
+		if eligible[sk.Key] {
+			if seen {
 				s.log.Info("skill enabled", "agent", agentID, "skill", sk.Name, "location", sk.Key)
 			}
 			continue
 		}
-		p := s.prepared[sk]
-		r := p.EvaluateIndexed(s.index)
-		var missingBins, missingEnv []string
-		missingBins = s.missingEverywhereLocked(p.Req.Bins, func(h *eligibility.Host) map[string]struct{} { return h.Bins })
+		missingBins := s.missingEverywhereLocked(p.Req.Bins, func(h *eligibility.Host) map[string]struct{} { return h.Bins })
 		if none := s.missingEverywhereLocked(p.Req.AnyBins, func(h *eligibility.Host) map[string]struct{} { return h.Bins }); len(none) > 0 && len(none) == len(p.Req.AnyBins) {
 			missingBins = append(missingBins, none...)
 		}
-		missingEnv = s.missingEverywhereLocked(p.Req.Env, func(h *eligibility.Host) map[string]struct{} { return h.Env })
+		missingEnv := s.missingEverywhereLocked(p.Req.Env, func(h *eligibility.Host) map[string]struct{} { return h.Env })
 		s.log.Warn("skill disabled: "+strings.Join(r.Reasons, "; "), "agent", agentID, "skill", sk.Name,
 			"missing_bins", fmt.Sprint(nonNil(missingBins)), "missing_env", fmt.Sprint(nonNil(missingEnv)),
 			"stage", r.Stage, "location", sk.Key)

@@ -41,8 +41,9 @@ func (s *Server) routes() http.Handler {
 func (s *Server) agentAuth(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if want := s.cfg.AgentToken; want != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || got == "" {
+			scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			got = strings.TrimSpace(got)
+			if !strings.EqualFold(scheme, "Bearer") || got == "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="skillgate"`)
 				writeError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer $SKILLGATE_AGENT_TOKEN")
 				return

@@ -57,6 +57,13 @@ func (s *Server) rebuildLocked() {
 			n.notifyInterest()
 		}
 	}
+	s.loggedMu.Lock()
+	for key := range s.logged {
+		if !s.snap.has(key) {
+			delete(s.logged, key) // memory follows the bucket
+		}
+	}
+	s.loggedMu.Unlock()
 	s.invalidateAllLocked()
 }
 

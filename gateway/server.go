@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
@@ -48,6 +49,9 @@ type Server struct {
 	matches    map[*eligibility.Prepared]int // hosts satisfying all host requirements
 	index      *eligibility.Index            // nodes that reported facts
 
+	loggedMu sync.Mutex
+	logged   map[string]string // skill key → last verdict logged
+
 	gen     atomic.Uint64 // bumped when every cached block is stale
 	cacheMu sync.RWMutex
 	cache   map[string]*agentView
@@ -69,6 +73,7 @@ func New(cfg Config) (*Server, error) {
 		log:     cfg.Logger,
 		nodes:   map[string]*session{},
 		cache:   map[string]*agentView{},
+		logged:  map[string]string{},
 		reload:  make(chan struct{}, 1),
 		started: time.Now(),
 	}
@@ -115,7 +120,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    64<<10 - 4096, // net/http allows 4 KiB more
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
@@ -153,9 +158,11 @@ func (s *Server) Close() error {
 			nodes = append(nodes, n)
 		}
 		s.mu.Unlock()
+		var wg sync.WaitGroup
 		for _, n := range nodes {
-			n.close(1001, "gateway shutting down")
+			wg.Go(func() { n.close(websocket.StatusGoingAway, "gateway shutting down") })
 		}
+		wg.Wait()
 	})
 	return nil
 }

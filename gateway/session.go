@@ -46,7 +46,10 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	c.SetReadLimit(protocol.ReadLimit)
 	sess := &session{srv: s, conn: c, log: s.log, notify: make(chan struct{}, 1), done: make(chan struct{})}
-	sess.serve(r.Context())
+	// The session outlives the server's base context on purpose: on
+	// shutdown Close ends it with a 1001 close frame rather than the
+	// library dropping the connection.
+	sess.serve(context.WithoutCancel(r.Context()))
 }
 
 func (n *session) close(code websocket.StatusCode, reason string) {
@@ -73,7 +76,7 @@ func (n *session) write(ctx context.Context, frame []byte) error {
 // failure before a successful connect.
 func (n *session) refuse(ctx context.Context, id, code, msg string) {
 	n.srv.metrics.frames.WithLabelValues("req", code).Inc()
-	n.log.Warn("node refused", "node", n.id, "code", code, "reason", msg)
+	n.log.Warn("node refused", "code", code, "reason", msg)
 	n.write(ctx, protocol.NewErr(id, code, msg))
 	n.close(websocket.StatusPolicyViolation, code)
 }
@@ -103,30 +106,32 @@ func (n *session) serve(ctx context.Context) {
 }
 
 func (n *session) logClosed(err error) {
-	switch websocket.CloseStatus(err) {
-	case websocket.StatusMessageTooBig:
+	switch {
+	case errors.Is(err, websocket.ErrMessageTooBig):
 		n.srv.metrics.frames.WithLabelValues("oversize", "error").Inc()
-		n.log.Warn("node sent a frame over the read limit; closed with 1009", "node", n.id, "limit", protocol.ReadLimit)
+		n.log.Warn("node sent a frame over the read limit; closed with 1009", "limit", protocol.ReadLimit)
+	case errors.Is(err, context.Canceled):
 	default:
-		if errors.Is(err, context.Canceled) {
-			return
-		}
-		n.log.Info("node disconnected", "node", n.id, "reason", err.Error())
+		n.log.Info("node disconnected", "reason", err.Error())
 	}
 }
 
 // handshake waits for req connect and answers it. It returns false when
 // the node was refused (the socket is then closed).
 func (n *session) handshake(ctx context.Context) bool {
-	rctx, cancel := context.WithTimeout(ctx, n.srv.cfg.ConnectTimeout)
-	typ, data, err := n.conn.Read(rctx)
-	cancel()
+	// Not a Read deadline: the library drops the TCP connection when a
+	// Read's context ends, and the node must get a 1008 close.
+	timer := time.AfterFunc(n.srv.cfg.ConnectTimeout, func() {
+		n.srv.metrics.frames.WithLabelValues("connect", "timeout").Inc()
+		n.log.Warn("node sent no connect in time; closing", "timeout", n.srv.cfg.ConnectTimeout.String())
+		n.close(websocket.StatusPolicyViolation, "connect timeout")
+	})
+	typ, data, err := n.conn.Read(ctx)
+	if !timer.Stop() {
+		return false // timed out: closed above
+	}
 	if err != nil {
-		if rctx.Err() != nil && ctx.Err() == nil {
-			n.srv.metrics.frames.WithLabelValues("connect", "timeout").Inc()
-			n.log.Warn("node sent no connect in time; closing", "timeout", n.srv.cfg.ConnectTimeout.String())
-			n.close(websocket.StatusPolicyViolation, "connect timeout")
-		} else if websocket.CloseStatus(err) == websocket.StatusMessageTooBig {
+		if errors.Is(err, websocket.ErrMessageTooBig) {
 			n.srv.metrics.frames.WithLabelValues("oversize", "error").Inc()
 		}
 		return false

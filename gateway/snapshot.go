@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,4 +108,10 @@ type storeHealth struct {
 	lastOK    time.Time // last successful snapshot
 	lastErr   error     // error of the last attempt, nil if it succeeded
 	lastTried time.Time
+}
+
+// has reports whether a skill with this key is in the snapshot.
+func (s *snapshot) has(key string) bool {
+	_, ok := slices.BinarySearchFunc(s.all, key, func(sk *skill.Skill, k string) int { return strings.Compare(sk.Key, k) })
+	return ok
 }

@@ -1,0 +1,414 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/protocol"
+)
+
+// TestNodeAuth checks shared and per-node tokens over raw connections (exact
+// frames and close status) and with a real skillgate-node.
+func TestNodeAuth(t *testing.T) {
+	g := startGateway(t, gwOptions{
+		files:     map[string]string{"skills/plain/SKILL.md": skillMD("plain", "No requirements.", "")},
+		nodeToken: "shared-token",
+		config: `{
+  // per-node tokens bind a node id
+  "gateway": {"nodeTokens": {"node-a": "token-a", "node-b": "token-b"}},
+}`,
+	})
+
+	refused := []struct{ name, id, token string }{
+		{"wrong token", "node-a", "not-the-token"},
+		{"token of another node", "node-a", "token-b"},
+		{"missing token", "node-a", ""},
+		{"shared token for a node with its own token", "node-a", "shared-token"},
+		{"per-node token of another node on an unlisted id", "node-c", "token-a"},
+		{"missing token on an unlisted id", "node-c", ""},
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			r := dialRaw(t, g)
+			r.sendText(connectFrame("auth-1", c.id, c.token, protocol.Version, []string{"execution"}, baseline))
+			f := r.expectErr("auth-1", protocol.CodeUnauthorized)
+			if strings.Contains(f.Error.Message, "token-") || strings.Contains(f.Error.Message, "shared-token") {
+				t.Errorf("the error message shows a token: %q", f.Error.Message)
+			}
+			r.expectClose(websocket.StatusPolicyViolation, "")
+		})
+	}
+	if strings.Contains(g.logs.String(), "token-a") || strings.Contains(g.logs.String(), "token-b") ||
+		strings.Contains(g.logs.String(), "shared-token") || strings.Contains(g.logs.String(), "not-the-token") {
+		t.Errorf("gateway logs show a token")
+	}
+
+	t.Run("accepted", func(t *testing.T) {
+		a := dialRaw(t, g)
+		a.connect("node-a", "token-a")
+		a.facts("f1", nil, nil)
+		c := dialRaw(t, g)
+		c.connect("node-c", "shared-token")
+		c.facts("f1", nil, nil)
+		g.waitNodes(t, "node-a,node-c")
+	})
+
+	t.Run("revoked on config reload", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.connect("node-d", "shared-token")
+		r.facts("f1", nil, nil)
+		eventually(t, waitFor, func() (string, bool) {
+			ids := g.reportingNodeIDs(t)
+			return ids, slices.Contains(strings.Split(ids, ","), "node-d")
+		})
+		// node-d gets a token of its own: the shared one no longer does.
+		g.writeConfig(t, `{"gateway": {"nodeTokens": {"node-a": "token-a", "node-b": "token-b", "node-d": "token-d"}}}`)
+		g.srv.Reload()
+		r.expectClose(websocket.StatusPolicyViolation, "")
+		eventually(t, waitFor, func() (string, bool) {
+			ids := g.reportingNodeIDs(t)
+			return ids, !slices.Contains(strings.Split(ids, ","), "node-d")
+		})
+		again := dialRaw(t, g)
+		again.connect("node-d", "token-d")
+	})
+
+	t.Run("real node with a wrong token exits 1", func(t *testing.T) {
+		p := startNode(t, g.base, "node-b", binDir(t), []string{"SKILLGATE_NODE_TOKEN=wrong-token-9f2c"})
+		if code := p.wait(waitFor); code != 1 {
+			t.Fatalf("skillgate-node exited with %d, want 1; output:\n%s", code, p.out.String())
+		}
+		if out := p.out.String(); !strings.Contains(out, "unauthorized") || strings.Contains(out, "wrong-token-9f2c") {
+			t.Errorf("node output should name the refusal (unauthorized) and not the token:\n%s", out)
+		}
+	})
+
+	t.Run("real node with its token file connects", func(t *testing.T) {
+		tf := filepath.Join(t.TempDir(), "token")
+		if err := os.WriteFile(tf, []byte("token-b\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		startNode(t, g.base, "node-b", binDir(t), nil, "--token-file", tf)
+		eventually(t, waitFor, func() (string, bool) {
+			ids := g.reportingNodeIDs(t)
+			return ids, slices.Contains(strings.Split(ids, ","), "node-b")
+		})
+	})
+}
+
+// TestBadInput sends what a real node never would and checks the exact
+// answer and close status of each case, and that a healthy node and prompt
+// builds are unaffected afterwards.
+func TestBadInput(t *testing.T) {
+	g := startGateway(t, gwOptions{
+		files:          map[string]string{"skills/alpha/SKILL.md": skillMD("alpha", "Uses alpha-tool.", `{"bins": ["alpha-tool"]}`)},
+		connectTimeout: 300 * time.Millisecond,
+	})
+	startNode(t, g.base, "healthy", binDir(t, "alpha-tool"), nil)
+	want := block(eAlpha)
+	g.waitPrompt(t, "main", want)
+	healthy := func(t *testing.T) {
+		t.Helper()
+		ns, body := g.nodes(t)
+		if !slices.ContainsFunc(ns, func(n nodeView) bool { return n.ID == "healthy" && n.FactsAt != nil && n.HostBinStatus["alpha-tool"] }) {
+			t.Errorf("the healthy node is gone:\n%s", body)
+		}
+		if got := g.prompt(t, "main"); got != want {
+			t.Errorf("prompt after the bad connection:\n%s\nwant:\n%s", got, want)
+		}
+	}
+
+	t.Run("malformed JSON before connect", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.sendText(`{"type":"req","id":"1","method":"connect",`)
+		r.expectErr("", protocol.CodeBadRequest)
+		r.expectClose(websocket.StatusPolicyViolation, "")
+		healthy(t)
+	})
+	t.Run("other method before connect", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.sendText(factsFrame("7", nil, nil))
+		r.expectErr("7", protocol.CodeNotConnected)
+		r.expectClose(websocket.StatusPolicyViolation, "")
+		healthy(t)
+	})
+	t.Run("unknown method before connect", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.sendText(`{"type":"req","id":"x","method":"status"}`)
+		r.expectErr("x", protocol.CodeNotConnected)
+		r.expectClose(websocket.StatusPolicyViolation, "")
+		healthy(t)
+	})
+	t.Run("no connect within the timeout", func(t *testing.T) {
+		r := dialRaw(t, g)
+		start := time.Now()
+		r.expectClose(websocket.StatusPolicyViolation, "")
+		if d := time.Since(start); d < 250*time.Millisecond || d > 3*time.Second {
+			t.Errorf("closed after %v, want about the 300ms connect timeout", d)
+		}
+		healthy(t)
+	})
+	t.Run("binary frame before connect", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.send(websocket.MessageBinary, []byte(connectFrame("1", "bin-node", "", 1, []string{"execution"}, baseline)))
+		r.expectClose(websocket.StatusUnsupportedData, "")
+		healthy(t)
+	})
+	t.Run("invalid facts", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.sendText(connectFrame("1", "bad-facts", "", protocol.Version, []string{"execution"}, []string{"filesystem.read"}))
+		f := r.expectErr("1", protocol.CodeInvalidFacts)
+		if !strings.Contains(f.Error.Message, "capabilities") {
+			t.Errorf("invalid_facts message %q does not name the field", f.Error.Message)
+		}
+		r.expectClose(websocket.StatusPolicyViolation, "")
+		healthy(t)
+	})
+	t.Run("unknown role", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.sendText(connectFrame("1", "bad-role", "", protocol.Version, []string{"gpu"}, baseline))
+		r.expectErr("1", protocol.CodeInvalidFacts)
+		r.expectClose(websocket.StatusPolicyViolation, "")
+		healthy(t)
+	})
+	t.Run("unsupported protocol", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.sendText(connectFrame("1", "future-node", "", 2, []string{"execution"}, baseline))
+		r.expectErr("1", protocol.CodeUnsupportedProtocol)
+		r.expectClose(websocket.StatusPolicyViolation, "")
+		healthy(t)
+	})
+	t.Run("oversize frame before connect", func(t *testing.T) {
+		r := dialRaw(t, g)
+		go r.c.Write(t.Context(), websocket.MessageText, oversizeFrame())
+		r.expectClose(websocket.StatusMessageTooBig, "")
+		healthy(t)
+	})
+
+	// After a successful connect.
+	t.Run("malformed frame after connect", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.connect("after-1", "")
+		r.sendText(`not json at all`)
+		r.expectErr("", protocol.CodeBadRequest)
+		r.sendText(`{"type":"req","method":"facts.update"}`) // no id
+		r.expectErr("", protocol.CodeBadRequest)
+		r.facts("2", nil, map[string]bool{"alpha-tool": true})
+		g.waitNodes(t, "after-1,healthy")
+		healthy(t)
+	})
+	t.Run("malformed facts.update params", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.connect("after-2", "")
+		r.sendText(`{"type":"req","id":"p","method":"facts.update","params":{"env":"ALPHA"}}`)
+		r.expectErr("p", protocol.CodeBadRequest)
+		r.facts("q", nil, nil)
+		healthy(t)
+	})
+	t.Run("unknown method after connect", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.connect("after-3", "")
+		r.sendText(`{"type":"req","id":"u1","method":"node.reboot","params":{}}`)
+		r.expectErr("u1", protocol.CodeUnknownMethod)
+		r.facts("u2", nil, nil)
+		healthy(t)
+	})
+	t.Run("second connect after connect", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.connect("after-4", "")
+		r.sendText(connectFrame("again", "after-4", "", protocol.Version, []string{"execution"}, baseline))
+		r.expectErr("again", protocol.CodeBadRequest)
+		r.facts("f", nil, nil)
+		healthy(t)
+	})
+	t.Run("oversize frame after connect", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.connect("after-5", "")
+		r.facts("f", nil, nil)
+		go r.c.Write(t.Context(), websocket.MessageText, oversizeFrame())
+		r.expectClose(websocket.StatusMessageTooBig, "")
+		eventually(t, waitFor, func() (string, bool) {
+			ids := g.reportingNodeIDs(t)
+			return ids, !strings.Contains(ids, "after-5")
+		})
+		healthy(t)
+	})
+	t.Run("frame of exactly 1 MiB is accepted", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.connect("after-exact", "")
+		r.send(websocket.MessageText, paddedFacts("exact", protocol.ReadLimit))
+		r.expectOK("exact")
+		r.facts("next", nil, nil)
+		healthy(t)
+	})
+	t.Run("oversize frames are counted", func(t *testing.T) {
+		before := g.metric(t, "skillgate_node_frames_total", `kind="oversize"`)
+		r := dialRaw(t, g)
+		r.connect("after-big", "")
+		go r.c.Write(t.Context(), websocket.MessageText, oversizeFrame())
+		r.expectClose(websocket.StatusMessageTooBig, "")
+		eventually(t, waitFor, func() (string, bool) {
+			v := g.metric(t, "skillgate_node_frames_total", `kind="oversize"`)
+			return fmt.Sprintf("oversize frames counted: %v (before: %v)", v, before), v == before+1
+		})
+		if !strings.Contains(g.logs.String(), "over the read limit") {
+			t.Errorf("no warning about the oversize frame in the gateway logs")
+		}
+	})
+	t.Run("binary frame after connect", func(t *testing.T) {
+		r := dialRaw(t, g)
+		r.connect("after-6", "")
+		r.facts("f", nil, nil)
+		r.send(websocket.MessageBinary, []byte(factsFrame("b", nil, nil)))
+		r.expectClose(websocket.StatusUnsupportedData, "")
+		eventually(t, waitFor, func() (string, bool) {
+			ids := g.reportingNodeIDs(t)
+			return ids, !strings.Contains(ids, "after-6")
+		})
+		healthy(t)
+	})
+	t.Run("unasked names are ignored", func(t *testing.T) {
+		r := dialRaw(t, g)
+		in := r.connect("after-7", "")
+		if !slices.Equal(in.Bins, []string{"alpha-tool"}) || len(in.Env) != 0 {
+			t.Errorf("interest %+v, want bins [alpha-tool] and no env", in)
+		}
+		r.facts("f", []string{"NOT_ASKED"}, map[string]bool{"alpha-tool": false, "not-asked": true})
+		eventually(t, waitFor, func() (string, bool) {
+			ns, body := g.nodes(t)
+			i := slices.IndexFunc(ns, func(n nodeView) bool { return n.ID == "after-7" })
+			ok := i >= 0 && ns[i].FactsAt != nil && len(ns[i].Env) == 0 &&
+				len(ns[i].HostBinStatus) == 1 && !ns[i].HostBinStatus["alpha-tool"]
+			return body, ok
+		})
+		healthy(t)
+	})
+}
+
+// oversizeFrame is a text frame one byte over the 1 MiB read limit.
+func oversizeFrame() []byte { return paddedFacts("big", protocol.ReadLimit+1) }
+
+// paddedFacts is a valid facts.update frame of exactly size bytes: an
+// unknown "pad" member fills it up (unknown keys are ignored).
+func paddedFacts(reqID string, size int) []byte {
+	b := []byte(factsFrame(reqID, nil, nil))
+	b = b[:len(b)-1] // drop the closing brace
+	pad := size - len(b) - len(`,"pad":""}`)
+	out := append(b, []byte(`,"pad":"`+strings.Repeat("x", pad)+`"}`)...)
+	if len(out) != size {
+		panic(fmt.Sprintf("paddedFacts: %d bytes, want %d", len(out), size))
+	}
+	return out
+}
+
+// TestReplacement connects the same node id twice: the new connect is
+// answered at once, even though the old peer is not reading, and the old
+// socket is closed with 1008 "replaced".
+func TestReplacement(t *testing.T) {
+	g := startGateway(t, gwOptions{files: map[string]string{"skills/alpha/SKILL.md": skillMD("alpha", "Uses alpha-tool.", `{"bins": ["alpha-tool"]}`)}})
+	old := dialRaw(t, g)
+	old.connect("dup", "")
+	old.facts("f1", nil, map[string]bool{"alpha-tool": true})
+	g.waitPrompt(t, "main", block(eAlpha))
+	// old does not read from here on, until the new session is up.
+
+	nu := dialRaw(t, g)
+	start := time.Now()
+	nu.connect("dup", "")
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the new connect took %v; it must not wait on the old peer", d)
+	}
+	// Until the new session reports facts, dup counts for nothing.
+	ns, body := g.nodes(t)
+	if len(ns) != 1 || ns[0].ID != "dup" || ns[0].FactsAt != nil {
+		t.Errorf("GET /v1/nodes after the replacement: %s, want one dup without facts yet", body)
+	}
+	g.waitPrompt(t, "main", "")
+	nu.facts("f1", nil, map[string]bool{"alpha-tool": true})
+	g.waitPrompt(t, "main", block(eAlpha))
+
+	old.expectClose(websocket.StatusPolicyViolation, "replaced")
+
+	// The old socket's end must not unregister the new session.
+	time.Sleep(200 * time.Millisecond)
+	ns, body = g.nodes(t)
+	if len(ns) != 1 || ns[0].ID != "dup" || ns[0].FactsAt == nil {
+		t.Fatalf("GET /v1/nodes: %s, want the new dup only", body)
+	}
+	if got := g.prompt(t, "main"); got != block(eAlpha) {
+		t.Errorf("prompt after the old socket closed:\n%s", got)
+	}
+	nu.facts("f2", nil, map[string]bool{"alpha-tool": true})
+}
+
+// TestGatewayShutdownClosesNodes stops a gateway with a node connected: the
+// node's socket must be closed with 1001 (going away), so that nodes can
+// tell a restart from a network failure.
+func TestGatewayShutdownClosesNodes(t *testing.T) {
+	g := startGateway(t, gwOptions{})
+	r := dialRaw(t, g)
+	r.connect("going", "")
+	r.facts("f", nil, nil)
+	g.waitNodes(t, "going")
+	go g.stop()
+	r.expectClose(websocket.StatusGoingAway, "")
+}
+
+// TestLogLinesHaveNoDuplicateKeys checks the gateway's JSON log lines after
+// a session's whole life (connect, facts, refusal, disconnect): a key that
+// appears twice in one line is ambiguous for log tooling (which "node"?).
+func TestLogLinesHaveNoDuplicateKeys(t *testing.T) {
+	g := startGateway(t, gwOptions{nodeToken: "tok",
+		files: map[string]string{"skills/alpha/SKILL.md": skillMD("alpha", "Uses alpha-tool.", `{"bins": ["alpha-tool"]}`)}})
+	r := dialRaw(t, g)
+	r.connect("dupkeys", "tok")
+	r.facts("f", []string{"UNASKED"}, map[string]bool{"alpha-tool": true})
+	g.waitNodes(t, "dupkeys")
+	r.c.Close(websocket.StatusNormalClosure, "bye")
+	g.waitNodes(t, "")
+	bad := dialRaw(t, g)
+	bad.sendText(connectFrame("1", "dupkeys", "wrong", protocol.Version, []string{"execution"}, baseline))
+	bad.expectErr("1", protocol.CodeUnauthorized)
+	bad.expectClose(websocket.StatusPolicyViolation, "")
+	eventually(t, waitFor, func() (string, bool) {
+		return g.logs.String(), strings.Contains(g.logs.String(), "node disconnected") && strings.Contains(g.logs.String(), "node refused")
+	})
+	for _, line := range strings.Split(strings.TrimSpace(g.logs.String()), "\n") {
+		if dup := duplicateKey(line); dup != "" {
+			t.Errorf("duplicate key %q in log line %s", dup, line)
+		}
+	}
+}
+
+// duplicateKey returns a top-level key that appears twice in a JSON object
+// line, or "" (also for lines that are not JSON objects).
+func duplicateKey(line string) string {
+	dec := json.NewDecoder(strings.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		k, _ := tok.(string)
+		if seen[k] {
+			return k
+		}
+		seen[k] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return ""
+		}
+	}
+	return ""
+}
