@@ -119,36 +119,12 @@ var indexStages = []struct {
 
 // EvaluateIndexed is Evaluate against the hosts of an index.
 func (p *Prepared) EvaluateIndexed(x *Index) Result {
-	r := Result{Skill: p.Skill, Always: p.Always, Reasons: []string{}, Hosts: []string{}}
-	switch {
-	case p.Excluded:
-		r.Stage = p.Stage
-		r.Reasons = []string{p.Reason}
-		return r
-	case p.Always, p.Req.Empty():
-		r.Eligible = true
-		return r
-	case x.Len() == 0:
-		r.Stage = StageRuntime
-		r.Reasons = []string{ReasonNoHosts}
-		return r
-	}
-	if p.Req.HasHost() {
+	return p.evaluate(x.Len(), func(r *Result) {
 		cand := x.filter(&p.Req, func(field string, vals []string) {
 			r.Reasons = append(r.Reasons, requiresReason(field, vals))
 		})
 		cand.each(func(i int) { r.Hosts = append(r.Hosts, x.hosts[i].ID) })
-		slices.Sort(r.Hosts)
-	}
-	if len(p.missingConfig) > 0 {
-		r.Reasons = append(r.Reasons, requiresReason(FieldConfig, p.missingConfig))
-	}
-	if len(r.Reasons) > 0 {
-		r.Stage = StageRuntime
-		return r
-	}
-	r.Eligible = true
-	return r
+	})
 }
 
 // filter runs the host filter chain and returns the candidate set; failed

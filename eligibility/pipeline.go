@@ -127,21 +127,7 @@ func Evaluate(skills []*skill.Skill, cfg *Config, hosts []*Host) []Result {
 // eligible; no requirements → eligible; no hosts → ineligible; then the
 // host filter chain on one shared candidate set, then config truthiness.
 func (p *Prepared) Evaluate(hosts []*Host) Result {
-	r := Result{Skill: p.Skill, Always: p.Always, Reasons: []string{}, Hosts: []string{}}
-	switch {
-	case p.Excluded:
-		r.Stage = p.Stage
-		r.Reasons = []string{p.Reason}
-		return r
-	case p.Always, p.Req.Empty():
-		r.Eligible = true
-		return r
-	case len(hosts) == 0:
-		r.Stage = StageRuntime
-		r.Reasons = []string{ReasonNoHosts}
-		return r
-	}
-	if p.Req.HasHost() {
+	return p.evaluate(len(hosts), func(r *Result) {
 		candidates := slices.Clone(hosts)
 		for _, st := range hostStages {
 			vals := *p.Req.field(st.field)
@@ -156,6 +142,28 @@ func (p *Prepared) Evaluate(hosts []*Host) Result {
 		for _, h := range candidates {
 			r.Hosts = append(r.Hosts, h.ID)
 		}
+	})
+}
+
+// evaluate is the frame both evaluators share; filter runs the host filter
+// chain, adding a reason per failing stage and the surviving host ids.
+func (p *Prepared) evaluate(nHosts int, filter func(r *Result)) Result {
+	r := Result{Skill: p.Skill, Always: p.Always, Reasons: []string{}, Hosts: []string{}}
+	switch {
+	case p.Excluded:
+		r.Stage = p.Stage
+		r.Reasons = []string{p.Reason}
+		return r
+	case p.Always, p.Req.Empty():
+		r.Eligible = true
+		return r
+	case nHosts == 0:
+		r.Stage = StageRuntime
+		r.Reasons = []string{ReasonNoHosts}
+		return r
+	}
+	if p.Req.HasHost() {
+		filter(&r)
 		slices.Sort(r.Hosts)
 	}
 	if len(p.missingConfig) > 0 {
