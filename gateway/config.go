@@ -20,6 +20,7 @@ const (
 	DefaultPoll           = 2 * time.Second
 	DefaultConnectTimeout = 10 * time.Second
 	DefaultPingInterval   = 15 * time.Second
+	DefaultMaxNodes       = 20000
 )
 
 // Config is what New needs. Store is required; the rest have defaults.
@@ -37,6 +38,7 @@ type Config struct {
 	// AgentToken is the bearer token of the /v1 API (SKILLGATE_AGENT_TOKEN).
 	AgentToken string
 
+	MaxNodes       int           // node connections held at once, connected or not
 	ConnectTimeout time.Duration // how long a node has to send connect
 	PingInterval   time.Duration // WebSocket ping period; a missed pong drops the node
 	Logger         *slog.Logger
@@ -48,6 +50,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Poll <= 0 {
 		c.Poll = DefaultPoll
+	}
+	if c.MaxNodes <= 0 {
+		c.MaxNodes = DefaultMaxNodes
 	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = DefaultConnectTimeout
@@ -68,6 +73,7 @@ type FileSettings struct {
 	Poll       string            `json:"poll"`
 	Insecure   bool              `json:"insecure"`
 	NodeTokens map[string]string `json:"nodeTokens"`
+	MaxNodes   int               `json:"maxNodes"`
 }
 
 // policy is one loaded version of the config file.
@@ -143,6 +149,13 @@ func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 		}
 		fs.Insecure = b
 	}
+	if v, ok := m["maxNodes"]; ok && v != nil {
+		f, ok := v.(float64)
+		if !ok || f < 1 || f != float64(int(f)) {
+			return fs, fmt.Errorf("%s: gateway.maxNodes: must be a positive whole number", path)
+		}
+		fs.MaxNodes = int(f)
+	}
 	if v, ok := m["nodeTokens"]; ok && v != nil {
 		tm, ok := v.(map[string]any)
 		if !ok {
@@ -159,9 +172,9 @@ func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch k {
-		case "listen", "store", "poll", "insecure", "nodeTokens":
+		case "listen", "store", "poll", "insecure", "nodeTokens", "maxNodes":
 		default:
-			return fs, fmt.Errorf("%s: gateway.%s: unknown setting (known: listen, store, poll, insecure, nodeTokens)", path, k)
+			return fs, fmt.Errorf("%s: gateway.%s: unknown setting (known: listen, store, poll, insecure, nodeTokens, maxNodes)", path, k)
 		}
 	}
 	return fs, nil

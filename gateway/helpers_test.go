@@ -152,6 +152,7 @@ type gwOptions struct {
 	poll           time.Duration // default 200ms
 	connectTimeout time.Duration
 	pingInterval   time.Duration
+	maxNodes       int
 }
 
 // newBucketStore makes a fresh bucket on srv and returns its S3 store.
@@ -198,6 +199,7 @@ func startGateway(t *testing.T, o gwOptions) *gw {
 		ConfigPath:     g.cfgPath,
 		Poll:           o.poll,
 		NodeToken:      o.nodeToken,
+		MaxNodes:       o.maxNodes,
 		AgentToken:     o.agentToken,
 		ConnectTimeout: o.connectTimeout,
 		PingInterval:   o.pingInterval,

@@ -1,8 +1,10 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -411,4 +413,43 @@ func duplicateKey(line string) string {
 		}
 	}
 	return ""
+}
+
+// TestNodeLimits: a gateway holds at most MaxNodes node sockets (connected
+// or still silent), and a node that floods facts.update is slowed down, not
+// served at wire speed.
+func TestNodeLimits(t *testing.T) {
+	g := startGateway(t, gwOptions{maxNodes: 2, files: map[string]string{"skills/alpha/SKILL.md": skillMD("alpha", "Uses alpha-tool.", `{"bins": ["alpha-tool"]}`)}})
+	a := dialRaw(t, g)
+	a.connect("a", "")
+	b := dialRaw(t, g) // holds a slot without ever connecting
+	_ = b
+
+	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+	defer cancel()
+	_, resp, err := websocket.Dial(ctx, g.wsURL, nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("third socket: err %v, response %v; want a 503 refusal", err, resp)
+	}
+
+	// Eleven updates cannot be processed in less than ten intervals.
+	start := time.Now()
+	for i := range 11 {
+		a.facts(fmt.Sprintf("f%d", i), nil, map[string]bool{"alpha-tool": i%2 == 0})
+	}
+	if d := time.Since(start); d < 10*50*time.Millisecond {
+		t.Errorf("11 facts.update answered in %v; the gateway must pace them at least 50ms apart", d)
+	}
+	g.waitPrompt(t, "main", block(eAlpha))
+
+	// The slot of a closed socket is free again.
+	b.c.CloseNow()
+	eventually(t, waitFor, func() (string, bool) {
+		c, _, err := websocket.Dial(ctx, g.wsURL, nil)
+		if err != nil {
+			return err.Error(), false
+		}
+		c.CloseNow()
+		return "", true
+	})
 }

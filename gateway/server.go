@@ -56,7 +56,8 @@ type Server struct {
 	cacheMu sync.RWMutex
 	cache   map[string]*agentView
 
-	reload chan struct{} // asks the poller to re-read the config file now
+	reload  chan struct{} // asks the poller to re-read the config file now
+	sockets atomic.Int64  // node WebSocket connections held, see MaxNodes
 
 	closeOnce sync.Once
 	httpSrv   *http.Server

@@ -18,6 +18,10 @@ import (
 // goroutine forever.
 const writeTimeout = 10 * time.Second
 
+// minFactsInterval is the shortest time between two facts.update a node
+// gets processed.
+const minFactsInterval = 50 * time.Millisecond
+
 // session is one node's WebSocket connection.
 type session struct {
 	srv    *Server
@@ -29,6 +33,8 @@ type session struct {
 	done   chan struct{}
 	once   sync.Once
 
+	lastFacts time.Time // read loop only
+
 	// Guarded by srv.mu.
 	facts       protocol.HostFacts
 	host        *eligibility.Host // nil until the first facts.update
@@ -39,6 +45,15 @@ type session struct {
 
 // handleNodeConnect serves GET /v1/nodes/connect.
 func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
+	// Bound the sockets one client can make the gateway hold: every
+	// connection counts until it ends, connected or not.
+	if n := s.sockets.Add(1); n > int64(s.cfg.MaxNodes) {
+		s.sockets.Add(-1)
+		s.metrics.frames.WithLabelValues("upgrade", "over_limit").Inc()
+		writeError(w, http.StatusServiceUnavailable, "too many node connections; raise gateway.maxNodes or add a gateway")
+		return
+	}
+	defer s.sockets.Add(-1)
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		s.metrics.frames.WithLabelValues("upgrade", "error").Inc()
@@ -197,6 +212,19 @@ func (n *session) handleFrame(ctx context.Context, data []byte) {
 	}
 	switch f.Method {
 	case protocol.MethodFactsUpdate:
+		// A node has no reason to report more than a few times a second;
+		// pausing the read loop pushes back on one that floods (TCP does
+		// the rest) and bounds the recount work it can cause.
+		if wait := time.Until(n.lastFacts.Add(minFactsInterval)); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			case <-n.done:
+				return
+			}
+		}
+		n.lastFacts = time.Now()
 		u, err := protocol.ParseFactsUpdate(f.Params)
 		if err != nil {
 			code := protocol.CodeBadRequest

@@ -38,6 +38,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	// A flag wins over the config file.
+	maxNodes := 0
 	if *configPath != "" {
 		fsettings, err := gateway.ReadFileSettings(*configPath)
 		if err != nil {
@@ -52,6 +53,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if !set["poll"] && fsettings.Poll != "" {
 			*poll, _ = time.ParseDuration(fsettings.Poll) // checked by ReadFileSettings
 		}
+		maxNodes = fsettings.MaxNodes
 		if !set["insecure"] {
 			*insecure = *insecure || fsettings.Insecure
 		}
@@ -74,6 +76,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ConfigPath: *configPath,
 		Poll:       *poll,
 		Insecure:   *insecure,
+		MaxNodes:   maxNodes,
 		NodeToken:  os.Getenv("SKILLGATE_NODE_TOKEN"),
 		AgentToken: os.Getenv("SKILLGATE_AGENT_TOKEN"),
 		Logger:     log,
