@@ -1,0 +1,251 @@
+// Command skillgate-fleet is a fleet simulator and load generator for sizing
+// a skillgate gateway and for `make bench`.
+//
+//	skillgate-fleet nodes  --gateway URL [-n 10000] [--mix FILE] [--churn 50/s] [--duration 60s]
+//	                       [--connect-rate 2000/s] [--connect-concurrency 256] [--id-prefix sim-]
+//	                       [--token-file F] [--probe-agent ID [--probe-runs 20]] [--json]
+//	skillgate-fleet skills --out DIR [-n 1000] [--probe] [--seed 1] [--force]
+//	skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s]
+//	                       [--token-file F] [--json]
+//
+// `nodes` simulates many nodes over real WebSockets, each a single goroutine
+// speaking protocol version 1 (connect, facts.update, interest events); it
+// only targets gateways on loopback. `skills` writes a directory store of
+// synthetic skills whose requirements use the simulated nodes' vocabulary
+// (binaries bin000…bin299, env names ENV_00…ENV_39). `load` is a closed-loop
+// HTTP load generator on GET /v1/agents/{id}/prompt (any gateway: sizing a
+// staging gateway from another host is a legitimate use).
+//
+// A mix file (--mix) is HuJSON: {"profiles": [PROFILE, …]} or a bare list,
+// each PROFILE an object
+//
+//	{"name": "linux", "weight": 60, "os": "linux", "roles": ["execution"],
+//	 "capabilities": ["filesystem.list", "filesystem.read", "filesystem.write", "shell.exec"],
+//	 "bins": ["git"], "env": ["GITHUB_TOKEN"], "randomBins": 30, "randomEnv": 3}
+//
+// where bins and env are present on every node of the profile, and each node
+// also gets randomBins of bin000…bin299 and randomEnv of ENV_00…ENV_39,
+// drawn from --seed and its index (so a reconnecting node reports the same
+// facts). The built-in mix is 60% linux and 30% darwin execution hosts with
+// 30 random binaries and 3 env names, and 10% windows specialized hosts.
+//
+// Tokens never go on the command line: the node token comes from
+// SKILLGATE_NODE_TOKEN or `nodes --token-file`, the agents' bearer token from
+// SKILLGATE_AGENT_TOKEN or `load --token-file`.
+//
+// Exit status: 0 success; 1 the run failed (the gateway refused the nodes,
+// the probe never saw its skill, a load request failed); 2 usage error, with
+// a message naming the flag or file.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Client names and environment variables.
+const (
+	clientName    = "skillgate-fleet/0.1"
+	nodeTokenEnv  = "SKILLGATE_NODE_TOKEN"
+	agentTokenEnv = "SKILLGATE_AGENT_TOKEN"
+)
+
+const usage = `skillgate-fleet simulates node fleets and loads a skillgate gateway (loopback only for nodes).
+
+Usage:
+  skillgate-fleet nodes  --gateway URL [-n 10000] [--mix FILE] [--churn 50/s] [--duration 60s]
+                         [--connect-rate 2000/s] [--connect-concurrency 256] [--id-prefix sim-]
+                         [--token-file F] [--probe-agent ID [--probe-runs 20]] [--json]
+  skillgate-fleet skills --out DIR [-n 1000] [--probe] [--seed 1] [--force]
+  skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s]
+                         [--token-file F] [--json]
+
+A --mix file is HuJSON: {"profiles": [{"name", "weight", "os", "roles", "capabilities",
+"bins", "env", "randomBins", "randomEnv"}, …]}; see the package documentation.
+Node tokens come from SKILLGATE_NODE_TOKEN or --token-file, agent tokens from
+SKILLGATE_AGENT_TOKEN or --token-file (load) / --agent-token-file (nodes).
+
+Run 'skillgate-fleet COMMAND -h' for the flags of one command.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal kills the process at once
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError is a bad command line or input file: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// run executes one command line and returns the exit status. It is the
+// whole program minus process concerns, so that tests can call it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "nodes":
+		err = cmdNodes(ctx, args[1:], stdout, stderr)
+	case "skills":
+		err = cmdSkills(args[1:], stdout, stderr)
+	case "load":
+		err = cmdLoad(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "skillgate-fleet: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "skillgate-fleet %s: %v\n", args[0], err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "skillgate-fleet %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("skillgate-fleet "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses args and refuses positional arguments, which no
+// subcommand takes.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (every option is a flag; see -h)", fs.Arg(0))
+	}
+	return nil
+}
+
+// parseRate reads a rate such as "2000/s", "50/s", "120/m" or a bare
+// number (per second). It returns events per second.
+func parseRate(flagName, s string) (float64, error) {
+	num, unit, hasUnit := strings.Cut(strings.TrimSpace(s), "/")
+	per := time.Second
+	if hasUnit {
+		switch unit {
+		case "s":
+		case "m", "min":
+			per = time.Minute
+		default:
+			return 0, usagef("--%s: %q: the unit must be /s or /m, as in 2000/s", flagName, s)
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v < 0 || v != v {
+		return 0, usagef("--%s: %q is not a rate like 2000/s", flagName, s)
+	}
+	return v / per.Seconds(), nil
+}
+
+// gatewayBase checks a --gateway value and returns the HTTP base URL
+// (http or https, no trailing slash) and the host.
+func gatewayBase(raw string) (base *url.URL, err error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil, usagef("--gateway is required: the gateway's base URL, e.g. http://127.0.0.1:7780")
+	}
+	if !strings.Contains(raw, "://") {
+		return nil, usagef("--gateway: %q has no scheme; use http://%s", raw, raw)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, usagef("--gateway: %q is not a URL: %v", raw, err)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "ws":
+		u.Scheme = "http"
+	case "https", "wss":
+		u.Scheme = "https"
+	default:
+		return nil, usagef("--gateway: scheme %q: use http, https, ws or wss", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, usagef("--gateway: %q has no host", raw)
+	}
+	if u.User != nil {
+		return nil, usagef("--gateway: credentials in the URL are not supported; use --token-file or the environment")
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, usagef("--gateway: %q: give the base URL only, without query or fragment", raw)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// isLoopbackHost reports whether host is "localhost" or a loopback IP.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// readToken returns the token from file when it is set, else from the
+// environment variable env ("" when neither is set).
+func readToken(flagName, file, env string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(os.Getenv(env)), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", usagef("--%s: %v", flagName, err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", usagef("--%s: %s is empty; write the token into it", flagName, file)
+	}
+	return tok, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
