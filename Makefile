@@ -13,7 +13,7 @@ export PATH := $(GOBIN):$(PATH)
 all: build
 
 build:
-	$(GO) build -o $(BIN)/ ./cmd/skillgate ./cmd/skillgate-node
+	$(GO) build -o $(BIN)/ ./cmd/skillgate ./cmd/skillgate-node ./cmd/skillgate-fleet
 
 ## test: vet, every test (MinIO-backed ones included) and a short fuzz run.
 test: minio

@@ -21,8 +21,16 @@ func NewHost(f *protocol.HostFacts) *Host {
 		Roles:        set(f.Roles),
 		Capabilities: set(f.Capabilities),
 		Env:          set(f.Env),
-		Bins:         make(map[string]struct{}, len(f.HostBinStatus)),
 	}
+	n := 0
+	for _, ok := range f.HostBinStatus {
+		if ok {
+			n++
+		}
+	}
+	// Sized to the binaries present, not to all asked: a gateway holds one
+	// Host per node.
+	h.Bins = make(map[string]struct{}, n)
 	for name, ok := range f.HostBinStatus {
 		if ok {
 			h.Bins[name] = struct{}{}

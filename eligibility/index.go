@@ -189,3 +189,13 @@ func (x *Index) Count(req *Requirements) int {
 	}
 	return x.filter(req, nil).count()
 }
+
+// ExplainIndexed is EvaluateIndexed without the host list: the verdict and
+// its reasons, cheap enough for log lines at fleet scale.
+func (p *Prepared) ExplainIndexed(x *Index) Result {
+	return p.evaluate(x.Len(), func(r *Result) {
+		x.filter(&p.Req, func(field string, vals []string) {
+			r.Reasons = append(r.Reasons, requiresReason(field, vals))
+		})
+	})
+}

@@ -110,6 +110,9 @@ func TestIndexMatchesNaive(t *testing.T) {
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("seed %d round %d skill %s requires %v:\nindexed %+v\nnaive   %+v", seed, round, s.Name, s.Requires, got, want)
 				}
+				if e := p.ExplainIndexed(x); e.Eligible != want.Eligible || !reflect.DeepEqual(e.Reasons, want.Reasons) || len(e.Hosts) != 0 {
+					t.Fatalf("seed %d skill %s: ExplainIndexed %+v, Evaluate %+v", seed, s.Name, e, want)
+				}
 				if v := p.EligibleIndexed(x); v != want.Eligible {
 					t.Fatalf("seed %d skill %s: EligibleIndexed %v, Evaluate %v", seed, s.Name, v, want.Eligible)
 				}

@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
@@ -16,20 +19,39 @@ type agentView struct {
 	gen      uint64
 	prompt   string
 	eligible map[string]bool // skill key → offered, to log changes
+
+	gzipOnce sync.Once
+	gzipped  []byte // prompt gzip-compressed, made on first request that accepts it
+}
+
+// gzip returns the block compressed, compressing it once per block: at a
+// thousand skills the block is a few hundred KiB and compresses ~10×.
+func (v *agentView) gzip() []byte {
+	v.gzipOnce.Do(func() {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+		zw.Write([]byte(v.prompt))
+		zw.Close()
+		v.gzipped = b.Bytes()
+	})
+	return v.gzipped
 }
 
 // promptFor returns the agent's prompt block, from the cache when nothing
 // it shows changed since it was built.
-func (s *Server) promptFor(agentID string) string {
+func (s *Server) promptFor(agentID string) string { return s.promptView(agentID).prompt }
+
+// promptView is promptFor returning the cached view itself.
+func (s *Server) promptView(agentID string) *agentView {
 	gen := s.gen.Load()
 	s.cacheMu.RLock()
 	v := s.cache[agentID]
 	s.cacheMu.RUnlock()
 	if v != nil && v.gen == gen {
-		s.metrics.promptBuilds.WithLabelValues("hit").Inc()
-		return v.prompt
+		s.metrics.promptHit.Inc()
+		return v
 	}
-	s.metrics.promptBuilds.WithLabelValues("miss").Inc()
+	s.metrics.promptMiss.Inc()
 
 	// Build under the read lock and store before releasing it, so that no
 	// writer can invalidate between the build and the store.
@@ -62,7 +84,7 @@ func (s *Server) promptFor(agentID string) string {
 	}
 	s.cache[agentID] = nv
 	s.cacheMu.Unlock()
-	return nv.prompt
+	return nv
 }
 
 // logChangesLocked logs a skill's verdict once per change, not per prompt
@@ -78,7 +100,7 @@ func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, eligibl
 		verdict := "eligible"
 		var r eligibility.Result
 		if !eligible[sk.Key] {
-			r = p.EvaluateIndexed(s.index)
+			r = p.ExplainIndexed(s.index)
 			verdict = r.Stage + ": " + strings.Join(r.Reasons, "; ")
 		}
 		last, seen := s.logged[sk.Key]

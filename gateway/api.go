@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"mime"
 	"net/http"
 	"path"
@@ -64,10 +65,34 @@ func (s *Server) agentAuth(h http.HandlerFunc) http.Handler {
 }
 
 func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
-	prompt := s.promptFor(r.PathValue("agentId"))
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write([]byte(prompt))
+	v := s.promptView(r.PathValue("agentId"))
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Vary", "Accept-Encoding")
+	if len(v.prompt) >= gzipMinSize && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		w.Write(v.gzip())
+		return
+	}
+	io.WriteString(w, v.prompt) // no copy of a block that may be hundreds of KiB
+}
+
+// gzipMinSize is the block size from which a gzip answer is worth it.
+const gzipMinSize = 4 << 10
+
+// acceptsGzip reports whether an Accept-Encoding value allows gzip (not
+// "gzip;q=0").
+func acceptsGzip(ae string) bool {
+	for part := range strings.SplitSeq(ae, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(params, " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
 }
 
 func (s *Server) handleSkills(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"slices"
 
 	"github.com/skillgate/skillgate/eligibility"
@@ -51,8 +52,11 @@ func (s *Server) rebuildLocked() {
 		}
 	}
 	bins, env := eligibility.Interest(all)
-	if !slices.Equal(bins, s.interest.Bins) || !slices.Equal(env, s.interest.Env) {
+	if s.interestJSON == nil || !slices.Equal(bins, s.interest.Bins) || !slices.Equal(env, s.interest.Env) {
 		s.interest = protocol.Interest{Bins: bins, Env: env}
+		// Encoded once here, not once per connect or push.
+		s.interestJSON, _ = json.Marshal(s.interest)
+		s.interestEvt, _ = protocol.NewEvt(protocol.EventInterest, s.interestJSON)
 		for _, n := range s.nodes {
 			n.notifyInterest()
 		}

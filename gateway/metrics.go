@@ -17,6 +17,8 @@ type metrics struct {
 	nodesConnected prometheus.Gauge
 	skills         *prometheus.GaugeVec
 	promptBuilds   *prometheus.CounterVec
+	promptHit      prometheus.Counter // promptBuilds{cache="hit"}, resolved once: it is on the hot path
+	promptMiss     prometheus.Counter
 	evalSeconds    prometheus.Histogram
 	storeRequests  *prometheus.CounterVec
 	frames         *prometheus.CounterVec
@@ -46,6 +48,8 @@ func newMetrics(s *Server) *metrics {
 			defer s.mu.RUnlock()
 			return s.snapshotAgeLocked(time.Now()).Seconds()
 		})
+	m.promptHit = m.promptBuilds.WithLabelValues("hit")
+	m.promptMiss = m.promptBuilds.WithLabelValues("miss")
 	m.reg.MustRegister(m.nodesConnected, m.skills, m.promptBuilds, m.evalSeconds, m.storeRequests, m.frames, snapshotAge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -453,3 +453,17 @@ func TestNodeLimits(t *testing.T) {
 		return "", true
 	})
 }
+
+// TestSilentNodeIsDropped: a node that stops answering pings stops counting
+// for prompt builds, without waiting for TCP to notice.
+func TestSilentNodeIsDropped(t *testing.T) {
+	g := startGateway(t, gwOptions{pingInterval: 200 * time.Millisecond,
+		files: map[string]string{"skills/alpha/SKILL.md": skillMD("alpha", "Uses alpha-tool.", `{"bins": ["alpha-tool"]}`)}})
+	r := dialRaw(t, g)
+	r.connect("quiet", "")
+	r.facts("f1", nil, map[string]bool{"alpha-tool": true})
+	g.waitPrompt(t, "main", block(eAlpha))
+	// r reads nothing from here on, so its library never answers a ping.
+	g.waitNodes(t, "")
+	g.waitPrompt(t, "main", "")
+}

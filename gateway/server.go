@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,6 +42,10 @@ type Server struct {
 	health   storeHealth
 	nodes    map[string]*session
 	interest protocol.Interest
+	// interestJSON and interestEvt are interest encoded, for connect
+	// answers and evt pushes.
+	interestJSON json.RawMessage
+	interestEvt  []byte
 
 	// Live eligibility (see live.go).
 	prepared   map[*skill.Skill]*eligibility.Prepared

@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -24,19 +26,31 @@ const minFactsInterval = 50 * time.Millisecond
 
 // session is one node's WebSocket connection.
 type session struct {
-	srv    *Server
-	conn   *websocket.Conn
-	log    *slog.Logger
-	id     string
-	token  string
-	notify chan struct{} // interest changed; coalesced
-	done   chan struct{}
-	once   sync.Once
+	srv   *Server
+	conn  *websocket.Conn
+	log   *slog.Logger
+	id    string
+	token string
+	done  chan struct{}
+	once  sync.Once
+
+	// One goroutine per node (the read loop) is all a quiet node costs:
+	// pings run from a timer and interest pushes from short-lived
+	// goroutines, serialized by pushMu so the last push sends the latest.
+	pingTimer *time.Timer
+	pushing   atomic.Bool
+	pushMu    sync.Mutex
 
 	lastFacts time.Time // read loop only
 
-	// Guarded by srv.mu.
-	facts       protocol.HostFacts
+	// Guarded by srv.mu. The reported binaries are kept as two bitsets
+	// over the (shared, sorted) interest list they answered: a map per node
+	// over hundreds of asked names would dominate the gateway's memory.
+	info        protocol.NodeInfo
+	env         []string
+	binNames    []string // the interest.Bins the bitsets index
+	binReported bitset
+	binTrue     bitset
 	host        *eligibility.Host // nil until the first facts.update
 	connectedAt time.Time
 	factsAt     time.Time
@@ -60,7 +74,11 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered
 	}
 	c.SetReadLimit(protocol.ReadLimit)
-	sess := &session{srv: s, conn: c, log: s.log, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	sess := &session{srv: s, conn: c, log: s.log, done: make(chan struct{})}
+	// Made stopped now, armed after connect, so close never races its
+	// creation.
+	sess.pingTimer = time.AfterFunc(time.Hour, sess.ping)
+	sess.pingTimer.Stop()
 	// The session outlives the server's base context on purpose: on
 	// shutdown Close ends it with a 1001 close frame rather than the
 	// library dropping the connection.
@@ -70,15 +88,52 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 func (n *session) close(code websocket.StatusCode, reason string) {
 	n.once.Do(func() {
 		close(n.done)
+		n.pingTimer.Stop()
 		n.conn.Close(code, reason)
 	})
 }
 
+// notifyInterest pushes the current interest to the node, coalescing
+// changes that come while a push is pending.
 func (n *session) notifyInterest() {
+	if n.pushing.Swap(true) {
+		return
+	}
+	go func() {
+		n.pushMu.Lock()
+		defer n.pushMu.Unlock()
+		n.pushing.Store(false) // a change from now on schedules another push
+		n.srv.mu.RLock()
+		evt := n.srv.interestEvt
+		n.srv.mu.RUnlock()
+		select {
+		case <-n.done:
+			return
+		default:
+		}
+		if err := n.write(context.Background(), evt); err != nil {
+			n.close(websocket.StatusGoingAway, "write failed")
+		}
+	}()
+}
+
+// ping runs from pingTimer; a missed pong drops the node at once.
+func (n *session) ping() {
+	ctx, cancel := context.WithTimeout(context.Background(), n.srv.cfg.PingInterval)
+	err := n.conn.Ping(ctx)
+	cancel()
 	select {
-	case n.notify <- struct{}{}:
+	case <-n.done:
+		return
 	default:
 	}
+	if err != nil {
+		n.log.Warn("node missed a ping; dropping it", "err", err)
+		n.srv.unregister(n) // now, not after the close handshake times out
+		n.close(websocket.StatusPolicyViolation, "ping timeout")
+		return
+	}
+	n.pingTimer.Reset(n.srv.cfg.PingInterval)
 }
 
 func (n *session) write(ctx context.Context, frame []byte) error {
@@ -104,7 +159,7 @@ func (n *session) serve(ctx context.Context) {
 		return
 	}
 	defer n.srv.unregister(n)
-	go n.writer(ctx)
+	n.pingTimer.Reset(n.srv.cfg.PingInterval)
 	for {
 		typ, data, err := n.conn.Read(ctx)
 		if err != nil {
@@ -182,9 +237,8 @@ func (n *session) handshake(ctx context.Context) bool {
 		n.refuse(ctx, f.ID, protocol.CodeUnauthorized, "token not valid for node "+n.id)
 		return false
 	}
-	facts := p.Node.HostFacts()
-	interest := n.srv.register(n, facts)
-	res, err := protocol.NewRes(f.ID, protocol.ConnectResult{Protocol: protocol.Version, Interest: interest})
+	interest := n.srv.register(n, p.Node)
+	res, err := protocol.NewRes(f.ID, connectResult{Protocol: protocol.Version, Interest: interest})
 	if err != nil {
 		n.close(websocket.StatusInternalError, "encoding")
 		return false
@@ -194,7 +248,7 @@ func (n *session) handshake(ctx context.Context) bool {
 		n.srv.unregister(n)
 		return false
 	}
-	n.log.Info("node connected", "os", facts.OS, "roles", facts.Roles, "client", p.Client)
+	n.log.Info("node connected", "os", p.Node.OS, "roles", p.Node.Roles, "client", p.Client)
 	return true
 }
 
@@ -249,41 +303,6 @@ func (n *session) handleFrame(ctx context.Context, data []byte) {
 	}
 }
 
-// writer pushes interest changes and pings the node; a missed pong drops
-// it at once.
-func (n *session) writer(ctx context.Context) {
-	t := time.NewTicker(n.srv.cfg.PingInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-n.done:
-			return
-		case <-n.notify:
-			n.srv.mu.RLock()
-			in := n.srv.interest
-			n.srv.mu.RUnlock()
-			evt, _ := protocol.NewEvt(protocol.EventInterest, in)
-			if err := n.write(ctx, evt); err != nil {
-				n.close(websocket.StatusGoingAway, "write failed")
-				return
-			}
-		case <-t.C:
-			pctx, cancel := context.WithTimeout(ctx, n.srv.cfg.PingInterval)
-			err := n.conn.Ping(pctx)
-			cancel()
-			if err != nil {
-				if ctx.Err() == nil {
-					n.log.Warn("node missed a ping; dropping it", "err", err)
-				}
-				n.close(websocket.StatusPolicyViolation, "ping timeout")
-				return
-			}
-		}
-	}
-}
-
 // tokenOK checks a node's token: a per-node token binds the id; otherwise
 // the shared token; with neither configured any token is accepted (the
 // gateway then only listens on loopback, or was told --insecure).
@@ -305,10 +324,10 @@ func (s *Server) tokenOKLocked(id, token string) bool {
 
 // register adds a node, replacing a connection with the same id at once,
 // and returns the current interest.
-func (s *Server) register(n *session, facts protocol.HostFacts) protocol.Interest {
+func (s *Server) register(n *session, info protocol.NodeInfo) json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n.facts = facts
+	n.info = info
 	n.connectedAt = time.Now().UTC()
 	old := s.nodes[n.id]
 	s.nodes[n.id] = n
@@ -320,7 +339,14 @@ func (s *Server) register(n *session, facts protocol.HostFacts) protocol.Interes
 		s.hostChangedLocked(old.id, old.host, nil)
 	}
 	s.metrics.nodesConnected.Set(float64(len(s.nodes)))
-	return s.interest
+	return s.interestJSON
+}
+
+// connectResult is protocol.ConnectResult with the interest encoded once
+// per change rather than once per connect.
+type connectResult struct {
+	Protocol int             `json:"protocol"`
+	Interest json.RawMessage `json:"interest"`
 }
 
 // unregister removes a node unless a newer connection replaced it.
@@ -356,12 +382,17 @@ func (s *Server) updateFacts(n *session, u protocol.FactsUpdate) {
 	}
 	slices.Sort(env)
 	env = slices.Compact(env)
-	bins := make(map[string]bool, len(u.HostBinStatus))
+	names := s.interest.Bins
+	var reported, present bitset
 	for b, ok := range u.HostBinStatus {
-		if _, asked := slices.BinarySearch(s.interest.Bins, b); asked {
-			bins[b] = ok
-		} else {
+		i, asked := slices.BinarySearch(names, b)
+		if !asked {
 			unasked = append(unasked, b)
+			continue
+		}
+		reported.set(i)
+		if ok {
+			present.set(i)
 		}
 	}
 	if len(unasked) > 0 && !n.warned {
@@ -372,30 +403,32 @@ func (s *Server) updateFacts(n *session, u protocol.FactsUpdate) {
 		}
 		n.log.Warn("protocol: node reported names the gateway did not ask for; ignored", "names", unasked)
 	}
-	facts := n.facts
-	facts.Env = env
-	facts.HostBinStatus = bins
-	if n.host != nil && slices.Equal(n.facts.Env, env) && mapsEqual(n.facts.HostBinStatus, bins) {
-		n.factsAt = time.Now().UTC()
+	n.factsAt = time.Now().UTC()
+	if n.host != nil && slices.Equal(n.env, env) && sameStrings(n.binNames, names) &&
+		n.binReported.equal(reported) && n.binTrue.equal(present) {
 		return // nothing changed: keep the caches
 	}
 	old := n.host
-	n.facts = facts
-	n.factsAt = time.Now().UTC()
+	n.env, n.binNames, n.binReported, n.binTrue = env, names, reported, present
+	facts := n.factsLocked()
 	n.host = eligibility.NewHost(&facts)
 	s.hostChangedLocked(n.id, old, n.host)
 }
 
-func mapsEqual(a, b map[string]bool) bool {
-	if len(a) != len(b) {
-		return false
+// factsLocked returns the node's host facts as reported. srv.mu must be held.
+func (n *session) factsLocked() protocol.HostFacts {
+	f := n.info.HostFacts()
+	if n.env != nil {
+		f.Env = n.env
 	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
+	n.binReported.each(func(i int) { f.HostBinStatus[n.binNames[i]] = n.binTrue.has(i) })
+	return f
+}
+
+// sameStrings reports whether a and b are the same slice (interest lists
+// are replaced, never changed, so identity is equality).
+func sameStrings(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // nodeJSON is one node in GET /v1/nodes.
@@ -410,7 +443,7 @@ func (s *Server) nodeList() []nodeJSON {
 	defer s.mu.RUnlock()
 	out := make([]nodeJSON, 0, len(s.nodes))
 	for _, n := range s.nodes {
-		j := nodeJSON{HostFacts: n.facts, ConnectedAt: n.connectedAt.Truncate(time.Second)}
+		j := nodeJSON{HostFacts: n.factsLocked(), ConnectedAt: n.connectedAt.Truncate(time.Second)}
 		if n.host != nil {
 			t := n.factsAt.Truncate(time.Second)
 			j.FactsAt = &t
