@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -104,9 +106,30 @@ func configLocation(path string) string {
 // readHosts reads a host-facts file and validates every host, so that eval
 // sees exactly what the gateway would accept from nodes.
 func readHosts(path string) ([]protocol.HostFacts, error) {
-	var hosts []protocol.HostFacts
-	if err := gateway.ReadHuJSONFile(path, &hosts); err != nil {
+	// A JSON array of host facts; the answer of GET /v1/nodes ({"nodes":
+	// […]}) is accepted too, so a live fleet can be replayed offline.
+	var raw json.RawMessage
+	if err := gateway.ReadHuJSONFile(path, &raw); err != nil {
 		return nil, fmt.Errorf("--hosts: %w", err)
+	}
+	var hosts []protocol.HostFacts
+	var err error
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '{' {
+		var nodes struct {
+			Nodes *[]protocol.HostFacts `json:"nodes"`
+		}
+		err = json.Unmarshal(raw, &nodes)
+		if err == nil && nodes.Nodes == nil {
+			err = errors.New(`expected a JSON array of host facts, or an object with "nodes" (the answer of GET /v1/nodes)`)
+		}
+		if nodes.Nodes != nil {
+			hosts = *nodes.Nodes
+		}
+	} else {
+		err = json.Unmarshal(raw, &hosts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--hosts: %s: %w", path, err)
 	}
 	seen := map[string]bool{}
 	for i := range hosts {

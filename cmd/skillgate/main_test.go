@@ -153,3 +153,30 @@ func TestValidate(t *testing.T) {
 		t.Errorf("missing file: exit %d, %q", code, errOut)
 	}
 }
+
+// TestEvalHostsFromNodes: the answer of GET /v1/nodes is a valid --hosts
+// file, so a live fleet can be replayed offline with the same result.
+func TestEvalHostsFromNodes(t *testing.T) {
+	arr, err := os.ReadFile(hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "nodes.json")
+	nodes := `{"nodes": ` + strings.Replace(string(arr), `"id": "mac-1",`, `"id": "mac-1", "connectedAt": "2026-11-22T10:00:00Z", "factsAt": null,`, 1) + `}`
+	if err := os.WriteFile(p, []byte(nodes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCmd(t, "eval", "--store", bucket, "--config", config, "--hosts", p, "--agent", "main", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, "eval-main.golden.json", out)
+
+	if err := os.WriteFile(p, []byte(`{"hosts": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = runCmd(t, "eval", "--store", bucket, "--hosts", p, "--agent", "main")
+	if code != 2 || !strings.Contains(errOut, `expected a JSON array of host facts, or an object with "nodes"`) {
+		t.Errorf("object without nodes: exit %d, %q", code, errOut)
+	}
+}
