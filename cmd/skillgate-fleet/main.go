@@ -5,7 +5,7 @@
 //	                       [--connect-rate 2000/s] [--connect-concurrency 256] [--id-prefix sim-]
 //	                       [--token-file F] [--probe-agent ID [--probe-runs 20]] [--json]
 //	skillgate-fleet skills --out DIR [-n 1000] [--probe] [--seed 1] [--force]
-//	skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s]
+//	skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s] [--gzip]
 //	                       [--token-file F] [--json]
 //
 // `nodes` simulates many nodes over real WebSockets, each a single goroutine
@@ -68,7 +68,7 @@ Usage:
                          [--connect-rate 2000/s] [--connect-concurrency 256] [--id-prefix sim-]
                          [--token-file F] [--probe-agent ID [--probe-runs 20]] [--json]
   skillgate-fleet skills --out DIR [-n 1000] [--probe] [--seed 1] [--force]
-  skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s]
+  skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s] [--gzip]
                          [--token-file F] [--json]
 
 A --mix file is HuJSON: {"profiles": [{"name", "weight", "os", "roles", "capabilities",

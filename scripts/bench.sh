@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# make bench: Go benchmarks (parse, evaluate naive vs indexed, render, prompt
+# build cached vs uncached, node event, rebuild) and a fleet load run
+# (1,000 skills, 10,000 simulated nodes over real WebSockets, prompt load
+# with and without churn). Raw results go to bench-results/, a summary to
+# stdout; BENCHMARKS.md is written from such a run. Loopback only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=bench-results
+rm -rf "$out"; mkdir -p "$out"
+work="$(mktemp -d "${TMPDIR:-/tmp}/skillgate-bench.XXXXXX")"
+listen=127.0.0.1:7798
+base=http://$listen
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT INT TERM
+
+{
+  echo "date:    $(date -u +%FT%TZ)"
+  echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "go:      $(go version)"
+  echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+} | tee "$out/machine.txt"
+
+echo; echo "== go benchmarks (go test -run '^\$' -bench . -benchmem ./skill ./eligibility ./promptbuild ./gateway)"
+go test -run '^$' -bench . -benchmem -benchtime 1s -timeout 20m ./skill ./eligibility ./promptbuild ./gateway | tee "$out/go-bench.txt"
+
+ns() { awk -v n="$1" '$1 ~ n"-[0-9]+$" {print $3}' "$out/go-bench.txt"; }
+echo; echo "== ratios from this run"
+for s in 100 1000; do for h in 100 1000 10000; do
+  naive=$(ns "BenchmarkEvaluate/naive/skills=$s/hosts=$h"); idx=$(ns "BenchmarkEvaluate/indexed/skills=$s/hosts=$h"); v=$(ns "BenchmarkEvaluate/verdict/skills=$s/hosts=$h")
+  awk -v s=$s -v h=$h -v a="$naive" -v b="$idx" -v c="$v" 'BEGIN{printf "evaluate %4d skills x %5d hosts: naive %10.3f ms, indexed %8.3f ms (%5.1fx), verdicts only %7.3f ms (%6.1fx)\n", s, h, a/1e6, b/1e6, a/b, c/1e6, a/c}'
+done; done | tee "$out/ratios.txt"
+for h in 1000 10000; do
+  c=$(ns "BenchmarkPromptBuild/cached/skills=1000/hosts=$h"); u=$(ns "BenchmarkPromptBuild/uncached/skills=1000/hosts=$h")
+  awk -v h=$h -v c="$c" -v u="$u" 'BEGIN{printf "prompt build 1000 skills, %5d hosts: cached %.0f ns, uncached %.1f us (%.0fx)\n", h, c, u/1e3, u/c}'
+done | tee -a "$out/ratios.txt"
+
+echo; echo "== fleet load run"
+go build -o "$work/bin/" ./cmd/skillgate ./cmd/skillgate-fleet
+B="$work/bin"
+"$B/skillgate-fleet" skills --out "$work/store" -n 1000 --probe >/dev/null
+"$B/skillgate" serve --store "$work/store" --listen $listen 2>"$work/gateway.log" &
+gw=$!; pids+=($gw)
+for _ in $(seq 100); do curl -fsS -o /dev/null $base/readyz 2>/dev/null && break; sleep 0.1; done
+rss() { awk '/VmRSS/{print $2}' /proc/$gw/status; }
+rss0=$(rss)
+
+fleet() { # name, extra flags…
+  local name=$1; shift
+  rm -f "$work/ready"
+  "$B/skillgate-fleet" nodes --gateway $base -n 10000 --ready-file "$work/ready" --json "$@" >"$out/nodes-$name.json" 2>"$work/nodes-$name.log" &
+  fl=$!; pids+=($fl)
+  for _ in $(seq 1800); do [ -f "$work/ready" ] && break; sleep 0.1; done
+  [ -f "$work/ready" ] || { echo "fleet $name did not come up:"; tail "$work/nodes-$name.log"; exit 1; }
+}
+load() { # name, load flags…
+  local name=$1; shift
+  "$B/skillgate-fleet" load --gateway $base --agents main --duration 15s --json "$@" >"$out/load-$name.json"
+  python3 - "$out/load-$name.json" "$name" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); l = d["latency"]
+print(f"load {sys.argv[2]:22s}: {d['requests']} requests, {d['errors']} errors, {d['throughput']:.0f} req/s, "
+      f"p50 {l['p50Ms']:.3f} ms, p99 {l['p99Ms']:.3f} ms, max {l['maxMs']:.3f} ms")
+PY
+}
+
+# The fleet runs for a fixed time and prints its summary (with the probe's
+# connect-to-prompt figures) when it ends; the load runs while it is up.
+fleet steady --duration 80s --probe-agent main
+sleep 3
+rss1=$(rss)
+awk -v a=$rss0 -v b=$rss1 'BEGIN{printf "gateway RSS: %d KiB idle, %d KiB with 10,000 nodes: %.1f KiB per node\n", a, b, (b-a)/10000}' | tee "$out/memory.txt"
+curl -fsS -o "$work/block" $base/v1/agents/main/prompt
+echo "prompt block: $(wc -c <"$work/block") bytes, $(grep -c '<skill ' "$work/block") skills" | tee "$out/connect.txt"
+load steady-c32-plain -c 32 | tee "$out/load.txt"
+load steady-c32-gzip -c 32 --gzip | tee -a "$out/load.txt"
+load steady-c4-gzip -c 4 --gzip | tee -a "$out/load.txt"
+wait $fl || true
+python3 - "$out/nodes-steady.json" <<'PY' | tee -a "$out/connect.txt"
+import json, sys
+d = json.load(open(sys.argv[1])); p = d["probe"]
+print(f"10,000 nodes connected and reported in {d['allConnectedSeconds']:.1f} s ({d['errors']} errors)")
+print(f"node connect -> first prompt that shows it: p50 {p['appear']['p50Ms']:.1f} ms, max {p['appear']['maxMs']:.1f} ms ({p['runs']} runs); "
+      f"disconnect -> gone: p50 {p['gone']['p50Ms']:.1f} ms, max {p['gone']['maxMs']:.1f} ms")
+PY
+
+fleet churn --duration 50s --churn 50/s
+load churn50-c32-gzip -c 32 --gzip | tee -a "$out/load.txt"
+load churn50-c4-gzip -c 4 --gzip | tee -a "$out/load.txt"
+curl -fsS $base/metrics | grep -E '^skillgate_(prompt_builds_total|evaluation_seconds_(sum|count))' > "$out/metrics.txt" || true
+wait $fl || true
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(f\"churn run: {d['churned']} nodes churned, {d['errors']} errors\")" "$out/nodes-churn.json" | tee -a "$out/load.txt"
+echo; echo "raw results in $out/"
