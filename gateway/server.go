@@ -107,8 +107,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // called. It refuses to listen beyond loopback without tokens unless
 // cfg.Insecure is set.
 func (s *Server) Run(ctx context.Context) error {
-	if err := s.checkExposure(); err != nil {
-		return err
+	if err := s.checkExposure(s.cfg.Listen); err != nil {
+		return err // before binding: nothing was reachable
 	}
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
@@ -119,6 +119,10 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Serve is Run on an existing listener.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := s.checkExposure(ln.Addr().String()); err != nil {
+		ln.Close()
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.refresh(ctx) // first snapshot before the first request
@@ -181,8 +185,10 @@ func (s *Server) Reload() {
 	}
 }
 
-func (s *Server) checkExposure() error {
-	if isLoopback(s.cfg.Listen) {
+// checkExposure refuses an address beyond loopback unless both node and
+// agent tokens are configured or cfg.Insecure is set (then it warns).
+func (s *Server) checkExposure(addr string) error {
+	if isLoopback(addr) {
 		return nil
 	}
 	s.mu.Lock()
@@ -201,10 +207,10 @@ func (s *Server) checkExposure() error {
 	}
 	if !s.cfg.Insecure {
 		return fmt.Errorf("refusing to listen on %s beyond loopback without %s: set them, listen on 127.0.0.1, or pass --insecure",
-			s.cfg.Listen, strings.Join(missing, " and "))
+			addr, strings.Join(missing, " and "))
 	}
 	s.log.Warn("INSECURE: listening beyond loopback without authentication; anyone who can reach this address can connect nodes or read skills",
-		"addr", s.cfg.Listen, "missing", missing)
+		"addr", addr, "missing", missing)
 	return nil
 }
 

@@ -180,3 +180,20 @@ func TestEvalHostsFromNodes(t *testing.T) {
 		t.Errorf("object without nodes: exit %d, %q", code, errOut)
 	}
 }
+
+// TestServeRefusesExposureWithoutTokens: without tokens the gateway only
+// listens on loopback, unless --insecure.
+func TestServeRefusesExposureWithoutTokens(t *testing.T) {
+	t.Setenv("SKILLGATE_NODE_TOKEN", "")
+	t.Setenv("SKILLGATE_AGENT_TOKEN", "")
+	_, errOut, code := runCmd(t, "serve", "--store", bucket, "--listen", "0.0.0.0:0")
+	if code != 2 || !strings.Contains(errOut, "refusing to listen on 0.0.0.0:0 beyond loopback without a node token") ||
+		!strings.Contains(errOut, "an agent token (SKILLGATE_AGENT_TOKEN)") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	t.Setenv("SKILLGATE_NODE_TOKEN", "n")
+	_, errOut, code = runCmd(t, "serve", "--store", bucket, "--listen", "0.0.0.0:0")
+	if code != 2 || strings.Contains(errOut, "node token") || !strings.Contains(errOut, "without an agent token") {
+		t.Errorf("node token only: exit %d, stderr %q", code, errOut)
+	}
+}
