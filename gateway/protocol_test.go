@@ -152,7 +152,7 @@ func TestBadInput(t *testing.T) {
 		r := dialRaw(t, g)
 		start := time.Now()
 		r.expectClose(websocket.StatusPolicyViolation, "")
-		if d := time.Since(start); d < 250*time.Millisecond || d > 3*time.Second {
+		if d := time.Since(start); d < 250*time.Millisecond || d > 5*time.Second {
 			t.Errorf("closed after %v, want about the 300ms connect timeout", d)
 		}
 		healthy(t)
@@ -324,7 +324,8 @@ func TestReplacement(t *testing.T) {
 	nu := dialRaw(t, g)
 	start := time.Now()
 	nu.connect("dup", "")
-	if d := time.Since(start); d > time.Second {
+	// Waiting on the old peer would take the 5 s close handshake timeout.
+	if d := time.Since(start); d > 4*time.Second {
 		t.Errorf("the new connect took %v; it must not wait on the old peer", d)
 	}
 	// Until the new session reports facts, dup counts for nothing.
