@@ -51,6 +51,10 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if root, err = gateway.LoadConfigRoot(*configPath); err != nil {
 			return fmt.Errorf("--config: %w", err)
 		}
+		// The file the gateway would refuse is refused here too.
+		if _, err := gateway.ReadFileSettings(*configPath); err != nil {
+			return fmt.Errorf("--config: %w", err)
+		}
 	}
 	cfg, cfgDiags := eligibility.NewConfig(root, configLocation(*configPath))
 

@@ -77,6 +77,7 @@ func TestEvalBadInput(t *testing.T) {
 	dup := write("dup.json", `[{"id":"h","os":"linux","roles":["specialized"]},{"id":"h","os":"linux","roles":["specialized"]}]`)
 	notJSON := write("bad.json", `[{"id":`)
 	badConfig := write("bad.hujson", `{"skills": [1,2]`)
+	typoConfig := write("typo.hujson", `{"gateway": {"lsten": "127.0.0.1:1"}}`)
 	tests := []struct {
 		name string
 		args []string
@@ -92,6 +93,8 @@ func TestEvalBadInput(t *testing.T) {
 			`host 0 (id "h"): capabilities: an execution host must have filesystem.list, filesystem.read, filesystem.write, shell.exec; missing filesystem.list, filesystem.read, filesystem.write`},
 		{"duplicate host", []string{"eval", "--store", bucket, "--hosts", dup, "--agent", "main"}, `host 1: id "h" appears twice`},
 		{"bad config", []string{"eval", "--store", bucket, "--hosts", hosts, "--config", badConfig, "--agent", "main"}, "--config: " + badConfig},
+		{"gateway setting the gateway would refuse", []string{"eval", "--store", bucket, "--hosts", hosts, "--config", typoConfig, "--agent", "main"},
+			"gateway.lsten: unknown setting"},
 		{"bad store URL", []string{"eval", "--store", "s3://?endpoint=x", "--hosts", hosts, "--agent", "main"}, "--store"},
 		{"unknown flag", []string{"eval", "--nope"}, "flag provided but not defined: -nope"},
 	}
