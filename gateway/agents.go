@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"compress/gzip"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -120,7 +119,7 @@ func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, eligibl
 		}
 		missingEnv := s.missingEverywhereLocked(p.Req.Env, func(h *eligibility.Host) map[string]struct{} { return h.Env })
 		s.log.Warn("skill disabled: "+strings.Join(r.Reasons, "; "), "agent", agentID, "skill", sk.Name,
-			"missing_bins", fmt.Sprint(nonNil(missingBins)), "missing_env", fmt.Sprint(nonNil(missingEnv)),
+			"missing_bins", nonNil(missingBins), "missing_env", nonNil(missingEnv),
 			"stage", r.Stage, "location", sk.Key)
 	}
 }
