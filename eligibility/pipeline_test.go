@@ -2,7 +2,9 @@ package eligibility
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/skillgate/skillgate/protocol"
@@ -286,14 +288,17 @@ func TestInterest(t *testing.T) {
 	for _, s := range skills {
 		prepared = append(prepared, Prepare(s, cfg))
 	}
-	bins, env := Interest(prepared)
+	bins, env, cut := Interest(prepared)
+	if cut != 0 {
+		t.Errorf("cut = %d", cut)
+	}
 	if want := []string{"claude", "gh", "tmux"}; !reflect.DeepEqual(bins, want) {
 		t.Errorf("bins = %v, want %v", bins, want)
 	}
 	if want := []string{"A_KEY", "B_TOKEN"}; !reflect.DeepEqual(env, want) {
 		t.Errorf("env = %v, want %v", env, want)
 	}
-	bins, env = Interest(nil)
+	bins, env, _ = Interest(nil)
 	if bins == nil || env == nil || len(bins)+len(env) != 0 {
 		t.Errorf("empty interest = %v %v, want two empty non-nil lists", bins, env)
 	}
@@ -308,5 +313,36 @@ func TestOrderKept(t *testing.T) {
 	}
 	if !reflect.DeepEqual(names, []string{"z", "a", "m"}) {
 		t.Errorf("order = %v", names)
+	}
+}
+
+// TestLimits: one SKILL.md cannot flood the nodes' interest.
+func TestLimits(t *testing.T) {
+	many := make([]any, MaxValues+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("bin%04d", i)
+	}
+	_, problems, _ := ParseRequirements(map[string]any{"anyBins": many})
+	if len(problems) != 1 || problems[0].Message != "has 257 entries, more than 256" {
+		t.Errorf("problems = %v", problems)
+	}
+	_, problems, _ = ParseRequirements(map[string]any{"bins": []any{strings.Repeat("x", 257)}})
+	if len(problems) != 1 || problems[0].Message != "entry 0 is longer than 256 bytes" {
+		t.Errorf("problems = %v", problems)
+	}
+
+	// Many valid skills together: the interest is capped, the rest cut.
+	var prepared []*Prepared
+	for s := range 20 {
+		vals := make([]any, MaxValues)
+		for i := range vals {
+			vals[i] = fmt.Sprintf("s%02d-bin%03d", s, i)
+		}
+		sk := &skill.Skill{Ref: skill.Ref{Key: fmt.Sprintf("skills/s%02d/SKILL.md", s)}, Name: fmt.Sprint(s), Requires: map[string]any{"bins": vals}}
+		prepared = append(prepared, Prepare(sk, nil))
+	}
+	bins, _, cut := Interest(prepared)
+	if len(bins) != MaxInterestNames || cut != 20*MaxValues-MaxInterestNames || bins[0] != "s00-bin000" {
+		t.Errorf("interest: %d bins (first %q), cut %d", len(bins), bins[0], cut)
 	}
 }

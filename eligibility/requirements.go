@@ -28,6 +28,9 @@ const (
 // Fields lists the requirement fields in host-filter order, config last.
 var Fields = []string{FieldHostRoles, FieldCapabilities, FieldAnyCapabilities, FieldOS, FieldEnv, FieldBins, FieldAnyBins, FieldConfig}
 
+// MaxValues is the most entries one requirement field may list.
+const MaxValues = 256
+
 // Requirements are the validated, normalized requirements of one skill:
 // entries trimmed, OS names lowercased with aliases resolved, duplicates
 // removed, declaration order kept.
@@ -117,6 +120,11 @@ func parseList(field string, v any) ([]string, []Problem) {
 	if !ok {
 		return nil, []Problem{{field, "must be a list of strings, got " + typeName(v)}}
 	}
+	if len(list) > MaxValues {
+		// Every bin and env name reaches every node as interest: one file
+		// must not be able to flood them.
+		return nil, []Problem{{field, "has " + strconv.Itoa(len(list)) + " entries, more than " + strconv.Itoa(MaxValues)}}
+	}
 	var out []string
 	var problems []Problem
 	for i, e := range list {
@@ -128,6 +136,10 @@ func parseList(field string, v any) ([]string, []Problem) {
 		s = strings.TrimSpace(s)
 		if s == "" {
 			problems = append(problems, Problem{field, "entry " + strconv.Itoa(i) + " is empty"})
+			continue
+		}
+		if len(s) > protocol.MaxNameLen {
+			problems = append(problems, Problem{field, "entry " + strconv.Itoa(i) + " is longer than " + strconv.Itoa(protocol.MaxNameLen) + " bytes"})
 			continue
 		}
 		switch field {

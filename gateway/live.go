@@ -51,7 +51,12 @@ func (s *Server) rebuildLocked() {
 			s.matches[p] = s.index.Count(&p.Req)
 		}
 	}
-	bins, env := eligibility.Interest(all)
+	bins, env, cut := eligibility.Interest(all)
+	if cut > 0 && cut != s.interestCut {
+		s.log.Error("interest over the limit: names past it count as absent on every host, so the skills needing them are not offered; trim the skills' requirement lists",
+			"cut", cut, "max_names", eligibility.MaxInterestNames, "max_bytes", eligibility.MaxInterestBytes)
+	}
+	s.interestCut = cut
 	if s.interestJSON == nil || !slices.Equal(bins, s.interest.Bins) || !slices.Equal(env, s.interest.Env) {
 		s.interest = protocol.Interest{Bins: bins, Env: env}
 		// Encoded once here, not once per connect or push.

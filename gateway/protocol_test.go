@@ -160,7 +160,8 @@ func TestBadInput(t *testing.T) {
 	t.Run("binary frame before connect", func(t *testing.T) {
 		r := dialRaw(t, g)
 		r.send(websocket.MessageBinary, []byte(connectFrame("1", "bin-node", "", 1, []string{"execution"}, baseline)))
-		r.expectClose(websocket.StatusUnsupportedData, "")
+		r.expectErr("", protocol.CodeBadRequest)
+		r.expectClose(websocket.StatusPolicyViolation, "")
 		healthy(t)
 	})
 	t.Run("invalid facts", func(t *testing.T) {
@@ -185,6 +186,13 @@ func TestBadInput(t *testing.T) {
 		r.sendText(connectFrame("1", "future-node", "", 2, []string{"execution"}, baseline))
 		r.expectErr("1", protocol.CodeUnsupportedProtocol)
 		r.expectClose(websocket.StatusPolicyViolation, "")
+		healthy(t)
+	})
+	t.Run("20 KiB frame before connect", func(t *testing.T) {
+		// Unauthenticated peers get a small read limit, not 1 MiB.
+		r := dialRaw(t, g)
+		go r.c.Write(t.Context(), websocket.MessageText, []byte(`{"type":"req","id":"1","method":"connect","params":{"pad":"`+strings.Repeat("x", 20<<10)+`"}}`))
+		r.expectClose(websocket.StatusMessageTooBig, "")
 		healthy(t)
 	})
 	t.Run("oversize frame before connect", func(t *testing.T) {

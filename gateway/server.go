@@ -39,6 +39,7 @@ type Server struct {
 	snap     *snapshot
 	pol      *policy
 	rejected string // error of the last rejected config file, "" if none
+	exposed  bool   // listening beyond loopback
 	health   storeHealth
 	nodes    map[string]*session
 	interest protocol.Interest
@@ -46,6 +47,7 @@ type Server struct {
 	// answers and evt pushes.
 	interestJSON json.RawMessage
 	interestEvt  []byte
+	interestCut  int // names left out of the interest by its limits
 
 	// Live eligibility (see live.go).
 	prepared   map[*skill.Skill]*eligibility.Prepared
@@ -123,6 +125,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return err
 	}
+	s.mu.Lock()
+	s.exposed = !isLoopback(ln.Addr().String())
+	s.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.refresh(ctx) // first snapshot before the first request
@@ -262,7 +267,7 @@ func (s *Server) refresh(ctx context.Context) {
 	}
 	for _, d := range snap.diags {
 		if !slices.Contains(s.snap.diags, d) {
-			s.log.Warn("storage: "+d.Message, "location", d.Location, "level", string(d.Level))
+			s.log.Warn("storage: "+d.Message, "location", d.Location, "severity", string(d.Level))
 		}
 	}
 	s.log.Info("skills loaded", "skills", len(snap.all), "agents", len(snap.agents))
@@ -287,6 +292,11 @@ func (s *Server) reloadConfig(force bool) {
 	pol, err := loadPolicy(s.cfg.ConfigPath)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err == nil && s.exposed && !s.cfg.Insecure && s.cfg.NodeToken == "" && len(pol.nodeTokens) == 0 {
+		// The loopback-only rule holds for the gateway's whole life, not
+		// only at start: a reload must not open node auth on a public port.
+		err = fmt.Errorf("%s: it leaves no node token (gateway.nodeTokens is empty and SKILLGATE_NODE_TOKEN is unset) while the gateway listens beyond loopback", s.cfg.ConfigPath)
+	}
 	if err != nil {
 		if force || s.rejected != err.Error() { // log a given bad content once
 			s.log.Error("config rejected; the previous config stays in force", "file", s.cfg.ConfigPath, "err", err)

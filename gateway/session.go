@@ -20,6 +20,9 @@ import (
 // goroutine forever.
 const writeTimeout = 10 * time.Second
 
+// preConnectReadLimit is the frame limit before a successful connect.
+const preConnectReadLimit = 16 << 10
+
 // minFactsInterval is the shortest time between two facts.update a node
 // gets processed.
 const minFactsInterval = 50 * time.Millisecond
@@ -73,7 +76,9 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 		s.metrics.frames.WithLabelValues("upgrade", "error").Inc()
 		return // Accept has answered
 	}
-	c.SetReadLimit(protocol.ReadLimit)
+	// Until connect succeeds a peer is unauthenticated: it may not make
+	// the gateway buffer megabytes (connect params are a few KiB).
+	c.SetReadLimit(preConnectReadLimit)
 	sess := &session{srv: s, conn: c, log: s.log, done: make(chan struct{})}
 	// Made stopped now, armed after connect, so close never races its
 	// creation.
@@ -207,8 +212,9 @@ func (n *session) handshake(ctx context.Context) bool {
 		return false
 	}
 	if typ != websocket.MessageText {
+		// Like any frame before a successful connect: answered, then 1008.
 		n.srv.metrics.frames.WithLabelValues("binary", "error").Inc()
-		n.close(websocket.StatusUnsupportedData, "binary frames are not part of the protocol")
+		n.refuse(ctx, "", protocol.CodeBadRequest, "binary frames are not part of the protocol; send req connect as a JSON text frame")
 		return false
 	}
 	f, err := protocol.DecodeFrame(data)
@@ -237,17 +243,27 @@ func (n *session) handshake(ctx context.Context) bool {
 		n.refuse(ctx, f.ID, protocol.CodeUnauthorized, "token not valid for node "+n.id)
 		return false
 	}
-	interest := n.srv.register(n, p.Node)
+	// An interest push must not overtake the connect answer: the node
+	// would drop it and keep the older interest of the answer.
+	n.pushMu.Lock()
+	interest, ok := n.srv.register(n, p.Node)
+	if !ok {
+		n.pushMu.Unlock()
+		n.refuse(ctx, f.ID, protocol.CodeUnauthorized, "token not valid for node "+n.id)
+		return false
+	}
 	res, err := protocol.NewRes(f.ID, connectResult{Protocol: protocol.Version, Interest: interest})
+	if err == nil {
+		n.srv.metrics.frames.WithLabelValues("connect", "ok").Inc()
+		err = n.write(ctx, res)
+	}
+	n.pushMu.Unlock()
 	if err != nil {
-		n.close(websocket.StatusInternalError, "encoding")
-		return false
-	}
-	n.srv.metrics.frames.WithLabelValues("connect", "ok").Inc()
-	if err := n.write(ctx, res); err != nil {
 		n.srv.unregister(n)
+		n.close(websocket.StatusInternalError, "connect answer failed")
 		return false
 	}
+	n.conn.SetReadLimit(protocol.ReadLimit)
 	n.log.Info("node connected", "os", p.Node.OS, "roles", p.Node.Roles, "client", p.Client)
 	return true
 }
@@ -286,8 +302,12 @@ func (n *session) handleFrame(ctx context.Context, data []byte) {
 			if errors.As(err, &pe) {
 				code = pe.Code
 			}
+			msg := err.Error()
+			if pe != nil {
+				msg = pe.Message // the code is in its own field
+			}
 			n.srv.metrics.frames.WithLabelValues("facts.update", code).Inc()
-			n.write(ctx, protocol.NewErr(f.ID, code, err.Error()))
+			n.write(ctx, protocol.NewErr(f.ID, code, msg))
 			return
 		}
 		n.srv.updateFacts(n, u)
@@ -324,9 +344,12 @@ func (s *Server) tokenOKLocked(id, token string) bool {
 
 // register adds a node, replacing a connection with the same id at once,
 // and returns the current interest.
-func (s *Server) register(n *session, info protocol.NodeInfo) json.RawMessage {
+func (s *Server) register(n *session, info protocol.NodeInfo) (json.RawMessage, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.tokenOKLocked(n.id, n.token) {
+		return nil, false // revoked by a reload since the check
+	}
 	n.info = info
 	n.connectedAt = time.Now().UTC()
 	old := s.nodes[n.id]
@@ -339,7 +362,7 @@ func (s *Server) register(n *session, info protocol.NodeInfo) json.RawMessage {
 		s.hostChangedLocked(old.id, old.host, nil)
 	}
 	s.metrics.nodesConnected.Set(float64(len(s.nodes)))
-	return s.interestJSON
+	return s.interestJSON, true
 }
 
 // connectResult is protocol.ConnectResult with the interest encoded once

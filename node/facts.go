@@ -29,12 +29,18 @@ func Probe(path []string, interest protocol.Interest) protocol.FactsUpdate {
 		if name == "" || len(name) > protocol.MaxNameLen {
 			continue
 		}
+		if len(u.HostBinStatus) >= protocol.MaxNames {
+			break // more would get the facts refused; the rest count as absent
+		}
 		if _, done := u.HostBinStatus[name]; done {
 			continue
 		}
 		u.HostBinStatus[name] = FindBin(path, name).Found != ""
 	}
 	for _, name := range interest.Env {
+		if len(u.Env) >= protocol.MaxNames {
+			break
+		}
 		if envSet(name) {
 			u.Env = append(u.Env, name)
 		}

@@ -42,18 +42,18 @@ func Open(ctx context.Context, storeURL string) (Store, error) {
 		}
 		return NewS3(ctx, cfg)
 	}
-	return nil, fmt.Errorf("store %q: unsupported scheme %q: expected a directory, file:///DIR or s3://BUCKET?endpoint=…", storeURL, scheme)
+	return nil, fmt.Errorf("store %q: unsupported scheme %q: expected a directory, file:///DIR or s3://BUCKET?endpoint=…", Redact(storeURL), scheme)
 }
 
 func openFileURL(storeURL string, u *url.URL) (Store, error) {
 	if u.Host != "" && u.Host != "localhost" {
-		return nil, fmt.Errorf("store %q: file URL host %q: expected file:///ABSOLUTE/PATH (no host)", storeURL, u.Host)
+		return nil, fmt.Errorf("store %q: file URL host %q: expected file:///ABSOLUTE/PATH (no host)", Redact(storeURL), u.Host)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("store %q: a file URL takes no query or fragment", storeURL)
+		return nil, fmt.Errorf("store %q: a file URL takes no query or fragment", Redact(storeURL))
 	}
 	if u.Path == "" {
-		return nil, fmt.Errorf("store %q: file URL has no path: expected file:///ABSOLUTE/PATH", storeURL)
+		return nil, fmt.Errorf("store %q: file URL has no path: expected file:///ABSOLUTE/PATH", Redact(storeURL))
 	}
 	return NewDir(u.Path)
 }
@@ -78,54 +78,54 @@ func ParseS3URL(storeURL string) (S3Config, error) {
 		return S3Config{}, fmt.Errorf("store: %w", err)
 	}
 	if !strings.EqualFold(u.Scheme, "s3") {
-		return S3Config{}, fmt.Errorf("store %q: expected an s3://BUCKET URL", storeURL)
+		return S3Config{}, fmt.Errorf("store %q: expected an s3://BUCKET URL", Redact(storeURL))
 	}
 	if u.User != nil {
 		return S3Config{}, fmt.Errorf("store %q: credentials do not go in the store URL: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)", Redact(storeURL))
 	}
 	if u.Host == "" {
-		return S3Config{}, fmt.Errorf("store %q: missing bucket: expected s3://BUCKET?endpoint=…", storeURL)
+		return S3Config{}, fmt.Errorf("store %q: missing bucket: expected s3://BUCKET?endpoint=…", Redact(storeURL))
 	}
 	if u.Port() != "" {
-		return S3Config{}, fmt.Errorf("store %q: bucket %q has a port: the service address goes in endpoint=, e.g. s3://BUCKET?endpoint=http://127.0.0.1:9000", storeURL, u.Host)
+		return S3Config{}, fmt.Errorf("store %q: bucket %q has a port: the service address goes in endpoint=, e.g. s3://BUCKET?endpoint=http://127.0.0.1:9000", Redact(storeURL), u.Host)
 	}
 	if u.Path != "" && u.Path != "/" {
-		return S3Config{}, fmt.Errorf("store %q: path %q after the bucket is not supported: expected s3://BUCKET?endpoint=… (skills live at the bucket's root)", storeURL, u.Path)
+		return S3Config{}, fmt.Errorf("store %q: path %q after the bucket is not supported: expected s3://BUCKET?endpoint=… (skills live at the bucket's root)", Redact(storeURL), u.Path)
 	}
 	if u.Fragment != "" {
-		return S3Config{}, fmt.Errorf("store %q: unexpected fragment %q", storeURL, "#"+u.Fragment)
+		return S3Config{}, fmt.Errorf("store %q: unexpected fragment %q", Redact(storeURL), "#"+u.Fragment)
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return S3Config{}, fmt.Errorf("store %q: query: %w", storeURL, err)
+		return S3Config{}, fmt.Errorf("store %q: query: %w", Redact(storeURL), err)
 	}
 	var unknown []string
 	for k, v := range q {
 		if !isS3Param(k) {
 			unknown = append(unknown, k)
 		} else if len(v) > 1 {
-			return S3Config{}, fmt.Errorf("store %q: parameter %s is given %d times", storeURL, k, len(v))
+			return S3Config{}, fmt.Errorf("store %q: parameter %s is given %d times", Redact(storeURL), k, len(v))
 		}
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return S3Config{}, fmt.Errorf("store %q: unknown parameter(s) %s: expected %s", storeURL, strings.Join(unknown, ", "), s3Params)
+		return S3Config{}, fmt.Errorf("store %q: unknown parameter(s) %s: expected %s", Redact(storeURL), strings.Join(unknown, ", "), s3Params)
 	}
 
 	cfg := S3Config{Bucket: u.Host, Endpoint: q.Get("endpoint"), Region: q.Get("region")}
 	if q.Has("endpoint") {
 		if err := checkEndpoint(cfg.Endpoint); err != nil {
-			return S3Config{}, fmt.Errorf("store %q: %w", storeURL, err)
+			return S3Config{}, fmt.Errorf("store %q: %w", Redact(storeURL), err)
 		}
 	}
 	if q.Has("region") && cfg.Region == "" {
-		return S3Config{}, fmt.Errorf("store %q: region is empty: give a region (\"auto\" for R2) or leave the parameter out", storeURL)
+		return S3Config{}, fmt.Errorf("store %q: region is empty: give a region (\"auto\" for R2) or leave the parameter out", Redact(storeURL))
 	}
 	cfg.PathStyle = cfg.Endpoint != ""
 	if q.Has("path_style") {
 		v, err := strconv.ParseBool(q.Get("path_style"))
 		if err != nil {
-			return S3Config{}, fmt.Errorf("store %q: path_style %q: expected true or false", storeURL, q.Get("path_style"))
+			return S3Config{}, fmt.Errorf("store %q: path_style %q: expected true or false", Redact(storeURL), q.Get("path_style"))
 		}
 		cfg.PathStyle = v
 	}
@@ -133,7 +133,8 @@ func ParseS3URL(storeURL string) (S3Config, error) {
 }
 
 // Redact returns a store URL fit for logs and status pages: user
-// information (which Open refuses anyway) is replaced by "REDACTED".
+// information (which Open refuses anyway), also inside the endpoint
+// parameter, is replaced by "REDACTED".
 // Directories and URLs without user information come back unchanged.
 func Redact(storeURL string) string {
 	if !strings.Contains(storeURL, "://") || !strings.Contains(storeURL, "@") {
@@ -145,6 +146,11 @@ func Redact(storeURL string) string {
 	}
 	if u.User != nil {
 		u.User = url.User("REDACTED")
+	}
+	// The endpoint parameter is a URL of its own and may carry some too.
+	if q := u.Query(); q.Has("endpoint") {
+		q.Set("endpoint", Redact(q.Get("endpoint")))
+		u.RawQuery = q.Encode()
 	}
 	return u.String()
 }

@@ -116,3 +116,14 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+func TestRedactAndRefuseEndpointCredentials(t *testing.T) {
+	u := "s3://b?endpoint=http://AKIA:SECRETKEY@127.0.0.1:9000&region=auto"
+	if got := r2store.Redact(u); strings.Contains(got, "SECRETKEY") || strings.Contains(got, "AKIA") {
+		t.Errorf("Redact(%q) = %q", u, got)
+	}
+	_, err := r2store.Open(t.Context(), u)
+	if err == nil || strings.Contains(err.Error(), "SECRETKEY") || !strings.Contains(err.Error(), "credentials in the URL are not accepted") {
+		t.Errorf("Open: %v", err)
+	}
+}

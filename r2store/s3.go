@@ -215,7 +215,11 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 func checkEndpoint(endpoint string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("endpoint %q: expected a URL like https://HOST or http://HOST:PORT", endpoint)
+		return fmt.Errorf("endpoint %q: expected a URL like https://HOST or http://HOST:PORT", Redact(endpoint))
+	}
+	if u.User != nil {
+		// It would end up in logs and on /readyz.
+		return errors.New("endpoint: credentials in the URL are not accepted; use AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE")
 	}
 	return nil
 }

@@ -100,13 +100,20 @@ func ListView(ctx context.Context, st Store, agentID string) ([]SkillObject, []s
 	return View(skills, agentID), diags, nil
 }
 
-// ListAll lists and classifies the whole bucket: global skills and every
-// agent's, as the gateway's snapshot needs.
+// ListAll lists and classifies both skill prefixes of the bucket (every
+// agent's skills and the global ones), as the gateway's snapshot needs.
+// Other objects of a shared bucket are not listed: on R2 or S3 that would
+// cost a request per 1,000 of them at every poll.
 func ListAll(ctx context.Context, st Store) ([]SkillObject, []skill.Diagnostic, error) {
-	objs, err := st.List(ctx, "")
+	agents, err := st.List(ctx, skill.AgentsPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
-	skills, diags := Classify(objs)
+	global, err := st.List(ctx, skill.GlobalPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	// "agents/" sorts before "skills/": the concatenation is in key order.
+	skills, diags := Classify(append(agents, global...))
 	return skills, diags, nil
 }

@@ -16,6 +16,28 @@ const (
 	maxDescription = 1024
 )
 
+// maxNesting bounds how deeply frontmatter may nest brackets. The YAML and
+// HuJSON parsers recurse per level, and a 256 KiB file of brackets would
+// cost hundreds of MiB; real metadata nests a handful of levels.
+const maxNesting = 64
+
+// bracketDepth returns how deeply [ and { nest in s, ignoring quoting: a
+// string with dozens of unbalanced opening brackets is no real skill
+// either, and ignoring quotes leaves no way to hide nesting from the count.
+func bracketDepth(s string) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[', '{':
+			depth++
+			deepest = max(deepest, depth)
+		case ']', '}':
+			depth = max(depth-1, 0)
+		}
+	}
+	return deepest
+}
+
 // maxDiagnostics caps the findings kept per file, so a file with thousands
 // of duplicate keys cannot flood `validate` output and gateway snapshots.
 const maxDiagnostics = 50
@@ -95,7 +117,11 @@ func parse(ref Ref, data []byte) (s *Skill, descFromBody bool) {
 
 	var fields map[string]any
 	if hasFM {
-		fields = p.readFrontmatter(fmText)
+		if d := bracketDepth(fmText); d > maxNesting {
+			p.warn("frontmatter nests brackets %d levels deep, more than %d; it is not read (name and description fall back to the directory and the body) — flatten it", d, maxNesting)
+		} else {
+			fields = p.readFrontmatter(fmText)
+		}
 	}
 
 	s.Name = p.name(fields, ref.Dir)

@@ -1005,3 +1005,21 @@ func TestYAMLErrorText(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDeepNesting: frontmatter nesting brackets past maxNesting is not
+// parsed (the parsers recurse per level), and the skill still loads.
+func TestParseDeepNesting(t *testing.T) {
+	deep := "---\nname: deep\nmetadata: '" + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "'\n---\nBody text.\n"
+	s := Parse(Ref{Key: "skills/d/SKILL.md", Dir: "d", Scope: ScopeGlobal}, []byte(deep))
+	if s.Name != "d" || s.Description != "Body text." || s.Metadata != nil {
+		t.Errorf("got name %q description %q metadata %v", s.Name, s.Description, s.Metadata)
+	}
+	want := "frontmatter nests brackets 100000 levels deep, more than 64; it is not read (name and description fall back to the directory and the body) — flatten it"
+	if len(s.Diagnostics) == 0 || s.Diagnostics[0].Message != want || s.Diagnostics[0].Level != LevelWarn {
+		t.Errorf("diagnostics = %v", s.Diagnostics)
+	}
+	ok := "---\nname: ok\nmetadata: {\"gsv\": {\"requires\": {\"bins\": [\"gh\"]}}}\n---\n"
+	if s := Parse(Ref{Key: "skills/ok/SKILL.md", Dir: "ok"}, []byte(ok)); s.Namespace != "gsv" {
+		t.Errorf("normal nesting: namespace %q, diagnostics %v", s.Namespace, s.Diagnostics)
+	}
+}

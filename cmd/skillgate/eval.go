@@ -42,9 +42,12 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := skill.ValidateID(*agent); err != nil {
 		return usagef("--agent: agent id %v", err)
 	}
-	hosts, err := readHosts(*hostsPath)
+	hosts, skipped, err := readHosts(*hostsPath)
 	if err != nil {
 		return err
+	}
+	for _, id := range skipped {
+		fmt.Fprintf(stderr, "skillgate eval: node %s has not reported facts yet (factsAt is null); like the gateway, eval does not count it\n", id)
 	}
 	root := map[string]any{}
 	if *configPath != "" {
@@ -64,11 +67,11 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	objs, diags, err := r2store.ListView(ctx, st, *agent)
 	if err != nil {
-		return fmt.Errorf("--store %s: %w", *storeURL, err)
+		return fmt.Errorf("--store %s: %w", r2store.Redact(*storeURL), err)
 	}
 	skills, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
 	if err != nil {
-		return fmt.Errorf("--store %s: %w", *storeURL, err)
+		return fmt.Errorf("--store %s: %w", r2store.Redact(*storeURL), err)
 	}
 	diags = append(diags, loadDiags...)
 
@@ -109,44 +112,55 @@ func configLocation(path string) string {
 
 // readHosts reads a host-facts file and validates every host, so that eval
 // sees exactly what the gateway would accept from nodes.
-func readHosts(path string) ([]protocol.HostFacts, error) {
+func readHosts(path string) (hosts []protocol.HostFacts, skipped []string, err error) {
 	// A JSON array of host facts; the answer of GET /v1/nodes ({"nodes":
 	// […]}) is accepted too, so a live fleet can be replayed offline.
 	var raw json.RawMessage
 	if err := gateway.ReadHuJSONFile(path, &raw); err != nil {
-		return nil, fmt.Errorf("--hosts: %w", err)
+		return nil, nil, fmt.Errorf("--hosts: %w", err)
 	}
-	var hosts []protocol.HostFacts
-	var err error
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '{' {
 		var nodes struct {
-			Nodes *[]protocol.HostFacts `json:"nodes"`
+			Nodes *[]struct {
+				protocol.HostFacts
+				FactsAt json.RawMessage `json:"factsAt"`
+			} `json:"nodes"`
 		}
 		err = json.Unmarshal(raw, &nodes)
 		if err == nil && nodes.Nodes == nil {
 			err = errors.New(`expected a JSON array of host facts, or an object with "nodes" (the answer of GET /v1/nodes)`)
 		}
 		if nodes.Nodes != nil {
-			hosts = *nodes.Nodes
+			for _, n := range *nodes.Nodes {
+				// As in the gateway: a node counts from its first facts.update.
+				if string(n.FactsAt) == "null" {
+					skipped = append(skipped, n.ID)
+					continue
+				}
+				hosts = append(hosts, n.HostFacts)
+			}
 		}
 	} else {
 		err = json.Unmarshal(raw, &hosts)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--hosts: %s: %w", path, err)
+		return nil, nil, fmt.Errorf("--hosts: %s: %w", path, err)
 	}
 	seen := map[string]bool{}
 	for i := range hosts {
 		h := &hosts[i]
 		if err := h.Validate(); err != nil {
-			return nil, fmt.Errorf("--hosts: %s: host %d (id %q): %w", path, i, h.ID, err)
+			return nil, nil, fmt.Errorf("--hosts: %s: host %d (id %q): %w", path, i, h.ID, err)
 		}
 		if seen[h.ID] {
-			return nil, fmt.Errorf("--hosts: %s: host %d: id %q appears twice", path, i, h.ID)
+			return nil, nil, fmt.Errorf("--hosts: %s: host %d: id %q appears twice", path, i, h.ID)
 		}
 		seen[h.ID] = true
 	}
-	return hosts, nil
+	if hosts == nil {
+		hosts = []protocol.HostFacts{}
+	}
+	return hosts, skipped, nil
 }
 
 func printReport(w io.Writer, rep *eligibility.Report, nhosts int) {

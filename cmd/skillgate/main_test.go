@@ -165,7 +165,7 @@ func TestEvalHostsFromNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := filepath.Join(t.TempDir(), "nodes.json")
-	nodes := `{"nodes": ` + strings.Replace(string(arr), `"id": "mac-1",`, `"id": "mac-1", "connectedAt": "2026-11-22T10:00:00Z", "factsAt": null,`, 1) + `}`
+	nodes := `{"nodes": ` + strings.Replace(string(arr), `"id": "mac-1",`, `"id": "mac-1", "connectedAt": "2026-11-22T10:00:00Z", "factsAt": "2026-11-22T10:00:01Z",`, 1) + `}`
 	if err := os.WriteFile(p, []byte(nodes), 0o644); err != nil {
 		t.Fatal(err)
 	}
