@@ -1,6 +1,10 @@
 package eligibility
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/skillgate/skillgate/internal/bitset"
+)
 
 // Index holds connected hosts by attribute (role, capability, OS, env
 // name, binary) as bitsets over host slots, so that a skill's host filter
@@ -11,8 +15,8 @@ type Index struct {
 	hosts []*Host        // slot → host, nil when free
 	slots map[string]int // host id → slot
 	free  []int
-	all   bitset
-	attrs [numAttrs]map[string]bitset
+	all   bitset.Set
+	attrs [numAttrs]map[string]bitset.Set
 }
 
 type attr int
@@ -30,7 +34,7 @@ const (
 func NewIndex() *Index {
 	x := &Index{slots: map[string]int{}}
 	for i := range x.attrs {
-		x.attrs[i] = map[string]bitset{}
+		x.attrs[i] = map[string]bitset.Set{}
 	}
 	return x
 }
@@ -58,10 +62,10 @@ func (x *Index) Put(h *Host) {
 		x.hosts = append(x.hosts, h)
 	}
 	x.slots[h.ID] = s
-	x.all.set(s)
+	x.all.Add(s)
 	x.each(h, func(a attr, name string) {
 		b := x.attrs[a][name]
-		b.set(s)
+		b.Add(s)
 		x.attrs[a][name] = b
 	})
 }
@@ -75,12 +79,12 @@ func (x *Index) Remove(id string) {
 	h := x.hosts[s]
 	x.each(h, func(a attr, name string) {
 		b := x.attrs[a][name]
-		b.clear(s)
-		if b.empty() {
+		b.Remove(s)
+		if b.Empty() {
 			delete(x.attrs[a], name) // memory follows the fleet
 		}
 	})
-	x.all.clear(s)
+	x.all.Remove(s)
 	x.hosts[s] = nil
 	delete(x.slots, id)
 	x.free = append(x.free, s)
@@ -123,15 +127,15 @@ func (p *Prepared) EvaluateIndexed(x *Index) Result {
 		cand := x.filter(&p.Req, func(field string, vals []string) {
 			r.Reasons = append(r.Reasons, requiresReason(field, vals))
 		})
-		cand.each(func(i int) { r.Hosts = append(r.Hosts, x.hosts[i].ID) })
+		cand.Each(func(i int) { r.Hosts = append(r.Hosts, x.hosts[i].ID) })
 	})
 }
 
 // filter runs the host filter chain and returns the candidate set; failed
 // is called for every stage that leaves it empty.
-func (x *Index) filter(req *Requirements, failed func(field string, vals []string)) bitset {
+func (x *Index) filter(req *Requirements, failed func(field string, vals []string)) bitset.Set {
 	cand := slices.Clone(x.all)
-	var tmp bitset
+	var tmp bitset.Set
 	for _, st := range indexStages {
 		vals := *req.field(st.field)
 		if len(vals) == 0 {
@@ -139,17 +143,17 @@ func (x *Index) filter(req *Requirements, failed func(field string, vals []strin
 		}
 		m := x.attrs[st.attr]
 		if st.any {
-			tmp = append(tmp[:0], make(bitset, len(cand))...)
+			tmp = append(tmp[:0], make(bitset.Set, len(cand))...)
 			for _, v := range vals {
-				tmp.or(m[v])
+				tmp.Or(m[v])
 			}
-			cand.and(tmp)
+			cand.And(tmp)
 		} else {
 			for _, v := range vals {
-				cand.and(m[v])
+				cand.And(m[v])
 			}
 		}
-		if cand.empty() && failed != nil {
+		if cand.Empty() && failed != nil {
 			failed(st.field, vals)
 		}
 	}
@@ -179,7 +183,7 @@ func (p *Prepared) EligibleIndexed(x *Index) bool {
 	case x.Len() == 0, len(p.missingConfig) > 0:
 		return false
 	}
-	return !p.Req.HasHost() || !x.filter(&p.Req, nil).empty()
+	return !p.Req.HasHost() || !x.filter(&p.Req, nil).Empty()
 }
 
 // Count returns how many hosts satisfy every host requirement.
@@ -187,7 +191,7 @@ func (x *Index) Count(req *Requirements) int {
 	if !req.HasHost() {
 		return x.Len()
 	}
-	return x.filter(req, nil).count()
+	return x.filter(req, nil).Len()
 }
 
 // ExplainIndexed is EvaluateIndexed without the host list: the verdict and

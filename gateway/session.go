@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/bitset"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -52,8 +53,8 @@ type session struct {
 	info        protocol.NodeInfo
 	env         []string
 	binNames    []string // the interest.Bins the bitsets index
-	binReported bitset
-	binTrue     bitset
+	binReported bitset.Set
+	binTrue     bitset.Set
 	host        *eligibility.Host // nil until the first facts.update
 	connectedAt time.Time
 	factsAt     time.Time
@@ -406,16 +407,16 @@ func (s *Server) updateFacts(n *session, u protocol.FactsUpdate) {
 	slices.Sort(env)
 	env = slices.Compact(env)
 	names := s.interest.Bins
-	var reported, present bitset
+	var reported, present bitset.Set
 	for b, ok := range u.HostBinStatus {
 		i, asked := slices.BinarySearch(names, b)
 		if !asked {
 			unasked = append(unasked, b)
 			continue
 		}
-		reported.set(i)
+		reported.Add(i)
 		if ok {
-			present.set(i)
+			present.Add(i)
 		}
 	}
 	if len(unasked) > 0 && !n.warned {
@@ -428,7 +429,7 @@ func (s *Server) updateFacts(n *session, u protocol.FactsUpdate) {
 	}
 	n.factsAt = time.Now().UTC()
 	if n.host != nil && slices.Equal(n.env, env) && sameStrings(n.binNames, names) &&
-		n.binReported.equal(reported) && n.binTrue.equal(present) {
+		n.binReported.Equal(reported) && n.binTrue.Equal(present) {
 		return // nothing changed: keep the caches
 	}
 	old := n.host
@@ -444,7 +445,7 @@ func (n *session) factsLocked() protocol.HostFacts {
 	if n.env != nil {
 		f.Env = n.env
 	}
-	n.binReported.each(func(i int) { f.HostBinStatus[n.binNames[i]] = n.binTrue.has(i) })
+	n.binReported.Each(func(i int) { f.HostBinStatus[n.binNames[i]] = n.binTrue.Has(i) })
 	return f
 }
 
