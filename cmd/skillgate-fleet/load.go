@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -43,7 +44,7 @@ type loadResult struct {
 }
 
 func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("load", stderr)
+	fs := cli.NewFlagSet("skillgate-fleet load", stderr)
 	gw := fs.String("gateway", "", "gateway base URL, e.g. http://127.0.0.1:7780")
 	agentList := fs.String("agents", "main", "comma-separated agent ids; requests rotate over them")
 	c := fs.Int("c", 64, "concurrent workers (closed loop: each sends its next request when the last one is answered)")
@@ -60,18 +61,18 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	agents := splitList(*agentList)
 	if len(agents) == 0 {
-		return usagef("--agents: give at least one agent id, e.g. --agents main")
+		return cli.Usagef("--agents: give at least one agent id, e.g. --agents main")
 	}
 	for _, a := range agents {
 		if err := protocol.ValidateID(a); err != nil {
-			return usagef("--agents: agent id %v", err)
+			return cli.Usagef("--agents: agent id %v", err)
 		}
 	}
 	switch {
 	case *c < 1 || *c > maxWorkers:
-		return usagef("-c: %d is out of range (1…%d)", *c, maxWorkers)
+		return cli.Usagef("-c: %d is out of range (1…%d)", *c, maxWorkers)
 	case *duration <= 0:
-		return usagef("--duration: must be positive, e.g. 20s")
+		return cli.Usagef("--duration: must be positive, e.g. 20s")
 	}
 	token, err := readToken("token-file", *tokenFile, agentTokenEnv)
 	if err != nil {

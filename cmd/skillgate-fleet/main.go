@@ -52,6 +52,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/cli"
 )
 
 // Client names and environment variables.
@@ -90,15 +92,6 @@ func main() {
 	os.Exit(code)
 }
 
-// usageError is a bad command line or input file: exit status 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
-}
-
 // run executes one command line and returns the exit status. It is the
 // whole program minus process concerns, so that tests can call it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -121,24 +114,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skillgate-fleet: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	var ue *usageError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &ue):
+	case cli.IsUsage(err):
 		fmt.Fprintf(stderr, "skillgate-fleet %s: %v\n", args[0], err)
 		return 2
 	default:
 		fmt.Fprintf(stderr, "skillgate-fleet %s: %v\n", args[0], err)
 		return 1
 	}
-}
-
-// newFlagSet returns a flag set that reports errors instead of exiting.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("skillgate-fleet "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
 }
 
 // parseFlags parses args and refuses positional arguments, which no
@@ -148,10 +133,10 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return &usageError{err.Error()}
+		return cli.Usagef("%v", err)
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (every option is a flag; see -h)", fs.Arg(0))
+		return cli.Usagef("unexpected argument %q (every option is a flag; see -h)", fs.Arg(0))
 	}
 	return nil
 }
@@ -167,12 +152,12 @@ func parseRate(flagName, s string) (float64, error) {
 		case "m", "min":
 			per = time.Minute
 		default:
-			return 0, usagef("--%s: %q: the unit must be /s or /m, as in 2000/s", flagName, s)
+			return 0, cli.Usagef("--%s: %q: the unit must be /s or /m, as in 2000/s", flagName, s)
 		}
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || v < 0 || v != v {
-		return 0, usagef("--%s: %q is not a rate like 2000/s", flagName, s)
+		return 0, cli.Usagef("--%s: %q is not a rate like 2000/s", flagName, s)
 	}
 	return v / per.Seconds(), nil
 }
@@ -182,14 +167,14 @@ func parseRate(flagName, s string) (float64, error) {
 func gatewayBase(raw string) (base *url.URL, err error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return nil, usagef("--gateway is required: the gateway's base URL, e.g. http://127.0.0.1:7780")
+		return nil, cli.Usagef("--gateway is required: the gateway's base URL, e.g. http://127.0.0.1:7780")
 	}
 	if !strings.Contains(raw, "://") {
-		return nil, usagef("--gateway: %q has no scheme; use http://%s", raw, raw)
+		return nil, cli.Usagef("--gateway: %q has no scheme; use http://%s", raw, raw)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, usagef("--gateway: %q is not a URL: %v", raw, err)
+		return nil, cli.Usagef("--gateway: %q is not a URL: %v", raw, err)
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "http", "ws":
@@ -197,16 +182,16 @@ func gatewayBase(raw string) (base *url.URL, err error) {
 	case "https", "wss":
 		u.Scheme = "https"
 	default:
-		return nil, usagef("--gateway: scheme %q: use http, https, ws or wss", u.Scheme)
+		return nil, cli.Usagef("--gateway: scheme %q: use http, https, ws or wss", u.Scheme)
 	}
 	if u.Host == "" {
-		return nil, usagef("--gateway: %q has no host", raw)
+		return nil, cli.Usagef("--gateway: %q has no host", raw)
 	}
 	if u.User != nil {
-		return nil, usagef("--gateway: credentials in the URL are not supported; use --token-file or the environment")
+		return nil, cli.Usagef("--gateway: credentials in the URL are not supported; use --token-file or the environment")
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, usagef("--gateway: %q: give the base URL only, without query or fragment", raw)
+		return nil, cli.Usagef("--gateway: %q: give the base URL only, without query or fragment", raw)
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
@@ -230,11 +215,11 @@ func readToken(flagName, file, env string) (string, error) {
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return "", usagef("--%s: %v", flagName, err)
+		return "", cli.Usagef("--%s: %v", flagName, err)
 	}
 	tok := strings.TrimSpace(string(b))
 	if tok == "" {
-		return "", usagef("--%s: %s is empty; write the token into it", flagName, file)
+		return "", cli.Usagef("--%s: %s is empty; write the token into it", flagName, file)
 	}
 	return tok, nil
 }

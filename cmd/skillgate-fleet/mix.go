@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/tailscale/hujson"
 )
@@ -99,13 +100,13 @@ func loadMix(path string, seed uint64) (*mix, error) {
 	if path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, usagef("--mix: %v", err)
+			return nil, cli.Usagef("--mix: %v", err)
 		}
 		name, data = path, b
 	}
 	m, err := parseMix(name, data, seed)
 	if err != nil {
-		return nil, usagef("--mix: %v", err)
+		return nil, cli.Usagef("--mix: %v", err)
 	}
 	return m, nil
 }

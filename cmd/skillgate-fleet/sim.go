@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -59,7 +60,7 @@ type nodesOptions struct {
 }
 
 func cmdNodes(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("nodes", stderr)
+	fs := cli.NewFlagSet("skillgate-fleet nodes", stderr)
 	gw := fs.String("gateway", "", "gateway base URL on loopback, e.g. http://127.0.0.1:7780")
 	n := fs.Int("n", 10000, "number of simulated nodes")
 	mixPath := fs.String("mix", "", "HuJSON file of weighted node profiles (default: the built-in mix)")
@@ -87,37 +88,37 @@ func cmdNodes(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	host := o.base.Hostname()
 	if !isLoopbackHost(host) {
-		return usagef("--gateway: host %q is not a loopback address; skillgate-fleet simulates nodes only against a gateway on this machine (127.0.0.0/8, ::1 or localhost), so that a load test never reaches a real deployment", host)
+		return cli.Usagef("--gateway: host %q is not a loopback address; skillgate-fleet simulates nodes only against a gateway on this machine (127.0.0.0/8, ::1 or localhost), so that a load test never reaches a real deployment", host)
 	}
 	switch {
 	case o.n < 1 || o.n > maxNodes:
-		return usagef("-n: %d is out of range (1…%d)", o.n, maxNodes)
+		return cli.Usagef("-n: %d is out of range (1…%d)", o.n, maxNodes)
 	case o.duration < 0:
-		return usagef("--duration: must not be negative (0 runs until SIGINT)")
+		return cli.Usagef("--duration: must not be negative (0 runs until SIGINT)")
 	case o.concurrency < 1:
-		return usagef("--connect-concurrency: must be at least 1")
+		return cli.Usagef("--connect-concurrency: must be at least 1")
 	case o.probeRuns < 1:
-		return usagef("--probe-runs: must be at least 1")
+		return cli.Usagef("--probe-runs: must be at least 1")
 	}
 	if o.probeAgent != "" {
 		if err := protocol.ValidateID(o.probeAgent); err != nil {
-			return usagef("--probe-agent: agent id %v", err)
+			return cli.Usagef("--probe-agent: agent id %v", err)
 		}
 	}
 	if err := protocol.ValidateID(o.prefix + strconv.Itoa(o.n-1)); err != nil {
-		return usagef("--id-prefix: node ids would be invalid: %v", err)
+		return cli.Usagef("--id-prefix: node ids would be invalid: %v", err)
 	}
 	if o.churn, err = parseRate("churn", *churn); err != nil {
 		return err
 	}
 	if o.churn > float64(o.n) {
-		return usagef("--churn: %s is more than the %d nodes; churn at most -n nodes per second", *churn, o.n)
+		return cli.Usagef("--churn: %s is more than the %d nodes; churn at most -n nodes per second", *churn, o.n)
 	}
 	if o.connectRate, err = parseRate("connect-rate", *rate); err != nil {
 		return err
 	}
 	if o.connectRate <= 0 {
-		return usagef("--connect-rate: must be positive, e.g. 2000/s")
+		return cli.Usagef("--connect-rate: must be positive, e.g. 2000/s")
 	}
 	if o.mix, err = loadMix(*mixPath, *seed); err != nil {
 		return err
@@ -140,7 +141,7 @@ func cmdNodes(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "skillgate-fleet nodes: warning: %v\n", err)
 	}
 	if lim.cur > 0 && uint64(o.n)+fdReserve > lim.cur {
-		return usagef("-n: %d nodes need about %d open files but RLIMIT_NOFILE is %d (hard %d); raise the hard limit (ulimit -Hn, or LimitNOFILE in systemd) or lower -n",
+		return cli.Usagef("-n: %d nodes need about %d open files but RLIMIT_NOFILE is %d (hard %d); raise the hard limit (ulimit -Hn, or LimitNOFILE in systemd) or lower -n",
 			o.n, o.n+fdReserve, lim.cur, lim.max)
 	}
 
@@ -167,12 +168,12 @@ func (o *nodesOptions) resolveTarget(ctx context.Context) error {
 	if strings.EqualFold(host, "localhost") {
 		addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
 		if err != nil {
-			return usagef("--gateway: resolving localhost: %v", err)
+			return cli.Usagef("--gateway: resolving localhost: %v", err)
 		}
 		var pick net.IP
 		for _, a := range addrs {
 			if !a.IP.IsLoopback() {
-				return usagef("--gateway: localhost resolves to %s, which is not loopback; give a loopback IP such as 127.0.0.1", a.IP)
+				return cli.Usagef("--gateway: localhost resolves to %s, which is not loopback; give a loopback IP such as 127.0.0.1", a.IP)
 			}
 			if a.IP.To4() != nil && pick == nil {
 				pick = a.IP
@@ -182,7 +183,7 @@ func (o *nodesOptions) resolveTarget(ctx context.Context) error {
 			pick = addrs[0].IP
 		}
 		if pick == nil {
-			return usagef("--gateway: localhost resolves to nothing; give a loopback IP such as 127.0.0.1")
+			return cli.Usagef("--gateway: localhost resolves to nothing; give a loopback IP such as 127.0.0.1")
 		}
 		u.Host = net.JoinHostPort(pick.String(), u.Port())
 		host = pick.String()

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/cli"
 )
 
 // maxSkills bounds `skills -n`.
@@ -35,7 +37,7 @@ type synthSkill struct {
 }
 
 func cmdSkills(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("skills", stderr)
+	fs := cli.NewFlagSet("skillgate-fleet skills", stderr)
 	out := fs.String("out", "", "directory store to write (DIR/skills/s0000/SKILL.md …)")
 	n := fs.Int("n", 1000, "number of synthetic skills")
 	probe := fs.Bool("probe", false, "also write the probe skill "+probeSkill+" (requires bin "+probeBin+") for `nodes --probe-agent`")
@@ -45,10 +47,10 @@ func cmdSkills(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *out == "" {
-		return usagef("--out is required: the directory to write the store into")
+		return cli.Usagef("--out is required: the directory to write the store into")
 	}
 	if *n < 0 || *n > maxSkills {
-		return usagef("-n: %d is out of range (0…%d)", *n, maxSkills)
+		return cli.Usagef("-n: %d is out of range (0…%d)", *n, maxSkills)
 	}
 	skills := genSkills(*n, *seed, *probe)
 	if err := writeStore(*out, skills, *force); err != nil {
@@ -253,9 +255,9 @@ func writeStore(root string, skills []synthSkill, force bool) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return usagef("--out: %v", err)
+		return cli.Usagef("--out: %v", err)
 	case len(entries) > 0 && !force:
-		return usagef("--out: %s already holds %d entries; choose an empty directory or pass --force to replace %s", dir, len(entries), dir)
+		return cli.Usagef("--out: %s already holds %d entries; choose an empty directory or pass --force to replace %s", dir, len(entries), dir)
 	case len(entries) > 0:
 		if err := os.RemoveAll(dir); err != nil {
 			return fmt.Errorf("--force: removing %s: %w", dir, err)

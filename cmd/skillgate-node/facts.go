@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/node"
 	"github.com/skillgate/skillgate/protocol"
 )
@@ -34,12 +35,12 @@ func runFacts(args []string, stdout, stderr io.Writer) error {
 	if id == "" {
 		h, err := os.Hostname()
 		if err != nil {
-			return usagef("--id: not set and the hostname is unknown: %v", err)
+			return cli.Usagef("--id: not set and the hostname is unknown: %v", err)
 		}
 		id = h
 	}
 	if err := protocol.ValidateID(id); err != nil {
-		return usagef("%s: %v", s.source("id"), err)
+		return cli.Usagef("%s: %v", s.source("id"), err)
 	}
 	if len(roles) == 0 {
 		roles = []string{protocol.RoleExecution}
@@ -55,7 +56,7 @@ func runFacts(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, d := range path {
 		if !filepath.IsAbs(d) {
-			return usagef("%s: %q is not an absolute directory", s.source("path"), d)
+			return cli.Usagef("%s: %q is not an absolute directory", s.source("path"), d)
 		}
 	}
 

@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/logging"
 	"github.com/skillgate/skillgate/node"
 )
@@ -56,15 +57,6 @@ func main() {
 	os.Exit(code)
 }
 
-// usageError is a bad command line or configuration: exit status 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
-}
-
 // run is the whole program minus process concerns (signals, os.Exit), so
 // that tests can call it. It returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -74,12 +66,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		err = runAgent(ctx, args, stdout, stderr)
 	}
-	var ue *usageError
 	var fe *node.FatalError
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &ue):
+	case cli.IsUsage(err):
 		fmt.Fprintf(stderr, "skillgate-node: %v\n", err)
 		return 2
 	case errors.As(err, &fe):
@@ -118,15 +109,15 @@ func (s *settings) parse(args []string) error {
 			s.usage()
 			return err
 		}
-		return usagef("%v (see --help)", err)
+		return cli.Usagef("%v (see --help)", err)
 	}
 	if s.fs.NArg() > 0 {
-		return usagef("unexpected argument %q (flags take the form --name value)", s.fs.Arg(0))
+		return cli.Usagef("unexpected argument %q (flags take the form --name value)", s.fs.Arg(0))
 	}
 	if s.configPath != "" {
 		fc, err := node.LoadFile(s.configPath)
 		if err != nil {
-			return &usageError{"--config: " + err.Error()}
+			return cli.Usagef("--config: %v", err)
 		}
 		s.file = fc
 	}
@@ -183,7 +174,7 @@ func (s *settings) configError(err error) error {
 	if ce, ok := errors.AsType[*node.ConfigError](err); ok {
 		// HostFacts errors start with the field name already.
 		msg := strings.TrimPrefix(ce.Err.Error(), ce.Field+": ")
-		return usagef("%s: %s", s.source(ce.Field), msg)
+		return cli.Usagef("%s: %s", s.source(ce.Field), msg)
 	}
 	return err
 }
@@ -228,11 +219,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.Gateway = *gateway
 	}
 	if cfg.Gateway == "" {
-		return usagef("--gateway is required (the gateway's base URL, e.g. http://127.0.0.1:7780; or \"gateway\" in --config)")
+		return cli.Usagef("--gateway is required (the gateway's base URL, e.g. http://127.0.0.1:7780; or \"gateway\" in --config)")
 	}
 	if s.flagSet("recheck") {
 		if *recheck <= 0 {
-			return usagef("--recheck: must be a positive duration, e.g. 10s")
+			return cli.Usagef("--recheck: must be a positive duration, e.g. 10s")
 		}
 		cfg.Recheck = *recheck
 	}
@@ -245,7 +236,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	token, err := readToken(tf, logger)
 	if err != nil {
-		return usagef("%s: %v", s.source("tokenFile"), err)
+		return cli.Usagef("%s: %v", s.source("tokenFile"), err)
 	}
 	cfg.Token = token
 

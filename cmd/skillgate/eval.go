@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
@@ -19,7 +20,7 @@ import (
 )
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("eval", stderr)
+	fs := cli.NewFlagSet("skillgate eval", stderr)
 	storeURL := fs.String("store", "", "skill store: a directory laid out like the bucket, or s3://BUCKET?endpoint=…&region=…")
 	configPath := fs.String("config", "", "gateway config file (HuJSON)")
 	hostsPath := fs.String("hosts", "", "host facts file: a JSON array of host facts")
@@ -31,16 +32,16 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	switch {
 	case len(pos) > 0:
-		return usagef("unexpected argument %q", pos[0])
+		return cli.Usagef("unexpected argument %q", pos[0])
 	case *storeURL == "":
-		return usagef("--store is required (a directory or s3://BUCKET?endpoint=…)")
+		return cli.Usagef("--store is required (a directory or s3://BUCKET?endpoint=…)")
 	case *hostsPath == "":
-		return usagef("--hosts is required (a JSON array of host facts; [] for none)")
+		return cli.Usagef("--hosts is required (a JSON array of host facts; [] for none)")
 	case *agent == "":
-		return usagef("--agent is required")
+		return cli.Usagef("--agent is required")
 	}
 	if err := skill.ValidateID(*agent); err != nil {
-		return usagef("--agent: agent id %v", err)
+		return cli.Usagef("--agent: agent id %v", err)
 	}
 	hosts, skipped, err := readHosts(*hostsPath)
 	if err != nil {

@@ -15,17 +15,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/skillgate/skillgate/internal/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "0.1.0-dev"
-
-// usageError is an error in the command line: exit status 2.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 // exitError carries an exit status chosen by a subcommand.
 type exitError struct{ code int }
@@ -76,7 +71,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skillgate: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	var ue usageError
 	var ee exitError
 	switch {
 	case err == nil:
@@ -85,20 +79,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue):
+	case cli.IsUsage(err):
 		fmt.Fprintf(stderr, "skillgate %s: %v\n", args[0], err)
 		return 2
 	default:
 		fmt.Fprintf(stderr, "skillgate %s: %v\n", args[0], err)
 		return 2
 	}
-}
-
-// newFlagSet returns a flag set that reports errors instead of exiting.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("skillgate "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
 }
 
 // parseFlags parses args, allowing flags after positional arguments, and
@@ -110,7 +97,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, usageError{err.Error()}
+			return nil, cli.Usagef("%v", err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {

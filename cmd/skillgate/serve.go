@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/logging"
 	"github.com/skillgate/skillgate/r2store"
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", stderr)
+	fs := cli.NewFlagSet("skillgate serve", stderr)
 	listen := fs.String("listen", gateway.DefaultListen, "address to listen on")
 	storeURL := fs.String("store", "", "skill store: a directory, or s3://BUCKET?endpoint=…&region=…")
 	configPath := fs.String("config", "", "gateway config file (HuJSON); reloaded on change and on SIGHUP")
@@ -28,11 +29,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
+		return cli.Usagef("unexpected argument %q", pos[0])
 	}
 	level, err := logging.ParseLevel(*logLevel)
 	if err != nil {
-		return usagef("--log-level: %v", err)
+		return cli.Usagef("--log-level: %v", err)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -42,7 +43,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *configPath != "" {
 		fsettings, err := gateway.ReadFileSettings(*configPath)
 		if err != nil {
-			return usagef("--config: %v", err)
+			return cli.Usagef("--config: %v", err)
 		}
 		if !set["listen"] && fsettings.Listen != "" {
 			*listen = fsettings.Listen
@@ -59,15 +60,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if *storeURL == "" {
-		return usagef("--store is required (a directory, or s3://BUCKET?endpoint=…&region=…)")
+		return cli.Usagef("--store is required (a directory, or s3://BUCKET?endpoint=…&region=…)")
 	}
 	if *poll <= 0 {
-		return usagef("--poll: must be positive")
+		return cli.Usagef("--poll: must be positive")
 	}
 	log := logging.New(stderr, level)
 	st, err := r2store.Open(ctx, *storeURL)
 	if err != nil {
-		return usagef("--store: %v", err)
+		return cli.Usagef("--store: %v", err)
 	}
 	srv, err := gateway.New(gateway.Config{
 		Listen:     *listen,
@@ -82,7 +83,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Logger:     log,
 	})
 	if err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

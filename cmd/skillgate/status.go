@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -26,7 +27,7 @@ type statusNode struct {
 }
 
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("status", stderr)
+	fs := cli.NewFlagSet("skillgate status", stderr)
 	gw := fs.String("gateway", "", "gateway base URL, e.g. http://127.0.0.1:7780")
 	agent := fs.String("agent", "", "also show this agent's skills, eligible or not, with reasons")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -35,18 +36,18 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
+		return cli.Usagef("unexpected argument %q", pos[0])
 	}
 	if *gw == "" {
-		return usagef("--gateway is required, e.g. --gateway http://127.0.0.1:7780")
+		return cli.Usagef("--gateway is required, e.g. --gateway http://127.0.0.1:7780")
 	}
 	base, err := url.Parse(strings.TrimRight(*gw, "/"))
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return usagef("--gateway: %q is not an http:// or https:// URL", *gw)
+		return cli.Usagef("--gateway: %q is not an http:// or https:// URL", *gw)
 	}
 	if *agent != "" {
 		if err := skill.ValidateID(*agent); err != nil {
-			return usagef("--agent: agent id %v", err)
+			return cli.Usagef("--agent: agent id %v", err)
 		}
 	}
 	client := &http.Client{Timeout: 10 * time.Second}

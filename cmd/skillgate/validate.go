@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -22,14 +23,14 @@ type validateResult struct {
 }
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("validate", stderr)
+	fs := cli.NewFlagSet("skillgate validate", stderr)
 	asJSON := fs.Bool("json", false, "print findings as JSON")
 	paths, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(paths) == 0 {
-		return usagef("give one or more SKILL.md files or store directories")
+		return cli.Usagef("give one or more SKILL.md files or store directories")
 	}
 	res := validateResult{Diagnostics: []skill.Diagnostic{}}
 	for _, p := range paths {
@@ -79,7 +80,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func loadForValidate(ctx context.Context, path string) ([]*skill.Skill, []skill.Diagnostic, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, usagef("%v", err)
+		return nil, nil, cli.Usagef("%v", err)
 	}
 	if fi.IsDir() {
 		if _, err := os.Stat(filepath.Join(path, skill.FileName)); err == nil {
@@ -87,7 +88,7 @@ func loadForValidate(ctx context.Context, path string) ([]*skill.Skill, []skill.
 		} else {
 			st, err := r2store.NewDir(path)
 			if err != nil {
-				return nil, nil, usagef("%s: %v", path, err)
+				return nil, nil, cli.Usagef("%s: %v", path, err)
 			}
 			objs, diags, err := r2store.ListAll(ctx, st)
 			if err != nil {
@@ -106,7 +107,7 @@ func loadForValidate(ctx context.Context, path string) ([]*skill.Skill, []skill.
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, usagef("%v", err)
+		return nil, nil, cli.Usagef("%v", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, r2store.MaxFileSize+1))
