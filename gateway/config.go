@@ -104,7 +104,7 @@ func loadPolicy(path string) (*policy, error) {
 	return &policy{cfg: cfg, diags: diags, settings: settings, nodeTokens: settings.NodeTokens, sum: sum}, nil
 }
 
-// ParseFileSettings reads the "gateway" key of a config object. Errors
+// parseFileSettings reads the "gateway" key of a config object. Errors
 // name the file and field.
 func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 	var fs FileSettings

@@ -43,8 +43,8 @@ func (s *snapshot) view(agentID string) []*skill.Skill {
 	return out
 }
 
-// hasDir reports whether the agent-local or global skill dir exists, and
-// which.
+// findDir reports whether the agent's view has a skill of directory dir,
+// and whether it is the agent-local or the global one.
 func (s *snapshot) findDir(agentID, dir string) (scope skill.Scope, ok bool) {
 	for _, sk := range s.agents[agentID] {
 		if sk.Dir == dir {
