@@ -33,7 +33,16 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
-	return mux
+	emptyID := s.agentAuth(func(http.ResponseWriter, *http.Request) {}) // answers 400 "agent id is empty"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// ServeMux would redirect /v1/agents//prompt to a cleaned path; an
+		// empty agent id is a malformed one: 400.
+		if strings.HasPrefix(r.URL.Path, "/v1/agents//") {
+			emptyID.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // agentAuth checks the bearer token of /v1 requests when one is configured

@@ -61,6 +61,7 @@ func TestAgentAPI(t *testing.T) {
 			"bad%01id",
 			"del%7Fid",
 			"new%0Aline",
+			"", // /v1/agents//prompt: empty, not redirected
 		} {
 			for _, what := range []string{"prompt", "skills", "read?path=skills/x/SKILL.md"} {
 				code, hdr, body := g.get(t, "/v1/agents/"+id+"/"+what, nil)
