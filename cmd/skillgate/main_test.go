@@ -200,3 +200,18 @@ func TestServeRefusesExposureWithoutTokens(t *testing.T) {
 		t.Errorf("node token only: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestValidateStoreLocations: findings in a store directory are reported
+// at the file paths an operator edits.
+func TestValidateStoreLocations(t *testing.T) {
+	out, _, code := runCmd(t, "validate", bucket)
+	want := filepath.Join(bucket, "skills/bad-req/SKILL.md") + `: error: requires.hostRoles: unknown host role "gpu"`
+	if code != 1 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, output:\n%s\nwant a line starting %q", code, out, want)
+	}
+	empty := t.TempDir()
+	out, _, code = runCmd(t, "validate", empty)
+	if code != 0 || !strings.HasPrefix(out, empty+": warn: no skills found") {
+		t.Errorf("empty store: exit %d, output %q", code, out)
+	}
+}

@@ -34,17 +34,27 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	res := validateResult{Diagnostics: []skill.Diagnostic{}}
 	for _, p := range paths {
-		skills, diags, err := loadForValidate(ctx, p)
+		skills, diags, root, err := loadForValidate(ctx, p)
 		if err != nil {
 			return err
 		}
-		res.Diagnostics = append(res.Diagnostics, diags...)
+		// In a store directory locations are keys; show them as the file
+		// paths the operator edits.
+		add := func(ds []skill.Diagnostic) {
+			for _, d := range ds {
+				if root != "" {
+					d.Location = filepath.Join(root, filepath.FromSlash(d.Location))
+				}
+				res.Diagnostics = append(res.Diagnostics, d)
+			}
+		}
+		add(diags)
 		for _, s := range skills {
 			res.Files++
-			res.Diagnostics = append(res.Diagnostics, s.Diagnostics...)
+			add(s.Diagnostics)
 			// Requirement problems as the gateway would see them with no
 			// config overrides.
-			res.Diagnostics = append(res.Diagnostics, eligibility.Prepare(s, nil).Diagnostics()...)
+			add(eligibility.Prepare(s, nil).Diagnostics())
 		}
 	}
 	for _, d := range res.Diagnostics {
@@ -76,11 +86,12 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // loadForValidate loads what a path names: one SKILL.md file, a skill
 // directory holding a SKILL.md, or a store directory laid out like the
-// bucket (every agent's skills and the global ones).
-func loadForValidate(ctx context.Context, path string) ([]*skill.Skill, []skill.Diagnostic, error) {
+// bucket (every agent's skills and the global ones); root is the store
+// directory, "" for the other two.
+func loadForValidate(ctx context.Context, path string) (skills []*skill.Skill, diags []skill.Diagnostic, root string, err error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, cli.Usagef("%v", err)
+		return nil, nil, "", cli.Usagef("%v", err)
 	}
 	if fi.IsDir() {
 		if _, err := os.Stat(filepath.Join(path, skill.FileName)); err == nil {
@@ -88,37 +99,37 @@ func loadForValidate(ctx context.Context, path string) ([]*skill.Skill, []skill.
 		} else {
 			st, err := r2store.NewDir(path)
 			if err != nil {
-				return nil, nil, cli.Usagef("%s: %v", path, err)
+				return nil, nil, "", cli.Usagef("%s: %v", path, err)
 			}
 			objs, diags, err := r2store.ListAll(ctx, st)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, err)
+				return nil, nil, "", fmt.Errorf("%s: %w", path, err)
 			}
 			if len(objs) == 0 && len(diags) == 0 {
-				diags = append(diags, skill.Diagnostic{Location: path, Level: skill.LevelWarn,
+				diags = append(diags, skill.Diagnostic{Location: ".", Level: skill.LevelWarn, // the store itself
 					Message: "no skills found: expected skills/{dir}/SKILL.md or agents/{agentId}/skills/{dir}/SKILL.md under this directory"})
 			}
 			skills, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, err)
+				return nil, nil, "", fmt.Errorf("%s: %w", path, err)
 			}
-			return skills, append(diags, loadDiags...), nil
+			return skills, append(diags, loadDiags...), path, nil
 		}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, cli.Usagef("%v", err)
+		return nil, nil, "", cli.Usagef("%v", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, r2store.MaxFileSize+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	if len(data) > r2store.MaxFileSize {
 		return nil, []skill.Diagnostic{{Location: path, Level: skill.LevelError,
-			Message: "file is over the 256 KiB limit; the gateway will not load it"}}, nil
+			Message: "file is over the 256 KiB limit; the gateway will not load it"}}, "", nil
 	}
 	abs, _ := filepath.Abs(path)
 	ref := skill.Ref{Key: path, Dir: filepath.Base(filepath.Dir(abs)), Scope: skill.ScopeGlobal}
-	return []*skill.Skill{skill.Parse(ref, data)}, nil, nil
+	return []*skill.Skill{skill.Parse(ref, data)}, nil, "", nil
 }
