@@ -29,6 +29,7 @@ unit:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./skill
 	$(GO) test -run '^$$' -fuzz '^FuzzMetadataHuJSON$$' -fuzztime $(FUZZTIME) ./skill
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) ./protocol
 
 lint:
 	$(GO) vet ./...
