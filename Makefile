@@ -30,6 +30,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./skill
 	$(GO) test -run '^$$' -fuzz '^FuzzMetadataHuJSON$$' -fuzztime $(FUZZTIME) ./skill
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) ./protocol
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckReadPath$$' -fuzztime $(FUZZTIME) ./gateway
 
 lint:
 	$(GO) vet ./...
