@@ -203,3 +203,11 @@ func (p *Prepared) ExplainIndexed(x *Index) Result {
 		})
 	})
 }
+
+// AnyHostHasBin and AnyHostHasEnv report whether some host in the index
+// has the binary or the env-var name: one map lookup, for log lines that
+// name what the whole fleet lacks.
+func (x *Index) AnyHostHasBin(name string) bool { return len(x.attrs[attrBin][name]) > 0 }
+
+// AnyHostHasEnv is AnyHostHasBin for env-var names.
+func (x *Index) AnyHostHasEnv(name string) bool { return len(x.attrs[attrEnv][name]) > 0 }

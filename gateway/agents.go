@@ -113,33 +113,23 @@ func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, eligibl
 			}
 			continue
 		}
-		missingBins := s.missingEverywhereLocked(p.Req.Bins, func(h *eligibility.Host) map[string]struct{} { return h.Bins })
-		if none := s.missingEverywhereLocked(p.Req.AnyBins, func(h *eligibility.Host) map[string]struct{} { return h.Bins }); len(none) > 0 && len(none) == len(p.Req.AnyBins) {
+		missingBins := missing(p.Req.Bins, s.index.AnyHostHasBin)
+		if none := missing(p.Req.AnyBins, s.index.AnyHostHasBin); len(none) > 0 && len(none) == len(p.Req.AnyBins) {
 			missingBins = append(missingBins, none...)
 		}
-		missingEnv := s.missingEverywhereLocked(p.Req.Env, func(h *eligibility.Host) map[string]struct{} { return h.Env })
+		missingEnv := missing(p.Req.Env, s.index.AnyHostHasEnv)
 		s.log.Warn("skill disabled: "+strings.Join(r.Reasons, "; "), "agent", agentID, "skill", sk.Name,
 			"missing_bins", nonNil(missingBins), "missing_env", nonNil(missingEnv),
 			"stage", r.Stage, "location", sk.Key)
 	}
 }
 
-// missingEverywhereLocked returns the names no connected host has.
-func (s *Server) missingEverywhereLocked(names []string, set func(*eligibility.Host) map[string]struct{}) []string {
+// missing returns the names for which has is false.
+func missing(names []string, has func(string) bool) []string {
 	var out []string
-	for _, name := range names {
-		found := false
-		for _, n := range s.nodes {
-			if n.host == nil {
-				continue
-			}
-			if _, ok := set(n.host)[name]; ok {
-				found = true
-				break
-			}
-		}
-		if !found {
-			out = append(out, name)
+	for _, n := range names {
+		if !has(n) {
+			out = append(out, n)
 		}
 	}
 	return out
