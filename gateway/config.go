@@ -180,14 +180,20 @@ func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 	return fs, nil
 }
 
-// ReadFileSettings reads the gateway settings of a config file, for the
-// command line to merge with its flags.
-func ReadFileSettings(path string) (FileSettings, error) {
-	root, _, err := loadConfigRoot(path)
+// LoadConfigFile reads a gateway config file once: the whole object (the
+// root requires.config paths resolve against, and skills.entries) and the
+// checked settings under its "gateway" key. A file the gateway would refuse
+// is an error naming the file and field.
+func LoadConfigFile(path string) (root map[string]any, settings FileSettings, err error) {
+	root, _, err = loadConfigRoot(path)
 	if err != nil {
-		return FileSettings{}, err
+		return nil, FileSettings{}, err
 	}
-	return parseFileSettings(path, root)
+	settings, err = parseFileSettings(path, root)
+	if err != nil {
+		return nil, FileSettings{}, err
+	}
+	return root, settings, nil
 }
 
 // tokenEqual compares secrets in constant time.

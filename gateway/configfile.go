@@ -55,12 +55,6 @@ func decodeHuJSON(path string, data []byte, v any) error {
 	return nil
 }
 
-// LoadConfigRoot reads a gateway config file: one HuJSON object.
-func LoadConfigRoot(path string) (map[string]any, error) {
-	root, _, err := loadConfigRoot(path)
-	return root, err
-}
-
 // loadConfigRoot also returns a fingerprint of the content, so that a
 // poller can tell whether the file changed.
 func loadConfigRoot(path string) (map[string]any, string, error) {

@@ -52,11 +52,8 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	root := map[string]any{}
 	if *configPath != "" {
-		if root, err = gateway.LoadConfigRoot(*configPath); err != nil {
-			return fmt.Errorf("--config: %w", err)
-		}
-		// The file the gateway would refuse is refused here too.
-		if _, err := gateway.ReadFileSettings(*configPath); err != nil {
+		// A file the gateway would refuse is refused here too.
+		if root, _, err = gateway.LoadConfigFile(*configPath); err != nil {
 			return fmt.Errorf("--config: %w", err)
 		}
 	}

@@ -41,7 +41,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// A flag wins over the config file.
 	maxNodes := 0
 	if *configPath != "" {
-		fsettings, err := gateway.ReadFileSettings(*configPath)
+		_, fsettings, err := gateway.LoadConfigFile(*configPath)
 		if err != nil {
 			return cli.Usagef("--config: %v", err)
 		}
@@ -52,7 +52,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			*storeURL = fsettings.Store
 		}
 		if !set["poll"] && fsettings.Poll != "" {
-			*poll, _ = time.ParseDuration(fsettings.Poll) // checked by ReadFileSettings
+			*poll, _ = time.ParseDuration(fsettings.Poll) // checked by LoadConfigFile
 		}
 		maxNodes = fsettings.MaxNodes
 		if !set["insecure"] {
