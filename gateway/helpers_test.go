@@ -7,7 +7,6 @@ package gateway_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +28,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/miniotest"
+	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 )
@@ -110,24 +110,6 @@ func eventually(t *testing.T, timeout time.Duration, f func() (string, bool)) st
 // ---------------------------------------------------------------------------
 // Logs
 
-// logBuffer collects log output; safe for concurrent writers.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // ---------------------------------------------------------------------------
 // Gateway
 
@@ -136,7 +118,7 @@ type gw struct {
 	srv     *gateway.Server
 	base    string // http://127.0.0.1:PORT
 	wsURL   string // ws://127.0.0.1:PORT/v1/nodes/connect
-	logs    *logBuffer
+	logs    *syncbuf.Buffer
 	store   *r2store.S3
 	cfgPath string
 	token   string // agent bearer token, sent by the helpers when set
@@ -180,7 +162,7 @@ func startGateway(t *testing.T, o gwOptions) *gw {
 		m = sharedMinio.Get(t)
 	}
 	st := newBucketStore(t, m)
-	g := &gw{store: st, logs: &logBuffer{}, token: o.agentToken}
+	g := &gw{store: st, logs: &syncbuf.Buffer{}, token: o.agentToken}
 	for k, v := range o.files {
 		g.put(t, k, v)
 	}
@@ -489,7 +471,7 @@ func block(entries ...entry) string {
 type nodeProc struct {
 	t    *testing.T
 	cmd  *exec.Cmd
-	out  *logBuffer
+	out  *syncbuf.Buffer
 	done chan struct{}
 	err  error // Wait's result, valid after done
 }
@@ -529,7 +511,7 @@ func startNode(t *testing.T, gatewayBase, id, pathDir string, env []string, extr
 	args = append(args, extra...)
 	cmd := exec.Command(nodeBin(t), args...)
 	cmd.Env = append([]string{"HOME=" + t.TempDir()}, env...)
-	p := &nodeProc{t: t, cmd: cmd, out: &logBuffer{}, done: make(chan struct{})}
+	p := &nodeProc{t: t, cmd: cmd, out: &syncbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout = p.out
 	cmd.Stderr = p.out
 	if err := cmd.Start(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -49,7 +50,7 @@ func TestSession(t *testing.T) {
 	t.Setenv("SKILLGATE_TEST_UNASKED_SECRET", secretValue)
 
 	g := newFakeGateway(t, 0)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c := newTestClient(t, Config{
 		Gateway: g.srv.URL + "/", // a trailing slash is fine
 		ID:      "test-node",
@@ -143,7 +144,7 @@ func TestFatalErrors(t *testing.T) {
 	for _, code := range []string{protocol.CodeUnauthorized, protocol.CodeInvalidFacts, protocol.CodeUnsupportedProtocol} {
 		t.Run(code, func(t *testing.T) {
 			g := newFakeGateway(t, 0)
-			var logs syncBuffer
+			var logs syncbuf.Buffer
 			c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}, Token: "wrong-token"}, &logs)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -173,7 +174,7 @@ func TestFatalErrors(t *testing.T) {
 // protocol version is as final as an explicit refusal.
 func TestUnsupportedProtocolAnswer(t *testing.T) {
 	g := newFakeGateway(t, 0)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, &logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -189,7 +190,7 @@ func TestUnsupportedProtocolAnswer(t *testing.T) {
 
 func TestReconnect(t *testing.T) {
 	g := newFakeGateway(t, 0)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, &logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -232,7 +233,7 @@ func TestReconnect(t *testing.T) {
 // retried until it is up.
 func TestReconnectAfterDialFailure(t *testing.T) {
 	g := newFakeGateway(t, 0)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c := newTestClient(t, Config{Gateway: g.srv.URL + "/down", ID: "n1", Path: []string{t.TempDir()}}, &logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -248,7 +249,7 @@ func TestReconnectAfterDialFailure(t *testing.T) {
 // does not hold the node past the grace period.
 func TestShutdownHungGateway(t *testing.T) {
 	g := newFakeGateway(t, 2) // reads connect and facts.update, then hangs
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, &logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -269,7 +270,7 @@ func TestShutdownHungGateway(t *testing.T) {
 // reconnected to.
 func TestPingTimeout(t *testing.T) {
 	g := newFakeGateway(t, 2)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, &logs)
 	c.pingInterval = 50 * time.Millisecond
 	c.pingTimeout = 100 * time.Millisecond
@@ -292,7 +293,7 @@ func TestPingTimeout(t *testing.T) {
 
 func TestConnectTimeout(t *testing.T) {
 	g := newFakeGateway(t, 0)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, &logs)
 	c.connectTimeout = 100 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
@@ -30,28 +31,10 @@ import (
 // waitFor bounds every wait of these tests.
 const waitFor = 20 * time.Second
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a run.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runCmd runs a command line in-process and returns its exit status and
 // outputs.
 func runCmd(ctx context.Context, args ...string) (int, string, string) {
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	code := run(ctx, args, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
