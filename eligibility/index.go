@@ -1,6 +1,7 @@
 package eligibility
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/skillgate/skillgate/internal/bitset"
@@ -127,6 +128,8 @@ func (p *Prepared) EvaluateIndexed(x *Index) Result {
 		cand := x.filter(&p.Req, func(field string, vals []string) {
 			r.Reasons = append(r.Reasons, requiresReason(field, vals))
 		})
+		// Sized once: at 10,000 hosts, growing the list was most of the cost.
+		r.Hosts = make([]string, 0, cand.Len())
 		cand.Each(func(i int) { r.Hosts = append(r.Hosts, x.hosts[i].ID) })
 	})
 }
@@ -211,3 +214,22 @@ func (x *Index) AnyHostHasBin(name string) bool { return len(x.attrs[attrBin][na
 
 // AnyHostHasEnv is AnyHostHasBin for env-var names.
 func (x *Index) AnyHostHasEnv(name string) bool { return len(x.attrs[attrEnv][name]) > 0 }
+
+// Clone returns a copy that later Put/Remove on x do not change, so that
+// slow readers (per-skill reports with host lists) can work without holding
+// the lock that guards x. Hosts are immutable and shared.
+func (x *Index) Clone() *Index {
+	c := &Index{
+		hosts: slices.Clone(x.hosts),
+		slots: maps.Clone(x.slots),
+		free:  slices.Clone(x.free),
+		all:   slices.Clone(x.all),
+	}
+	for i, m := range x.attrs {
+		c.attrs[i] = make(map[string]bitset.Set, len(m))
+		for k, b := range m {
+			c.attrs[i][k] = slices.Clone(b)
+		}
+	}
+	return c
+}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -40,13 +41,20 @@ func (v *agentView) gzip() []byte {
 // it shows changed since it was built.
 func (s *Server) promptFor(agentID string) string { return s.promptView(agentID).prompt }
 
+// viewKey is the cache key of an agent's view: agents without skills or
+// findings of their own see exactly the global view and share one entry
+// (""), so made-up agent ids cost no memory.
+func viewKey(snap *snapshot, agentID string) string {
+	if snap.ownsAgent(agentID) {
+		return agentID
+	}
+	return ""
+}
+
 // promptView is promptFor returning the cached view itself.
 func (s *Server) promptView(agentID string) *agentView {
-	gen := s.gen.Load()
-	s.cacheMu.RLock()
-	v := s.cache[agentID]
-	s.cacheMu.RUnlock()
-	if v != nil && v.gen == gen {
+	gen := s.gen.Load() // before the snapshot: see rebuildLocked
+	if v, ok := s.prompts.get(viewKey(s.snapNow.Load(), agentID), gen); ok {
 		s.metrics.promptHit.Inc()
 		return v
 	}
@@ -58,6 +66,7 @@ func (s *Server) promptView(agentID string) *agentView {
 	defer s.mu.RUnlock()
 	start := time.Now()
 	gen = s.gen.Load()
+	key := viewKey(s.snap, agentID)
 	skills := s.snap.view(agentID)
 	nv := &agentView{gen: gen, eligible: make(map[string]bool, len(skills))}
 	frags := make([]string, 0, len(skills))
@@ -73,16 +82,12 @@ func (s *Server) promptView(agentID string) *agentView {
 	s.metrics.evalSeconds.Observe(time.Since(start).Seconds())
 	s.metrics.skills.WithLabelValues("eligible").Set(float64(offered))
 	s.metrics.skills.WithLabelValues("ineligible").Set(float64(len(skills) - offered))
-	if v == nil || v.prompt != nv.prompt {
+	if old, ok := s.prompts.peek(key); !ok || old.prompt != nv.prompt {
 		s.logChangesLocked(agentID, skills, nv.eligible)
 	}
-
-	s.cacheMu.Lock()
-	if len(s.cache) >= MaxCachedAgents {
-		clear(s.cache) // simplest bound; agents rebuild on next use
-	}
-	s.cache[agentID] = nv
-	s.cacheMu.Unlock()
+	// Counted as the block plus its gzip form, which is never larger than
+	// the block and a few bytes.
+	s.prompts.put(key, gen, gen, int64(2*len(nv.prompt)+64), nv)
 	return nv
 }
 
@@ -142,28 +147,62 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// report builds the JSON answer of GET /v1/agents/{id}/skills: the same
-// object as `skillgate eval --json`, evaluated against the hosts now.
-func (s *Server) report(agentID string) eligibility.Report {
+// skillsAnswer returns the JSON answer of GET /v1/agents/{id}/skills:
+// the same object as `skillgate eval --json`, evaluated against the hosts
+// now. Answers are cached per view like prompt blocks, and dropped on any
+// host change (they list hosts, not only verdicts). Builds run one at a
+// time and outside s.mu, on a copy of the host index, so that callers of
+// this endpoint cannot stall prompt builds or node events.
+func (s *Server) skillsAnswer(agentID string) []byte {
+	if body, ok := s.reports.get(viewKey(s.snapNow.Load(), agentID), s.reportGen.Load()); ok {
+		return withAgent(agentID, body)
+	}
+	s.reportMu.Lock()
+	defer s.reportMu.Unlock()
+	gen := s.reportGen.Load()
+	key := viewKey(s.snapNow.Load(), agentID)
+	if body, ok := s.reports.get(key, gen); ok {
+		return withAgent(agentID, body) // built while this caller waited
+	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	skills := s.snap.view(agentID)
+	gen = s.reportGen.Load()
+	snap, prepared, polDiags := s.snap, s.prepared, s.pol.diags
+	key = viewKey(snap, agentID)
+	index := s.index.Clone()
+	s.mu.RUnlock()
+
+	skills := snap.view(agentID)
 	results := make([]eligibility.Result, len(skills))
-	diags := s.snap.diagsFor(agentID)
+	diags := snap.diagsFor(agentID)
 	for i, sk := range skills {
-		p := s.prepared[sk]
-		results[i] = p.EvaluateIndexed(s.index)
+		p := prepared[sk]
+		results[i] = p.EvaluateIndexed(index)
 		diags = append(diags, sk.Diagnostics...)
 		diags = append(diags, p.Diagnostics()...)
 	}
-	diags = append(diags, s.pol.diags...)
+	diags = append(diags, polDiags...)
 	if diags == nil {
 		diags = []skill.Diagnostic{}
 	}
-	return eligibility.Report{
-		Agent:       agentID,
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(eligibility.Report{
 		Skills:      eligibility.SkillReports(results),
 		Prompt:      promptbuild.FromResults(results),
 		Diagnostics: diags,
-	}
+	})
+	body := bytes.TrimPrefix(b.Bytes(), []byte(`{"agent":""`))
+	s.reports.put(key, gen, s.reportGen.Load(), int64(len(body)), body)
+	return withAgent(agentID, body)
+}
+
+// withAgent completes a cached /skills answer (the JSON object after its
+// "agent" member) for one agent id.
+func withAgent(agentID string, rest []byte) []byte {
+	id, _ := json.Marshal(agentID)
+	out := make([]byte, 0, len(`{"agent":`)+len(id)+len(rest))
+	out = append(out, `{"agent":`...)
+	out = append(out, id...)
+	return append(out, rest...)
 }

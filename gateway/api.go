@@ -1,16 +1,21 @@
 package gateway
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -35,6 +40,10 @@ func (s *Server) routes() http.Handler {
 	})
 	emptyID := s.agentAuth(func(http.ResponseWriter, *http.Request) {}) // answers 400 "agent id is empty"
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.hostAllowed(r) {
+			writeError(w, http.StatusForbidden, "Host "+strconv.Quote(r.Host)+" not accepted: without tokens the gateway answers only loopback names (localhost, 127.0.0.1, [::1]); set SKILLGATE_AGENT_TOKEN and SKILLGATE_NODE_TOKEN to reach it by another name")
+			return
+		}
 		// ServeMux would redirect /v1/agents//prompt to a cleaned path; an
 		// empty agent id is a malformed one: 400.
 		if strings.HasPrefix(r.URL.Path, "/v1/agents//") {
@@ -43,6 +52,42 @@ func (s *Server) routes() http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// hostAllowed guards a gateway without tokens against DNS rebinding: a
+// web page whose name was rebound to 127.0.0.1 sends its own name as Host,
+// so without a token to stop it, only loopback Host values are answered
+// (on a loopback listener), or IP literals and localhost (on a listener
+// opened with --insecure, where the operator chose to be reachable by
+// address). The open probes are guarded too: they are read by the same
+// pages. With the token of a path configured, any Host is fine.
+func (s *Server) hostAllowed(r *http.Request) bool {
+	authed := s.cfg.AgentToken != ""
+	if r.URL.Path == "/v1/nodes/connect" {
+		s.mu.RLock()
+		authed = s.cfg.NodeToken != "" || len(s.pol.nodeTokens) > 0
+		s.mu.RUnlock()
+	}
+	if authed {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return false
+	}
+	s.mu.RLock()
+	exposed := s.exposed
+	s.mu.RUnlock()
+	return ip.IsLoopback() || exposed
 }
 
 // agentAuth checks the bearer token of /v1 requests when one is configured
@@ -105,11 +150,27 @@ func acceptsGzip(ae string) bool {
 }
 
 func (s *Server) handleSkills(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.report(r.PathValue("agentId")))
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(s.skillsAnswer(r.PathValue("agentId")))
 }
 
 func (s *Server) handleNodes(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"nodes": s.nodeList()})
+	q, err := parseNodesQuery(r.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	body := nodesPage(s.nodeEntries(), q)
+	w.Header().Set("Content-Type", "application/json")
+	if len(body) >= gzipMinSize && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Vary", "Accept-Encoding")
+		zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+		zw.Write(body)
+		zw.Close()
+		return
+	}
+	w.Write(body)
 }
 
 // handleRead serves a file of a skill's directory in the agent's view:
@@ -172,8 +233,11 @@ func checkReadPath(p string) (dir, rest string, err error) {
 		return "", "", errors.New("contains a backslash")
 	}
 	for _, r := range p {
-		if r < 0x20 || r == 0x7f {
+		switch {
+		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
 			return "", "", errors.New("contains a control character")
+		case protocol.IsInvisible(r):
+			return "", "", fmt.Errorf("contains the invisible character %U", r)
 		}
 	}
 	parts := strings.Split(p, "/")
@@ -203,12 +267,14 @@ type readyJSON struct {
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	s.mu.RLock()
-	j := readyJSON{Ready: true, Store: s.cfg.StoreName, SnapshotAgeSec: s.snapshotAgeLocked(now).Seconds(), Nodes: len(s.nodes)}
+	j := readyJSON{Ready: true, Store: publicStoreName(s.cfg.StoreName), SnapshotAgeSec: s.snapshotAgeLocked(now).Seconds(), Nodes: len(s.nodes)}
 	switch {
 	case s.health.lastOK.IsZero() && s.health.lastErr == nil:
 		j.Ready, j.Error = false, "no snapshot taken yet"
 	case s.health.lastErr != nil:
-		j.Ready, j.Error = false, "storage unreachable, serving the last good snapshot: "+s.health.lastErr.Error()
+		// The probe is open: it says what is wrong, not where (paths and
+		// OS error text go to the log).
+		j.Ready, j.Error = false, "storage unreachable, serving the last good snapshot; see the gateway log"
 	}
 	s.mu.RUnlock()
 	code := http.StatusOK
@@ -216,6 +282,17 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, j)
+}
+
+// publicStoreName is how the open /readyz names the store: the bucket of
+// an s3:// URL (not its endpoint, which names the account), or
+// "directory": never a filesystem path.
+func publicStoreName(name string) string {
+	if rest, ok := strings.CutPrefix(name, "s3://"); ok {
+		bucket, _, _ := strings.Cut(rest, "?")
+		return "s3://" + bucket
+	}
+	return "directory"
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -21,6 +21,11 @@ const (
 	DefaultConnectTimeout = 10 * time.Second
 	DefaultPingInterval   = 15 * time.Second
 	DefaultMaxNodes       = 20000
+
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 60 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
 )
 
 // Config is what New needs. Store is required; the rest have defaults.
@@ -38,7 +43,17 @@ type Config struct {
 	// AgentToken is the bearer token of the /v1 API (SKILLGATE_AGENT_TOKEN).
 	AgentToken string
 
-	MaxNodes       int           // node connections held at once, connected or not
+	MaxNodes          int   // connected (authenticated) nodes at once
+	MaxPending        int   // sockets not yet through connect, in total
+	MaxPendingPerAddr int   // sockets not yet through connect, per source IP
+	CacheBytes        int64 // bytes of cached prompt blocks, and of cached /skills answers
+
+	// HTTP timeouts of the API (not of node WebSockets, which clear them).
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration // whole request, body included
+	WriteTimeout      time.Duration // from the end of the request to the end of the answer
+	IdleTimeout       time.Duration // keep-alive between requests
+
 	ConnectTimeout time.Duration // how long a node has to send connect
 	PingInterval   time.Duration // WebSocket ping period; a missed pong drops the node
 	Logger         *slog.Logger
@@ -53,6 +68,24 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxNodes <= 0 {
 		c.MaxNodes = DefaultMaxNodes
+	}
+	if c.CacheBytes <= 0 {
+		c.CacheBytes = DefaultCacheBytes
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = DefaultMaxPending
+	}
+	if c.MaxPendingPerAddr <= 0 {
+		c.MaxPendingPerAddr = DefaultMaxPendingPerAddr
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&c.ReadHeaderTimeout, DefaultReadHeaderTimeout}, {&c.ReadTimeout, DefaultReadTimeout},
+		{&c.WriteTimeout, DefaultWriteTimeout}, {&c.IdleTimeout, DefaultIdleTimeout}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
 	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = DefaultConnectTimeout

@@ -76,12 +76,15 @@ func (s *Server) rebuildLocked() {
 	s.invalidateAllLocked()
 }
 
-// invalidateAllLocked makes every cached block stale.
+// invalidateAllLocked makes every cached answer stale.
 func (s *Server) invalidateAllLocked() {
+	// The snapshot cache keys are derived from is published before the
+	// generation: a reader that sees the new generation sees the new keys.
+	s.snapNow.Store(s.snap)
 	s.gen.Add(1)
-	s.cacheMu.Lock()
-	clear(s.cache)
-	s.cacheMu.Unlock()
+	s.reportGen.Add(1)
+	s.prompts.clear()
+	s.reports.clear()
 }
 
 // hostChangedLocked applies one node event to the index and the counts:
@@ -101,17 +104,14 @@ func (s *Server) hostChangedLocked(id string, old, cur *eligibility.Host) {
 		s.invalidateAllLocked()
 		return
 	}
+	s.reportGen.Add(1) // /skills answers list hosts
 	global, agents := s.recountLocked(old, cur)
 	if global {
 		s.invalidateAllLocked()
 		return
 	}
-	if len(agents) > 0 {
-		s.cacheMu.Lock()
-		for a := range agents {
-			delete(s.cache, a)
-		}
-		s.cacheMu.Unlock()
+	for a := range agents {
+		s.prompts.drop(a) // an agent with a local skill has a key of its own
 	}
 }
 

@@ -1,10 +1,8 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -424,22 +422,22 @@ func duplicateKey(line string) string {
 	return ""
 }
 
-// TestNodeLimits: a gateway holds at most MaxNodes node sockets (connected
-// or still silent), and a node that floods facts.update is slowed down, not
-// served at wire speed.
+// TestNodeLimits: a gateway holds at most MaxNodes connected nodes (silent
+// sockets do not count: see TestSilentSocketsCannotStarveNodes), and a
+// node that floods facts.update is slowed down, not served at wire speed.
 func TestNodeLimits(t *testing.T) {
 	g := startGateway(t, gwOptions{maxNodes: 2, files: map[string]string{"skills/alpha/SKILL.md": skillMD("alpha", "Uses alpha-tool.", `{"bins": ["alpha-tool"]}`)}})
 	a := dialRaw(t, g)
 	a.connect("a", "")
-	b := dialRaw(t, g) // holds a slot without ever connecting
-	_ = b
+	b := dialRaw(t, g)
+	b.connect("b", "")
+	silent := dialRaw(t, g) // a socket that never connects takes no slot
+	_ = silent
 
-	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
-	defer cancel()
-	_, resp, err := websocket.Dial(ctx, g.wsURL, nil)
-	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("third socket: err %v, response %v; want a 503 refusal", err, resp)
-	}
+	c := dialRaw(t, g)
+	c.sendText(connectFrame("1", "c", "", 1, []string{"execution"}, baseline))
+	c.expectErr("1", "unavailable")
+	c.expectClose(1013, "gateway full")
 
 	// Eleven updates cannot be processed in less than ten intervals.
 	start := time.Now()
@@ -451,15 +449,13 @@ func TestNodeLimits(t *testing.T) {
 	}
 	g.waitPrompt(t, "main", block(eAlpha))
 
-	// The slot of a closed socket is free again.
+	// The slot of a node that left is free again.
 	b.c.CloseNow()
 	eventually(t, waitFor, func() (string, bool) {
-		c, _, err := websocket.Dial(ctx, g.wsURL, nil)
-		if err != nil {
-			return err.Error(), false
-		}
-		c.CloseNow()
-		return "", true
+		d := dialRaw(t, g)
+		d.sendText(connectFrame("1", "d", "", 1, []string{"execution"}, baseline))
+		f := d.res()
+		return fmt.Sprintf("%+v", f), *f.OK
 	})
 }
 

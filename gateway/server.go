@@ -21,10 +21,6 @@ import (
 	"github.com/skillgate/skillgate/skill"
 )
 
-// MaxCachedAgents bounds the per-agent prompt cache: agent ids come from
-// requests, so the cache must not grow without limit.
-const MaxCachedAgents = 4096
-
 // Server is a skillgate gateway.
 type Server struct {
 	cfg     Config
@@ -59,12 +55,18 @@ type Server struct {
 	loggedMu sync.Mutex
 	logged   map[string]string // skill key → last verdict logged
 
-	gen     atomic.Uint64 // bumped when every cached block is stale
-	cacheMu sync.RWMutex
-	cache   map[string]*agentView
+	gen       atomic.Uint64            // bumped when every cached block is stale
+	prompts   *viewCache[*agentView]   // prompt blocks by view key
+	reportGen atomic.Uint64            // bumped on every host or skills change
+	reports   *viewCache[[]byte]       // /skills answers by view key
+	reportMu  sync.Mutex               // one /skills build at a time
+	snapNow   atomic.Pointer[snapshot] // s.snap, for cache keys without s.mu
 
-	reload  chan struct{} // asks the poller to re-read the config file now
-	sockets atomic.Int64  // node WebSocket connections held, see MaxNodes
+	reload    chan struct{}   // asks the poller to re-read the config file now
+	sockets   atomic.Int64    // node WebSocket connections held, pending or connected
+	nodesGen  uint64          // bumped on every registry change; guarded by mu
+	pending   *pendingSockets // sockets that have not completed connect
+	nodesJSON nodesCache      // the encoded GET /v1/nodes answer
 
 	closeOnce sync.Once
 	httpSrv   *http.Server
@@ -80,10 +82,12 @@ func New(cfg Config) (*Server, error) {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		nodes:   map[string]*session{},
-		cache:   map[string]*agentView{},
+		prompts: newViewCache[*agentView](MaxCachedAgents, cfg.CacheBytes),
+		reports: newViewCache[[]byte](MaxCachedAgents, cfg.CacheBytes),
 		logged:  map[string]string{},
 		reload:  make(chan struct{}, 1),
 		started: time.Now(),
+		pending: newPendingSockets(cfg.MaxPending, cfg.MaxPendingPerAddr),
 	}
 	s.metrics = newMetrics(s)
 	s.store = instrumentStore(cfg.Store, s.metrics)
@@ -133,11 +137,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.refresh(ctx) // first snapshot before the first request
 	s.httpSrv = &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64<<10 - 4096, // net/http allows 4 KiB more
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		// A client that announces a body and never sends it, or never
+		// reads an answer, must not hold a socket forever. Node WebSockets
+		// clear both deadlines at the upgrade (handleNodeConnect).
+		ReadTimeout:    s.cfg.ReadTimeout,
+		WriteTimeout:   s.cfg.WriteTimeout,
+		IdleTimeout:    s.cfg.IdleTimeout,
+		MaxHeaderBytes: 64<<10 - 4096, // net/http allows 4 KiB more
+		BaseContext:    func(net.Listener) context.Context { return ctx },
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	s.log.Info("gateway listening", "addr", ln.Addr().String(), "store", s.cfg.StoreName, "poll", s.cfg.Poll.String())
 	var wg sync.WaitGroup
@@ -262,7 +271,7 @@ func (s *Server) refresh(ctx context.Context) {
 	}
 	s.health.lastErr = nil
 	s.health.lastOK = now
-	if snap.sum == s.snap.sum && s.snap.all != nil {
+	if snap.sum == s.snap.sum {
 		return
 	}
 	for _, d := range snap.diags {
@@ -321,7 +330,9 @@ func (s *Server) reloadConfig(force bool) {
 	for id, n := range s.nodes {
 		if !s.tokenOKLocked(id, n.token) {
 			s.log.Warn("node token no longer valid after config reload; disconnecting", "node", id)
-			go n.close(1008, "token revoked")
+			// Out of the index now, not when the close handshake ends.
+			s.unregisterLocked(n)
+			go n.close(websocket.StatusPolicyViolation, "token revoked")
 		}
 	}
 }

@@ -24,9 +24,8 @@ const writeTimeout = 10 * time.Second
 // preConnectReadLimit is the frame limit before a successful connect.
 const preConnectReadLimit = 16 << 10
 
-// minFactsInterval is the shortest time between two facts.update a node
-// gets processed.
-const minFactsInterval = 50 * time.Millisecond
+// statusTryAgainLater is the WebSocket close code 1013.
+const statusTryAgainLater websocket.StatusCode = 1013
 
 // session is one node's WebSocket connection.
 type session struct {
@@ -45,8 +44,6 @@ type session struct {
 	pushing   atomic.Bool
 	pushMu    sync.Mutex
 
-	lastFacts time.Time // read loop only
-
 	// Guarded by srv.mu. The reported binaries are kept as two bitsets
 	// over the (shared, sorted) interest list they answered: a map per node
 	// over hundreds of asked names would dominate the gateway's memory.
@@ -63,15 +60,23 @@ type session struct {
 
 // handleNodeConnect serves GET /v1/nodes/connect.
 func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
-	// Bound the sockets one client can make the gateway hold: every
-	// connection counts until it ends, connected or not.
-	if n := s.sockets.Add(1); n > int64(s.cfg.MaxNodes) {
-		s.sockets.Add(-1)
+	// maxNodes bounds connected nodes, checked at connect (where the id
+	// is known: a node replacing its own stale connection is let in on a
+	// full gateway). Sockets still waiting for their connect have caps of
+	// their own (pending.go) and never take a node's slot. This total is
+	// only a backstop on file descriptors.
+	if s.sockets.Load() >= int64(s.cfg.MaxNodes+2*s.cfg.MaxPending) {
 		s.metrics.frames.WithLabelValues("upgrade", "over_limit").Inc()
 		writeError(w, http.StatusServiceUnavailable, "too many node connections; raise gateway.maxNodes or add a gateway")
 		return
 	}
+	s.sockets.Add(1)
 	defer s.sockets.Add(-1)
+	// The HTTP server's read and write deadlines are for requests; a node's
+	// socket lives for days and is bounded by pings and per-write timeouts.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{})
+	rc.SetWriteDeadline(time.Time{})
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		s.metrics.frames.WithLabelValues("upgrade", "error").Inc()
@@ -85,6 +90,12 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 	// creation.
 	sess.pingTimer = time.AfterFunc(time.Hour, sess.ping)
 	sess.pingTimer.Stop()
+	for _, old := range s.pending.add(sess, r.RemoteAddr) {
+		s.metrics.frames.WithLabelValues("upgrade", "evicted").Inc()
+		// No close handshake: a silent peer would hold the socket for
+		// its timeout, and an attacker's sockets deserve no wait.
+		old.closeNow()
+	}
 	// The session outlives the server's base context on purpose: on
 	// shutdown Close ends it with a 1001 close frame rather than the
 	// library dropping the connection.
@@ -96,6 +107,15 @@ func (n *session) close(code websocket.StatusCode, reason string) {
 		close(n.done)
 		n.pingTimer.Stop()
 		n.conn.Close(code, reason)
+	})
+}
+
+// closeNow drops the connection without a close handshake.
+func (n *session) closeNow() {
+	n.once.Do(func() {
+		close(n.done)
+		n.pingTimer.Stop()
+		n.conn.CloseNow()
 	})
 }
 
@@ -166,18 +186,34 @@ func (n *session) serve(ctx context.Context) {
 	}
 	defer n.srv.unregister(n)
 	n.pingTimer.Reset(n.srv.cfg.PingInterval)
+	pace := newPacer(time.Now())
 	for {
+		// Waiting before the read, not after it, keeps the next frame in
+		// the socket: TCP pushes back on a node that floods.
+		if wait := pace.delay(time.Now()); wait > 0 {
+			n.srv.metrics.frames.WithLabelValues("any", "paced").Inc()
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			case <-n.done:
+				return
+			}
+		}
 		typ, data, err := n.conn.Read(ctx)
 		if err != nil {
 			n.logClosed(err)
 			return
 		}
+		start := time.Now()
+		pace.start(start)
 		if typ != websocket.MessageText {
 			n.srv.metrics.frames.WithLabelValues("binary", "error").Inc()
 			n.close(websocket.StatusUnsupportedData, "binary frames are not part of the protocol")
 			return
 		}
 		n.handleFrame(ctx, data)
+		pace.charge(time.Since(start))
 	}
 }
 
@@ -203,8 +239,12 @@ func (n *session) handshake(ctx context.Context) bool {
 		n.close(websocket.StatusPolicyViolation, "connect timeout")
 	})
 	typ, data, err := n.conn.Read(ctx)
+	stillPending := n.srv.pending.done(n)
 	if !timer.Stop() {
 		return false // timed out: closed above
+	}
+	if !stillPending {
+		return false // evicted for a newer socket: closed by the evictor
 	}
 	if err != nil {
 		if errors.Is(err, websocket.ErrMessageTooBig) {
@@ -247,9 +287,17 @@ func (n *session) handshake(ctx context.Context) bool {
 	// An interest push must not overtake the connect answer: the node
 	// would drop it and keep the older interest of the answer.
 	n.pushMu.Lock()
-	interest, ok := n.srv.register(n, p.Node)
-	if !ok {
+	interest, err := n.srv.register(n, p.Node)
+	if err != nil {
 		n.pushMu.Unlock()
+		if errors.Is(err, errGatewayFull) {
+			// Not final for the node: it retries with backoff.
+			n.srv.metrics.frames.WithLabelValues("connect", protocol.CodeUnavailable).Inc()
+			n.log.Warn("node refused: gateway full", "max_nodes", n.srv.cfg.MaxNodes)
+			n.write(ctx, protocol.NewErr(f.ID, protocol.CodeUnavailable, err.Error()))
+			n.close(statusTryAgainLater, "gateway full")
+			return false
+		}
 		n.refuse(ctx, f.ID, protocol.CodeUnauthorized, "token not valid for node "+n.id)
 		return false
 	}
@@ -283,19 +331,6 @@ func (n *session) handleFrame(ctx context.Context, data []byte) {
 	}
 	switch f.Method {
 	case protocol.MethodFactsUpdate:
-		// A node has no reason to report more than a few times a second;
-		// pausing the read loop pushes back on one that floods (TCP does
-		// the rest) and bounds the recount work it can cause.
-		if wait := time.Until(n.lastFacts.Add(minFactsInterval)); wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return
-			case <-n.done:
-				return
-			}
-		}
-		n.lastFacts = time.Now()
 		u, err := protocol.ParseFactsUpdate(f.Params)
 		if err != nil {
 			code := protocol.CodeBadRequest
@@ -343,14 +378,25 @@ func (s *Server) tokenOKLocked(id, token string) bool {
 	return len(s.pol.nodeTokens) == 0
 }
 
+// errGatewayFull refuses a connect past maxNodes.
+var errGatewayFull = errors.New("gateway full: it holds gateway.maxNodes nodes; retry later or connect to another gateway")
+
+// errTokenRevoked refuses a connect whose token a reload revoked since it
+// was checked.
+var errTokenRevoked = errors.New("token revoked")
+
 // register adds a node, replacing a connection with the same id at once,
 // and returns the current interest.
-func (s *Server) register(n *session, info protocol.NodeInfo) (json.RawMessage, bool) {
+func (s *Server) register(n *session, info protocol.NodeInfo) (json.RawMessage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.tokenOKLocked(n.id, n.token) {
-		return nil, false // revoked by a reload since the check
+		return nil, errTokenRevoked // revoked by a reload since the check
 	}
+	if _, replaces := s.nodes[n.id]; !replaces && len(s.nodes) >= s.cfg.MaxNodes {
+		return nil, errGatewayFull
+	}
+	info.OS = protocol.NormalizeOS(info.OS) // validated in this form
 	n.info = info
 	n.connectedAt = time.Now().UTC()
 	old := s.nodes[n.id]
@@ -362,8 +408,8 @@ func (s *Server) register(n *session, info protocol.NodeInfo) (json.RawMessage, 
 	if old != nil && old.host != nil {
 		s.hostChangedLocked(old.id, old.host, nil)
 	}
-	s.metrics.nodesConnected.Set(float64(len(s.nodes)))
-	return s.interestJSON, true
+	s.nodesChangedLocked()
+	return s.interestJSON, nil
 }
 
 // connectResult is protocol.ConnectResult with the interest encoded once
@@ -377,6 +423,12 @@ type connectResult struct {
 func (s *Server) unregister(n *session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.unregisterLocked(n)
+}
+
+// unregisterLocked removes a node now: it stops counting before any close
+// handshake. s.mu must be held for writing.
+func (s *Server) unregisterLocked(n *session) {
 	if s.nodes[n.id] != n {
 		return
 	}
@@ -384,7 +436,14 @@ func (s *Server) unregister(n *session) {
 	if n.host != nil {
 		s.hostChangedLocked(n.id, n.host, nil)
 	}
+	s.nodesChangedLocked()
+}
+
+// nodesChangedLocked records a change of the node registry (a node came,
+// went, or reported): the cached /v1/nodes answer is stale.
+func (s *Server) nodesChangedLocked() {
 	s.metrics.nodesConnected.Set(float64(len(s.nodes)))
+	s.nodesGen++
 }
 
 // updateFacts applies a facts.update, keeping only the names the gateway
@@ -428,6 +487,7 @@ func (s *Server) updateFacts(n *session, u protocol.FactsUpdate) {
 		n.log.Warn("protocol: node reported names the gateway did not ask for; ignored", "names", unasked)
 	}
 	n.factsAt = time.Now().UTC()
+	s.nodesGen++
 	if n.host != nil && slices.Equal(n.env, env) && sameStrings(n.binNames, names) &&
 		n.binReported.Equal(reported) && n.binTrue.Equal(present) {
 		return // nothing changed: keep the caches
@@ -453,35 +513,4 @@ func (n *session) factsLocked() protocol.HostFacts {
 // are replaced, never changed, so identity is equality).
 func sameStrings(a, b []string) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
-// nodeJSON is one node in GET /v1/nodes.
-type nodeJSON struct {
-	protocol.HostFacts
-	ConnectedAt time.Time  `json:"connectedAt"`
-	FactsAt     *time.Time `json:"factsAt"`
-}
-
-func (s *Server) nodeList() []nodeJSON {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]nodeJSON, 0, len(s.nodes))
-	for _, n := range s.nodes {
-		j := nodeJSON{HostFacts: n.factsLocked(), ConnectedAt: n.connectedAt.Truncate(time.Second)}
-		if n.host != nil {
-			t := n.factsAt.Truncate(time.Second)
-			j.FactsAt = &t
-		}
-		out = append(out, j)
-	}
-	slices.SortFunc(out, func(a, b nodeJSON) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
-	return out
 }

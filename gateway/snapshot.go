@@ -20,6 +20,8 @@ type snapshot struct {
 	all    []*skill.Skill            // every skill, sorted by key
 	diags  []skill.Diagnostic        // listing and loading findings
 	sum    string                    // fingerprint of keys and ETags
+
+	agentDiags map[string]bool // agents with diagnostics under their prefix
 }
 
 // view returns an agent's skills in listing order: agent-local first, then
@@ -41,6 +43,12 @@ func (s *snapshot) view(agentID string) []*skill.Skill {
 		}
 	}
 	return out
+}
+
+// ownsAgent reports whether an agent has skills or findings of its own,
+// so that its view differs from the global one.
+func (s *snapshot) ownsAgent(agentID string) bool {
+	return len(s.agents[agentID]) > 0 || s.agentDiags[agentID]
 }
 
 // findDir reports whether the agent's view has a skill of directory dir,
@@ -92,6 +100,13 @@ func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader)
 		h.Write([]byte{0})
 	}
 	snap.sum = hex.EncodeToString(h.Sum(nil))
+	snap.agentDiags = map[string]bool{}
+	for _, d := range snap.diags {
+		if rest, ok := strings.CutPrefix(d.Location, skill.AgentsPrefix); ok {
+			id, _, _ := strings.Cut(rest, "/")
+			snap.agentDiags[id] = true
+		}
+	}
 	for _, sk := range skills {
 		snap.all = append(snap.all, sk)
 		if sk.Scope == skill.ScopeAgent {

@@ -9,10 +9,12 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,16 +33,29 @@ const (
 	pingInterval   = 30 * time.Second // detects a gateway that vanished without a FIN
 	pingTimeout    = 15 * time.Second
 	closeGrace     = 2 * time.Second // wait for the gateway's close frame on shutdown
+
+	// interestPace is the least time between two probes that answer the
+	// gateway's interest. Each answer stats every asked name in every PATH
+	// directory, so a gateway flooding interest events would otherwise pin
+	// a core; events within the pace are coalesced into one answer to the
+	// latest. The gateway sends one when its skills change, so a lone event
+	// is still answered at once, and a burst waits at most this long.
+	interestPace = 200 * time.Millisecond
 )
 
 // FatalError is the gateway refusing this node for a reason that retrying
 // cannot fix (protocol.CodeUnauthorized, CodeInvalidFacts or
-// CodeUnsupportedProtocol): the operator must change the node's
-// configuration, so Run stops and returns it.
+// CodeUnsupportedProtocol, or CodeRedirected): the operator must change the
+// node's configuration, so Run stops and returns it.
 type FatalError struct {
 	Code    string
 	Message string
 }
+
+// CodeRedirected is the FatalError code of a gateway URL that answers the
+// WebSocket upgrade with a redirect. It is the node's own: the gateway
+// never sends it.
+const CodeRedirected = "redirected"
 
 // Error implements the error interface.
 func (e *FatalError) Error() string {
@@ -70,6 +85,7 @@ type Client struct {
 	pingInterval           time.Duration
 	pingTimeout            time.Duration
 	closeGrace             time.Duration
+	interestPace           time.Duration
 }
 
 // New checks cfg, fills in its defaults and returns a client. A
@@ -106,6 +122,7 @@ func New(cfg Config) (*Client, error) {
 		pingInterval:   pingInterval,
 		pingTimeout:    pingTimeout,
 		closeGrace:     closeGrace,
+		interestPace:   interestPace,
 	}, nil
 }
 
@@ -199,12 +216,22 @@ func (c *Client) session(ctx context.Context) (connectedAt time.Time, err error)
 	}
 
 	dctx, cancel := context.WithTimeout(ctx, c.connectTimeout)
-	conn, _, err := websocket.Dial(dctx, c.url, &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: transport},
+	conn, resp, err := websocket.Dial(dctx, c.url, &websocket.DialOptions{
+		HTTPClient: &http.Client{
+			Transport: transport,
+			// Never follow a redirect: the connect frame carries the token,
+			// which must go only to the gateway the operator named.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
 		HTTPHeader: http.Header{"User-Agent": {clientName()}},
 	})
 	cancel()
 	if err != nil {
+		if resp != nil && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			if loc, lerr := resp.Location(); lerr == nil {
+				return time.Time{}, c.redirectError(resp.StatusCode, loc)
+			}
+		}
 		return time.Time{}, err
 	}
 	conn.SetReadLimit(protocol.ReadLimit)
@@ -232,6 +259,34 @@ func (c *Client) session(ctx context.Context) (connectedAt time.Time, err error)
 }
 
 func clientName() string { return "skillgate-node/" + Version }
+
+// redirectError is the final error for a redirect answer to the upgrade.
+// Following it silently would hand the token to whatever server it names
+// (an attacker on a plain-http path, a misrouted proxy), and retrying would
+// get the same answer: the operator decides whether to trust the location.
+func (c *Client) redirectError(status int, loc *url.URL) *FatalError {
+	where := clip(loc.String())
+	hint := "point --gateway at the gateway's final URL"
+	if strings.HasSuffix(loc.Path, ConnectPath) {
+		base := *loc
+		base.Path = strings.TrimSuffix(loc.Path, ConnectPath)
+		base.RawPath = ""
+		hint = "if that is your gateway, point --gateway at it: --gateway " + clip(base.String())
+	}
+	return &FatalError{Code: CodeRedirected, Message: fmt.Sprintf(
+		"%s answered %d, a redirect to %s; the node never follows redirects, so that its token goes only to the gateway it was given: %s",
+		c.url, status, where, hint)}
+}
+
+// clip bounds a string that comes from the gateway before it goes into a
+// log line.
+func clip(s string) string {
+	const limit = 512
+	if len(s) <= limit {
+		return s
+	}
+	return s[:limit] + "…"
+}
 
 // readLoop reads messages until an error and hands them to the session.
 // Keeping a read in progress is also what makes the library answer the
@@ -281,6 +336,8 @@ type session struct {
 
 	connectedAt time.Time
 	interest    protocol.Interest
+	interestDue bool                 // interest holds an event not yet answered
+	answeredAt  time.Time            // end of the last forced report, for the pace
 	last        protocol.FactsUpdate // what the gateway was last told
 	sentFacts   bool
 }
@@ -301,6 +358,10 @@ func (s *session) run(ctx context.Context, frames <-chan inbound, pingErr <-chan
 	connectDeadline := time.NewTimer(c.connectTimeout)
 	defer connectDeadline.Stop()
 	var recheck <-chan time.Time // armed once connected
+	pace := time.NewTimer(c.interestPace)
+	pace.Stop()
+	defer pace.Stop()
+	var paceC <-chan time.Time // pace.C while an answer to interest waits
 	for {
 		select {
 		case <-ctx.Done():
@@ -313,7 +374,15 @@ func (s *session) run(ctx context.Context, frames <-chan inbound, pingErr <-chan
 				return s.connectedAt, fmt.Errorf("gateway did not answer connect within %v", c.connectTimeout)
 			}
 		case <-recheck:
-			if err := s.report(false); err != nil {
+			// With an interest due, the pace timer probes soon anyway.
+			if !s.interestDue {
+				if err := s.report(false); err != nil {
+					return s.connectedAt, err
+				}
+			}
+		case <-paceC:
+			paceC = nil
+			if err := s.answerInterest(); err != nil {
 				return s.connectedAt, err
 			}
 		case in := <-frames:
@@ -329,8 +398,25 @@ func (s *session) run(ctx context.Context, frames <-chan inbound, pingErr <-chan
 				defer t.Stop()
 				recheck = t.C
 			}
+			if s.interestDue && paceC == nil {
+				// At once if the last answer is older than the pace,
+				// otherwise when it is; later events only replace the
+				// interest meanwhile.
+				if d := c.interestPace - time.Since(s.answeredAt); d > 0 {
+					pace.Reset(d)
+					paceC = pace.C
+				} else if err := s.answerInterest(); err != nil {
+					return s.connectedAt, err
+				}
+			}
 		}
 	}
+}
+
+// answerInterest reports facts for the latest interest event.
+func (s *session) answerInterest() error {
+	s.interestDue = false
+	return s.report(true)
 }
 
 // closeGoingAway closes the socket with 1001. It is bounded by the grace
@@ -371,9 +457,10 @@ func (s *session) handle(in inbound) error {
 			log.Warn("ignoring a malformed interest event", "err", err.Error())
 			return nil
 		}
-		s.interest = in
+		// Answered by run, paced: see interestPace.
+		s.interest, s.interestDue = in, true
 		log.Debug("gateway interest changed", "bins", len(in.Bins), "env", len(in.Env))
-		return s.report(true)
+		return nil
 	default: // a req: the gateway has no methods to call on a node in version 1
 		log.Warn("ignoring a request from the gateway", "method", f.Method, "id", f.ID)
 		return nil
@@ -426,6 +513,9 @@ func (s *session) report(force bool) error {
 		return err
 	}
 	s.last, s.sentFacts = u, true
+	if force {
+		s.answeredAt = time.Now()
+	}
 	var missing []string
 	for name, ok := range u.HostBinStatus {
 		if !ok {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +27,8 @@ type fakeGateway struct {
 	t     *testing.T
 	srv   *httptest.Server
 	conns chan *gwConn
+
+	requests atomic.Int64 // every HTTP request, upgrade or not
 
 	mu       sync.Mutex
 	received [][]byte // every message any node sent, for leak checks
@@ -47,6 +50,7 @@ func newFakeGateway(t *testing.T, stallAfter int) *fakeGateway {
 	g := &fakeGateway{t: t, conns: make(chan *gwConn, 16)}
 	stop := make(chan struct{})
 	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.requests.Add(1)
 		if r.URL.Path != "/v1/nodes/connect" {
 			http.NotFound(w, r)
 			return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -37,6 +38,7 @@ const (
 	MaxIDLen   = 128
 	MaxNames   = 4096 // env names or bin names in one report
 	MaxNameLen = 256
+	MaxOSLen   = 32 // runtime.GOOS values are at most 9 bytes
 )
 
 // IsRole reports whether s is a valid host role.
@@ -71,8 +73,12 @@ func NormalizeOS(s string) string {
 
 // ValidateID checks an id (node id, agent id, skill directory name)
 // before it is used in a key, a log line or a registry: non-empty, at most
-// MaxIDLen bytes, valid UTF-8, no slash, backslash or "..", and no control
-// characters (C0, DEL and C1).
+// MaxIDLen bytes, valid UTF-8, no slash, backslash or "..", no control
+// characters (C0, DEL and C1) and no invisible characters (Unicode format
+// characters, category Cf, and the line and paragraph separators U+2028
+// and U+2029). Invisible characters are refused because they make two ids
+// look alike, or reorder what a terminal shows (bidi overrides); ordinary
+// non-ASCII letters and symbols are allowed.
 func ValidateID(id string) error {
 	switch {
 	case id == "":
@@ -87,11 +93,43 @@ func ValidateID(id string) error {
 		return fmt.Errorf("%q contains \"..\"", id)
 	}
 	for _, r := range id {
-		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+		switch {
+		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
 			return fmt.Errorf("%q contains a control character", id)
+		case IsInvisible(r):
+			return fmt.Errorf("%q contains the invisible character %U", id, r)
 		}
 	}
 	return nil
+}
+
+// IsInvisible reports whether r is a Unicode format character (category
+// Cf: zero-width spaces and joiners, bidi embeddings, overrides and
+// isolates, U+FEFF, tag characters, the soft hyphen…) or the line or
+// paragraph separator U+2028, U+2029: characters that show nothing, or
+// change how the text around them is shown.
+func IsInvisible(r rune) bool {
+	return r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r)
+}
+
+// ValidOS reports whether s, an OS name after NormalizeOS, is a short
+// lowercase token: 1 to MaxOSLen bytes of [a-z0-9._-], the first one a
+// letter or digit. Every runtime.GOOS value is one; the rule keeps what a
+// node reports printable and usable as an index key.
+func ValidOS(s string) bool {
+	if s == "" || len(s) > MaxOSLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Validate checks the identity part of the facts (id, os, roles,
@@ -100,11 +138,8 @@ func (h *HostFacts) Validate() error {
 	if err := ValidateID(h.ID); err != nil {
 		return fmt.Errorf("id: %w", err)
 	}
-	if strings.TrimSpace(h.OS) == "" {
-		return fmt.Errorf("os: is empty (expected runtime.GOOS, e.g. linux or darwin)")
-	}
-	if len(h.OS) > MaxNameLen {
-		return fmt.Errorf("os: longer than %d bytes", MaxNameLen)
+	if err := validateOS(h.OS); err != nil {
+		return err
 	}
 	if len(h.Roles) == 0 {
 		return fmt.Errorf("roles: is empty (expected one or more of %s)", strings.Join(Roles, ", "))
@@ -144,6 +179,21 @@ func (h *HostFacts) Validate() error {
 		if name == "" || len(name) > MaxNameLen {
 			return fmt.Errorf("hostBinStatus: invalid binary name %q", name)
 		}
+	}
+	return nil
+}
+
+// validateOS applies ValidOS to the normalized os, so that "macOS" or
+// "Win32" are accepted as darwin and windows.
+func validateOS(os string) error {
+	const expected = "(expected runtime.GOOS, e.g. linux or darwin)"
+	switch n := NormalizeOS(os); {
+	case n == "":
+		return fmt.Errorf("os: is empty %s", expected)
+	case len(n) > MaxOSLen:
+		return fmt.Errorf("os: is %d bytes, more than %d %s", len(n), MaxOSLen, expected)
+	case !ValidOS(n):
+		return fmt.Errorf("os: %q is not a lowercase name of letters, digits, '.', '_' or '-' %s", os, expected)
 	}
 	return nil
 }

@@ -36,7 +36,11 @@ func TestHostFactsValidate(t *testing.T) {
 		{"backslash id", func(h *HostFacts) { h.ID = `a\b` }, "id: \"a\\\\b\" contains a slash or backslash"},
 		{"dotdot id", func(h *HostFacts) { h.ID = "a..b" }, `id: "a..b" contains ".."`},
 		{"control id", func(h *HostFacts) { h.ID = "a\x7f" }, `id: "a\x7f" contains a control character`},
-		{"no os", func(h *HostFacts) { h.OS = " " }, "os: is empty"},
+		{"no os", func(h *HostFacts) { h.OS = " " }, "os: is empty (expected runtime.GOOS, e.g. linux or darwin)"},
+		{"escape in os", func(h *HostFacts) { h.OS = "linux\x1b[2J" },
+			`os: "linux\x1b[2J" is not a lowercase name of letters, digits, '.', '_' or '-' (expected runtime.GOOS, e.g. linux or darwin)`},
+		{"long os", func(h *HostFacts) { h.OS = strings.Repeat("x", 33) }, "os: is 33 bytes, more than 32 (expected runtime.GOOS"},
+		{"bidi id", func(h *HostFacts) { h.ID = "mac-1\u202e" }, `id: "mac-1\u202e" contains the invisible character U+202E`},
 		{"no roles", func(h *HostFacts) { h.Roles = nil }, "roles: is empty"},
 		{"bad role", func(h *HostFacts) { h.Roles = []string{"execution", "gpu"} }, `roles[1]: unknown role "gpu"`},
 		{"bad capability", func(h *HostFacts) { h.Capabilities = append(h.Capabilities, "x") }, `capabilities[4]: unknown capability "x"`},
@@ -55,6 +59,95 @@ func TestHostFactsValidate(t *testing.T) {
 				t.Fatalf("unexpected error: %v", err)
 			case tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)):
 				t.Fatalf("got %v, want %q…", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestValidateOS: an os is accepted when, after NormalizeOS, it is 1–32
+// bytes of [a-z0-9._-] starting with a letter or digit; the error names
+// the field and what was expected.
+func TestValidateOS(t *testing.T) {
+	tests := []struct {
+		os   string
+		want string // "" for valid
+	}{
+		// Every runtime.GOOS, and the spellings NormalizeOS folds.
+		{"linux", ""}, {"darwin", ""}, {"windows", ""}, {"freebsd", ""}, {"wasip1", ""}, {"plan9", ""},
+		{"Darwin", ""}, {"macOS", ""}, {"osx", ""}, {"win32", ""}, {"LINUX", ""}, {" linux\n", ""},
+		{"my-os_1.2", ""}, {strings.Repeat("a", 32), ""},
+		{"", "os: is empty"}, {"\t", "os: is empty"},
+		{strings.Repeat("a", 33), "os: is 33 bytes, more than 32"},
+		{"\x1b[2J\x07", `os: "\x1b[2J\a" is not a lowercase name`},   // ESC, BEL
+		{"lin\rux", `os: "lin\rux" is not a lowercase name`},         // C0 inside
+		{"linux\x7f", `os: "linux\x7f" is not a lowercase name`},     // DEL
+		{"linux\u009b", `os: "linux\u009b" is not a lowercase name`}, // C1 CSI
+		{"linux\u202e", `os: "linux\u202e" is not a lowercase name`}, // bidi override
+		{"lin\u200bux", `os: "lin\u200bux" is not a lowercase name`}, // zero-width space
+		{"linüx", `os: "linüx" is not a lowercase name`},             // non-ASCII
+		{"linux 6.1", `os: "linux 6.1" is not a lowercase name`},     // space
+		{"-linux", `os: "-linux" is not a lowercase name`},           // punctuation first
+		{".", `os: "." is not a lowercase name`},                     //
+		{"linux/amd64", `os: "linux/amd64" is not a lowercase name`}, // slash
+		{"\xff", `os: "\xff" is not a lowercase name`},               // invalid UTF-8
+	}
+	for _, tt := range tests {
+		h := HostFacts{ID: "h", OS: tt.os, Roles: []string{RoleSpecialized}}
+		err := h.Validate()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("os %q: unexpected error: %v", tt.os, err)
+		case tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want) ||
+			!strings.HasSuffix(err.Error(), "(expected runtime.GOOS, e.g. linux or darwin)")):
+			t.Errorf("os %q: got %v, want %q… (expected runtime.GOOS, e.g. linux or darwin)", tt.os, err, tt.want)
+		}
+	}
+}
+
+// TestValidateIDCharacters: ids refuse control characters and invisible
+// ones (format characters, line and paragraph separators), naming the
+// code point of the latter, and keep ordinary non-ASCII text.
+func TestValidateIDCharacters(t *testing.T) {
+	tests := []struct {
+		class, id string
+		want      string // "" for valid
+	}{
+		{"ASCII", "mac-1.local_2", ""},
+		{"accents", "café-crème", ""},
+		{"CJK", "服务器-東京", ""},
+		{"emoji", "host-🚀", ""},
+		{"emoji with variation selector", "host-❤\ufe0f", ""},
+		{"right-to-left letters", "שרת-1", ""},
+		{"C0 ESC", "a\x1b[2J", `"a\x1b[2J" contains a control character`},
+		{"C0 BEL", "a\x07", `"a\a" contains a control character`},
+		{"C0 CR", "a\rb", `"a\rb" contains a control character`},
+		{"DEL", "a\x7f", `"a\x7f" contains a control character`},
+		{"C1 CSI", "a\u009b", `"a\u009b" contains a control character`},
+		{"soft hyphen", "ad\u00admin", `"ad\u00admin" contains the invisible character U+00AD`},
+		{"zero-width space", "ad\u200bmin", `"ad\u200bmin" contains the invisible character U+200B`},
+		{"zero-width non-joiner", "a\u200cb", `"a\u200cb" contains the invisible character U+200C`},
+		{"zero-width joiner", "a\u200db", `"a\u200db" contains the invisible character U+200D`},
+		{"left-to-right mark", "a\u200e", `"a\u200e" contains the invisible character U+200E`},
+		{"right-to-left mark", "a\u200f", `"a\u200f" contains the invisible character U+200F`},
+		{"bidi embedding", "a\u202ab", `"a\u202ab" contains the invisible character U+202A`},
+		{"bidi override", "evil\u202egnp.exe", `"evil\u202egnp.exe" contains the invisible character U+202E`},
+		{"bidi isolate", "a\u2066b\u2069", `"a\u2066b\u2069" contains the invisible character U+2066`},
+		{"pop isolate", "a\u2069", `"a\u2069" contains the invisible character U+2069`},
+		{"word joiner", "a\u2060b", `"a\u2060b" contains the invisible character U+2060`},
+		{"BOM", "\ufeffmain", `"\ufeffmain" contains the invisible character U+FEFF`},
+		{"tag character", "a\U000e0041", `"a\U000e0041" contains the invisible character U+E0041`},
+		{"cancel tag", "a\U000e007f", `"a\U000e007f" contains the invisible character U+E007F`},
+		{"line separator", "a\u2028b", `"a\u2028b" contains the invisible character U+2028`},
+		{"paragraph separator", "a\u2029b", `"a\u2029b" contains the invisible character U+2029`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.class, func(t *testing.T) {
+			err := ValidateID(tt.id)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("ValidateID(%q) = %v, want nil", tt.id, err)
+			case tt.want != "" && (err == nil || err.Error() != tt.want):
+				t.Errorf("ValidateID(%q) = %v, want %q", tt.id, err, tt.want)
 			}
 		})
 	}

@@ -42,6 +42,9 @@ const (
 	CodeInvalidFacts        = "invalid_facts"
 	CodeUnknownMethod       = "unknown_method"
 	CodeNotConnected        = "not_connected"
+	// CodeUnavailable refuses a connect the gateway has no room for; unlike
+	// the codes above it is not final: the node retries with backoff.
+	CodeUnavailable = "unavailable"
 )
 
 // Limits on frame fields that have no natural bound, so that a peer cannot

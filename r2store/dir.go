@@ -41,8 +41,11 @@ func NewDir(root string) (*Dir, error) {
 // Root returns the absolute path of the store's directory.
 func (d *Dir) Root() string { return d.root }
 
-// List returns the regular files whose keys start with prefix, sorted by
-// key. A prefix whose directory does not exist gives an empty list. An
+// List returns the files whose keys start with prefix, sorted by key.
+// Entries that are not regular files (named pipes, devices, sockets, or
+// symlinks to them) are marked NotRegular, so that a SKILL.md of that kind
+// is reported instead of silently missing; Get never reads them. A prefix
+// whose directory does not exist gives an empty list. An
 // unreadable directory fails the whole listing, so that a caller never
 // mistakes a partial listing for deleted skills.
 func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
@@ -93,14 +96,22 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
 			// Follow a symlink to a file inside root; skip one that
 			// escapes, dangles, loops or leads to a directory.
 			fi, err = root.Stat(name)
-			if err != nil || !fi.Mode().IsRegular() {
+			if err != nil || fi.IsDir() {
 				return nil
 			}
 		default:
-			return nil // sockets, devices, pipes
+			fi, err = de.Info() // sockets, devices, pipes
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
 		}
 		if err != nil {
 			return err
+		}
+		if !fi.Mode().IsRegular() {
+			// Listed for Classify to report; it is never read.
+			objs = append(objs, Object{Key: name, NotRegular: true})
+			return nil
 		}
 		objs = append(objs, Object{Key: name, Size: fi.Size(), ETag: fileETag(fi)})
 		return nil
@@ -138,7 +149,9 @@ func isPlainDir(root *os.Root, name string) (bool, error) {
 // Get reads the file of key. It returns ErrNotModified when etag is the
 // file's current ETag, ErrNotFound when there is no such regular file inside
 // root (or the path to it goes through a symlinked directory, which List
-// does not follow either), and ErrTooLarge when it is over MaxFileSize.
+// does not follow either; a named pipe, device or socket is "not a regular
+// file" at once, never waited on), and ErrTooLarge when it is over
+// MaxFileSize.
 func (d *Dir) Get(ctx context.Context, key, etag string) ([]byte, string, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, "", fmt.Errorf("dir get %q: %w", key, err)
@@ -161,7 +174,10 @@ func (d *Dir) Get(ctx context.Context, key, etag string) ([]byte, string, error)
 			return nil, "", fmt.Errorf("dir get %s: %w", key, ErrNotFound)
 		}
 	}
-	f, err := root.Open(key)
+	// Opening a named pipe would block until a writer comes, holding an OS
+	// thread; openFlags opens it without waiting, and the mode check below
+	// refuses it (and devices and sockets) before any read.
+	f, err := root.OpenFile(key, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		if notFound(root, key, err) {
 			return nil, "", fmt.Errorf("dir get %s: %w", key, ErrNotFound)
@@ -174,7 +190,7 @@ func (d *Dir) Get(ctx context.Context, key, etag string) ([]byte, string, error)
 		return nil, "", fmt.Errorf("dir get %s: %w", key, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, "", fmt.Errorf("dir get %s: not a regular file: %w", key, ErrNotFound)
+		return nil, "", fmt.Errorf("dir get %s: %w", key, errNotRegular)
 	}
 	cur := fileETag(fi)
 	if etag != "" && etag == cur {

@@ -153,6 +153,10 @@ func (l *Loader) fetch(ctx context.Context, o SkillObject, c cached) (loadResult
 		return loadResult{entry: c, ok: true}, nil
 	case errors.Is(err, ErrTooLarge):
 		return loadResult{diag: tooLarge(o.Key, -1)}, nil
+	case errors.Is(err, errNotRegular):
+		// Replaced by a named pipe, device or socket since the listing.
+		d := notRegular(o.Key)
+		return loadResult{diag: &d}, nil
 	case errors.Is(err, ErrNotFound):
 		return loadResult{diag: &skill.Diagnostic{
 			Location: o.Key,
@@ -177,4 +181,14 @@ func tooLarge(key string, size int64) *skill.Diagnostic {
 		msg = fmt.Sprintf("%s is %d bytes, over the 256 KiB limit; it is not loaded", key, size)
 	}
 	return &skill.Diagnostic{Location: key, Level: skill.LevelError, Message: msg}
+}
+
+// notRegular is the diagnostic of a SKILL.md that is a named pipe, device or
+// socket: the directory store never reads one.
+func notRegular(key string) skill.Diagnostic {
+	return skill.Diagnostic{
+		Location: key,
+		Level:    skill.LevelWarn,
+		Message:  key + " is not a regular file (a named pipe, device or socket); it is not loaded — replace it with a regular file",
+	}
 }

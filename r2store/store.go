@@ -5,6 +5,7 @@ package r2store
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // MaxFileSize is the largest file the store reads. A SKILL.md over it is not
@@ -18,11 +19,20 @@ var (
 	ErrTooLarge    = errors.New("file larger than 256 KiB")
 )
 
+// errNotRegular is the directory store's error for a named pipe, device or
+// socket. It is an ErrNotFound (the gateway answers 404); the Loader tells
+// it apart to say why the skill is not loaded.
+var errNotRegular = fmt.Errorf("not a regular file: %w", ErrNotFound)
+
 // Object is one listed key.
 type Object struct {
 	Key  string
 	Size int64
 	ETag string
+	// NotRegular marks a directory-store entry that is not a regular file
+	// (a named pipe, device or socket, or a symlink to one). It is listed
+	// only so that a SKILL.md of that kind is reported: Get refuses it.
+	NotRegular bool
 }
 
 // Store is the storage a gateway reads skills from.

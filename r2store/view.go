@@ -19,7 +19,8 @@ type SkillObject struct {
 // Classify keeps the objects whose keys are skills, in input order. Keys
 // that look like skills but do not have exactly the layout's shape (deeper
 // keys, bad names, a differently cased SKILL.md) become warnings; other keys
-// (a skill's other files, unrelated objects) are ignored.
+// (a skill's other files, unrelated objects) are ignored. A SKILL.md that
+// is not a regular file (see Object.NotRegular) is a warning, not a skill.
 func Classify(objs []Object) (skills []SkillObject, diags []skill.Diagnostic) {
 	for _, o := range objs {
 		ref, ok, err := skill.ParseKey(o.Key)
@@ -31,7 +32,10 @@ func Classify(objs []Object) (skills []SkillObject, diags []skill.Diagnostic) {
 			})
 			continue
 		}
-		if ok {
+		switch {
+		case ok && o.NotRegular:
+			diags = append(diags, notRegular(o.Key))
+		case ok:
 			skills = append(skills, SkillObject{Ref: ref, Size: o.Size, ETag: o.ETag})
 		}
 	}

@@ -106,7 +106,7 @@ func (p *parser) snippetValue(key, snippet string, line int) (any, bool) {
 		return nil, false
 	}
 	c := p.newConverter(len(snippet), line-1)
-	v, err := c.value(root.Content[1], key)
+	v, err := c.value(root.Content[1], rootPath(key))
 	if err != nil {
 		return nil, false
 	}

@@ -47,17 +47,17 @@ func (p *parser) readFrontmatter(fm string) map[string]any {
 				fmLines = strings.Split(fm, "\n")
 			}
 			if md, ok := flowMetadataAsJSON(fmLines, kv); ok {
-				c.noteKey(lines, kv, "")
+				c.noteKey(lines, kv, nil)
 				out[kv.key] = md
 				continue
 			}
 		}
-		v, err := c.value(kv.val, kv.key)
+		v, err := c.value(kv.val, rootPath(kv.key))
 		if err != nil {
 			p.warn("frontmatter key %q cannot be read (%v); it is ignored — fix its value", kv.key, err)
 			continue
 		}
-		c.noteKey(lines, kv, "")
+		c.noteKey(lines, kv, nil)
 		out[kv.key] = v
 	}
 	return out

@@ -759,7 +759,7 @@ func TestParseAliasBomb(t *testing.T) {
 	fmLen := len(in) - len("---\n") - len("---\n")
 	got := Parse(testRef, []byte(in))
 	want := &Skill{Ref: testRef, Name: "demo", Description: "d", Diagnostics: []Diagnostic{
-		warnD(fmt.Sprintf(`frontmatter key "metadata" cannot be read (YAML aliases expand to more than %d values); it is ignored — fix its value`, fmLen+minValueBudget)),
+		warnD(fmt.Sprintf(`frontmatter key "metadata" cannot be read (YAML aliases expand to more than %d bytes of values); it is ignored — fix its value`, fmLen+minExpansionBytes)),
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("mismatch:%s", diffSkill(got, want))

@@ -3,14 +3,36 @@ package skill
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"gopkg.in/yaml.v3"
 )
 
-// minValueBudget is the number of YAML values a conversion may produce
-// beyond one per byte of input. Without aliases a document cannot have more
-// values than bytes; the budget stops alias bombs ("billion laughs").
-const minValueBudget = 10000
+// Bounds on what a conversion may produce. Without aliases a document
+// cannot have more values than bytes, nor much more text than bytes; with
+// aliases it can have exponentially more values ("billion laughs"), or
+// repeat a long string or key many times within few values.
+const (
+	// minValueBudget is the number of values a conversion may produce
+	// beyond one per byte of input.
+	minValueBudget = 10000
+	// maxExpansion is how many bytes of keys and scalar values (counted
+	// each time an alias repeats them) a conversion may produce per byte of
+	// input. Without aliases it is under 1.5 (an escape such as "\L" turns
+	// two bytes into three), about twice that when lists or mappings are
+	// keys (their elements and their rendering both count); 4 leaves room
+	// to reuse anchors and caps a 256 KiB file at about 1 MiB of text.
+	maxExpansion = 4
+	// minExpansionBytes is the text allowance beyond that, so that a short
+	// file may reuse an anchor freely.
+	minExpansionBytes = 64 << 10
+	// aliasValueCost is what one value produced through an alias (or a
+	// merge key) is charged, in bytes, besides its text: about what a Go
+	// value in a map or slice keeps live. Without it, aliases of many
+	// short values stay inside both bounds above and still make a 250 KiB
+	// file hold about 8 MB.
+	aliasValueCost = 32
+)
 
 // converter turns yaml.v3 nodes into JSON-compatible values: map[string]any,
 // []any, string, float64, bool and nil, the same shapes the HuJSON metadata
@@ -18,13 +40,25 @@ const minValueBudget = 10000
 type converter struct {
 	p          *parser
 	lineOffset int // added to node lines to get file lines
-	limit      int
+	limit      int // values
 	spent      int
+	textLimit  int // bytes of keys and scalar values
+	textSpent  int
+	aliasLimit int // what values produced through aliases may cost, see aliasValueCost
+	aliasSpent int
+	inAlias    int                 // depth of alias and merge-key dereferences being converted
 	active     map[*yaml.Node]bool // alias targets being converted, to stop cycles
 }
 
 func (p *parser) newConverter(inputLen, lineOffset int) *converter {
-	return &converter{p: p, lineOffset: lineOffset, limit: inputLen + minValueBudget, active: make(map[*yaml.Node]bool)}
+	return &converter{
+		p:          p,
+		lineOffset: lineOffset,
+		limit:      inputLen + minValueBudget,
+		textLimit:  maxExpansion*inputLen + minExpansionBytes,
+		aliasLimit: inputLen + minExpansionBytes,
+		active:     make(map[*yaml.Node]bool),
+	}
 }
 
 func (c *converter) spend() error {
@@ -32,7 +66,57 @@ func (c *converter) spend() error {
 	if c.spent > c.limit {
 		return fmt.Errorf("YAML aliases expand to more than %d values", c.limit)
 	}
+	return c.spendAlias(aliasValueCost)
+}
+
+// spendAlias charges n bytes to what aliases produce, when inside one.
+func (c *converter) spendAlias(n int) error {
+	if c.inAlias == 0 {
+		return nil
+	}
+	c.aliasSpent += n
+	if c.aliasSpent > c.aliasLimit {
+		return fmt.Errorf("YAML aliases expand to more than %d bytes of values", c.aliasLimit)
+	}
 	return nil
+}
+
+// spendText counts n bytes of a key or scalar value as it is produced. The
+// value count alone lets aliases repeat a long string thousands of times,
+// and whatever later encodes the result (JSON output, messages) pays for
+// every copy.
+func (c *converter) spendText(n int) error {
+	c.textSpent += n
+	if c.textSpent > c.textLimit {
+		return fmt.Errorf("YAML aliases expand to more than %d bytes of keys and values", c.textLimit)
+	}
+	return c.spendAlias(n)
+}
+
+// valuePath names a value in messages ("metadata.openclaw[2]"). It is
+// rendered only when a message needs it: rendering it for every value would
+// copy each ancestor key once per descendant, which a long key repeated
+// through aliases multiplies.
+type valuePath struct {
+	parent *valuePath
+	key    string
+	index  int // a list index, or -1 for a key
+}
+
+// rootPath is the path of a top-level value: its key.
+func rootPath(key string) *valuePath { return &valuePath{key: key, index: -1} }
+
+// String renders the path as messages show it; nil is "".
+func (vp *valuePath) String() string {
+	switch {
+	case vp == nil:
+		return ""
+	case vp.parent == nil:
+		return vp.key
+	case vp.index >= 0:
+		return vp.parent.String() + "[" + strconv.Itoa(vp.index) + "]"
+	}
+	return vp.parent.String() + "." + vp.key
 }
 
 // enter marks an alias target as being converted; it fails when the target
@@ -49,8 +133,8 @@ func (c *converter) enter(alias *yaml.Node) (*yaml.Node, error) {
 	return t, nil
 }
 
-// value converts n. path names it in messages ("metadata.openclaw").
-func (c *converter) value(n *yaml.Node, path string) (any, error) {
+// value converts n. at names it in messages.
+func (c *converter) value(n *yaml.Node, at *valuePath) (any, error) {
 	if err := c.spend(); err != nil {
 		return nil, err
 	}
@@ -61,13 +145,20 @@ func (c *converter) value(n *yaml.Node, path string) (any, error) {
 			return nil, err
 		}
 		defer delete(c.active, t)
-		return c.value(t, path)
+		c.inAlias++
+		defer func() { c.inAlias-- }()
+		return c.value(t, at)
 	case yaml.ScalarNode:
+		if err := c.spendText(len(n.Value)); err != nil {
+			return nil, err
+		}
 		return scalarValue(n), nil
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
+		elem := valuePath{parent: at} // reused: paths are not kept
 		for i, e := range n.Content {
-			v, err := c.value(e, fmt.Sprintf("%s[%d]", path, i))
+			elem.index = i
+			v, err := c.value(e, &elem)
 			if err != nil {
 				return nil, err
 			}
@@ -81,12 +172,20 @@ func (c *converter) value(n *yaml.Node, path string) (any, error) {
 		}
 		out := make(map[string]any, len(pairs))
 		lines := make(map[string]int, len(pairs))
+		elem := valuePath{parent: at, index: -1}
 		for _, kv := range pairs {
-			v, err := c.value(kv.val, path+"."+kv.key)
+			elem.key = kv.key
+			if kv.merged {
+				c.inAlias++ // a merge key repeats its alias's values
+			}
+			v, err := c.value(kv.val, &elem)
+			if kv.merged {
+				c.inAlias--
+			}
 			if err != nil {
 				return nil, err
 			}
-			c.noteKey(lines, kv, path)
+			c.noteKey(lines, kv, at)
 			out[kv.key] = v
 		}
 		return out, nil
@@ -141,6 +240,9 @@ func (c *converter) pairs(n *yaml.Node) ([]pair, error) {
 		}
 		key, err := c.key(kn)
 		if err != nil {
+			return nil, err
+		}
+		if err := c.spendText(len(key)); err != nil {
 			return nil, err
 		}
 		explicit[key] = true
@@ -214,7 +316,7 @@ func (c *converter) key(kn *yaml.Node) (string, error) {
 	if kn.Kind == yaml.ScalarNode {
 		return kn.Value, nil
 	}
-	v, err := c.value(kn, "key")
+	v, err := c.value(kn, rootPath("key"))
 	if err != nil {
 		return "", err
 	}
@@ -223,12 +325,12 @@ func (c *converter) key(kn *yaml.Node) (string, error) {
 
 // noteKey records a key of a mapping and reports it when it was already
 // there; the last value wins, as in encoding/json.
-func (c *converter) noteKey(lines map[string]int, kv pair, path string) {
+func (c *converter) noteKey(lines map[string]int, kv pair, at *valuePath) {
 	if kv.merged {
 		return
 	}
 	if prev, dup := lines[kv.key]; dup {
-		c.p.duplicateKey(kv.key, path, prev, kv.line)
+		c.p.duplicateKey(kv.key, at.String(), prev, kv.line)
 	}
 	lines[kv.key] = kv.line
 }

@@ -88,9 +88,11 @@ func runFacts(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "missing bin %q: a binary name, not a path, is expected; never looked up\n", name)
 			continue
 		}
-		fmt.Fprintf(stderr, "missing bin %q: searched %s\n", name, strings.Join(path, string(os.PathListSeparator)))
+		// Names are %q-quoted; the path (flag or config file) and the
+		// reasons (file names found on disk) pass through cli.Printable.
+		fmt.Fprintf(stderr, "missing bin %q: searched %s\n", name, cli.Printable(strings.Join(path, string(os.PathListSeparator))))
 		for _, why := range r.Rejected {
-			fmt.Fprintf(stderr, "  %s\n", why)
+			fmt.Fprintf(stderr, "  %s\n", cli.Printable(why))
 		}
 	}
 	for _, name := range interest.Env {

@@ -1,0 +1,210 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/protocol"
+)
+
+// Paging of GET /v1/nodes.
+const (
+	DefaultNodesPage = 1000
+	MaxNodesPage     = 10000
+)
+
+// nodeFields are the top-level fields of a node in GET /v1/nodes, in the
+// order they are written; ?fields= selects among them ("id" always).
+var nodeFields = []string{"id", "os", "roles", "capabilities", "env", "hostBinStatus", "connectedAt", "factsAt"}
+
+// nodeEntry is one node of the answer, each field encoded once.
+type nodeEntry struct {
+	id     string
+	fields [8][]byte // `"name":value`, in nodeFields order
+}
+
+// nodesCache holds the nodes of one registry generation, encoded. At
+// thousands of nodes encoding costs a large fraction of a second, so
+// callers between two node events share one build, and concurrent callers
+// after an event wait for a single rebuild rather than each making their
+// own; pages and field selections are cut from it.
+type nodesCache struct {
+	mu      sync.Mutex // serializes builds
+	gen     uint64
+	built   bool
+	entries []nodeEntry // sorted by id
+}
+
+// nodeEntries returns every node, encoded, sorted by id.
+func (s *Server) nodeEntries() []nodeEntry {
+	c := &s.nodesJSON
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.mu.RLock()
+	gen := s.nodesGen
+	if c.built && c.gen == gen {
+		s.mu.RUnlock()
+		return c.entries
+	}
+	type raw struct {
+		n           *session
+		facts       protocol.HostFacts
+		connectedAt time.Time
+		factsAt     *time.Time
+	}
+	list := make([]raw, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		r := raw{n: n, connectedAt: n.connectedAt.Truncate(time.Second)}
+		r.facts = n.factsLocked()
+		if n.host != nil {
+			t := n.factsAt.Truncate(time.Second)
+			r.factsAt = &t
+		}
+		list = append(list, r)
+	}
+	s.mu.RUnlock()
+	// Encoding (the bulk of the work) runs without s.mu.
+	entries := make([]nodeEntry, len(list))
+	for i, r := range list {
+		f := &r.facts
+		e := nodeEntry{id: r.n.id}
+		vals := [8]any{f.ID, f.OS, f.Roles, f.Capabilities, f.Env, f.HostBinStatus, r.connectedAt, r.factsAt}
+		for j, v := range vals {
+			e.fields[j] = encodeField(nodeFields[j], v)
+		}
+		entries[i] = e
+	}
+	slices.SortFunc(entries, func(a, b nodeEntry) int { return strings.Compare(a.id, b.id) })
+	c.gen, c.built, c.entries = gen, true, entries
+	return entries
+}
+
+func encodeField(name string, v any) []byte {
+	var b bytes.Buffer
+	b.WriteString(strconv.Quote(name))
+	b.WriteByte(':')
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+}
+
+// nodesQuery is a parsed GET /v1/nodes query.
+type nodesQuery struct {
+	limit  int
+	after  string          // ids after this one ("": from the start)
+	ids    map[string]bool // nil: every id
+	fields [8]bool
+}
+
+// parseNodesQuery checks ?limit=, ?cursor=, ?id= and ?fields=; errors say
+// what was expected.
+func parseNodesQuery(q url.Values) (nodesQuery, error) {
+	nq := nodesQuery{limit: DefaultNodesPage}
+	for k := range q {
+		switch k {
+		case "limit", "cursor", "id", "fields":
+		default:
+			return nq, fmt.Errorf("unknown parameter %q (known: limit, cursor, id, fields)", k)
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxNodesPage {
+			return nq, fmt.Errorf("limit: %q is not a whole number from 1 to %d", v, MaxNodesPage)
+		}
+		nq.limit = n
+	}
+	if v := q.Get("cursor"); v != "" {
+		b, err := base64.RawURLEncoding.DecodeString(v)
+		if err != nil || len(b) == 0 {
+			return nq, errors.New("cursor: not a cursor this gateway gave (use the \"next\" of the previous page)")
+		}
+		nq.after = string(b)
+	}
+	if ids := q["id"]; len(ids) > 0 {
+		if len(ids) > MaxNodesPage {
+			return nq, fmt.Errorf("id: more than %d ids", MaxNodesPage)
+		}
+		nq.ids = make(map[string]bool, len(ids))
+		for _, id := range ids {
+			nq.ids[id] = true
+		}
+	}
+	if v := q.Get("fields"); v != "" {
+		for f := range strings.SplitSeq(v, ",") {
+			i := slices.Index(nodeFields, strings.TrimSpace(f))
+			if i < 0 {
+				return nq, fmt.Errorf("fields: unknown field %q (known: %s)", f, strings.Join(nodeFields, ", "))
+			}
+			nq.fields[i] = true
+		}
+		nq.fields[0] = true
+	} else {
+		for i := range nq.fields {
+			nq.fields[i] = true
+		}
+	}
+	return nq, nil
+}
+
+// nodesPage writes one page of {"nodes": [...], "next": "…"}.
+func nodesPage(entries []nodeEntry, q nodesQuery) []byte {
+	start := 0
+	if q.after != "" {
+		start, _ = slices.BinarySearchFunc(entries, q.after, func(e nodeEntry, id string) int {
+			if e.id <= id {
+				return -1
+			}
+			return 1
+		})
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"nodes":[`)
+	n, last := 0, ""
+	more := false
+	for _, e := range entries[start:] {
+		if q.ids != nil && !q.ids[e.id] {
+			continue
+		}
+		if n == q.limit {
+			more = true
+			break
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('{')
+		sep := false
+		for i, f := range e.fields {
+			if !q.fields[i] {
+				continue
+			}
+			if sep {
+				b.WriteByte(',')
+			}
+			b.Write(f)
+			sep = true
+		}
+		b.WriteByte('}')
+		n++
+		last = e.id
+	}
+	b.WriteByte(']')
+	if more {
+		b.WriteString(`,"next":"`)
+		b.WriteString(base64.RawURLEncoding.EncodeToString([]byte(last)))
+		b.WriteByte('"')
+	}
+	b.WriteString("}\n")
+	return b.Bytes()
+}

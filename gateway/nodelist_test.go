@@ -1,0 +1,89 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// GET /v1/nodes pages in id order with an opaque cursor, filters by id
+// and selects fields.
+func TestNodesPaging(t *testing.T) {
+	g := startHard(t, Config{}, map[string]string{"skills/alpha/SKILL.md": skillWithBin("alpha", "alpha-tool")})
+	for i := range 5 {
+		ws, err := g.connectNode(t, fmt.Sprintf("n%d", 4-i), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wsWrite(ws, `{"type":"req","id":"2","method":"facts.update","params":{"env":[],"hostBinStatus":{"alpha-tool":true}}}`)
+		wsReadRes(ws)
+	}
+	type page struct {
+		Nodes []map[string]any `json:"nodes"`
+		Next  *string          `json:"next"`
+	}
+	get := func(q string) (int, page, string) {
+		code, body := g.get(t, "/v1/nodes"+q, "", nil)
+		var p page
+		if code == 200 {
+			if err := json.Unmarshal([]byte(body), &p); err != nil {
+				t.Fatalf("%s: %v: %s", q, err, body)
+			}
+		}
+		return code, p, body
+	}
+	ids := func(p page) string {
+		var out []string
+		for _, n := range p.Nodes {
+			out = append(out, n["id"].(string))
+		}
+		return strings.Join(out, ",")
+	}
+
+	// Every page, following next.
+	var seen []string
+	q := "?limit=2"
+	for pages := 0; ; pages++ {
+		code, p, body := get(q)
+		if code != 200 || pages > 5 {
+			t.Fatalf("%s: %d %s", q, code, body)
+		}
+		seen = append(seen, ids(p))
+		if p.Next == nil {
+			break
+		}
+		q = "?limit=2&cursor=" + url.QueryEscape(*p.Next)
+	}
+	if got := strings.Join(seen, "|"); got != "n0,n1|n2,n3|n4" {
+		t.Errorf("pages = %s; want n0,n1|n2,n3|n4", got)
+	}
+
+	// Without a limit: one page, no next; every field.
+	_, p, body := get("")
+	if ids(p) != "n0,n1,n2,n3,n4" || p.Next != nil || strings.Contains(body, `"next"`) {
+		t.Errorf("default page: %s", body)
+	}
+	if len(p.Nodes[0]) != 8 {
+		t.Errorf("default fields: %v", p.Nodes[0])
+	}
+
+	// Filters and fields.
+	code, p, body := get("?id=n3&id=n1&id=nobody&fields=os,roles")
+	if code != 200 || ids(p) != "n1,n3" {
+		t.Errorf("id filter: %d %s", code, body)
+	}
+	if want := `{"nodes":[{"id":"n1","os":"linux","roles":["execution"]},{"id":"n3","os":"linux","roles":["execution"]}]}` + "\n"; body != want {
+		t.Errorf("fields=os,roles:\n got %s\nwant %s", body, want)
+	}
+	if _, p, _ := get("?fields=hostBinStatus&limit=1"); fmt.Sprint(p.Nodes) != "[map[hostBinStatus:map[alpha-tool:true] id:n0]]" {
+		t.Errorf("fields=hostBinStatus: %v", p.Nodes)
+	}
+
+	for _, bad := range []string{"?limit=0", "?limit=x", "?limit=10001", "?cursor=!!!", "?fields=os,secret", "?page=2"} {
+		if code, _, body := get(bad); code != 400 || !strings.Contains(body, `"error"`) {
+			t.Errorf("%s: %d %s; want 400 with an error", bad, code, body)
+		}
+	}
+}
