@@ -188,8 +188,14 @@ func (n *session) serve(ctx context.Context) {
 	n.pingTimer.Reset(n.srv.cfg.PingInterval)
 	pace := newPacer(time.Now())
 	for {
-		// Waiting before the read, not after it, keeps the next frame in
-		// the socket: TCP pushes back on a node that floods.
+		typ, data, err := n.conn.Read(ctx)
+		if err != nil {
+			n.logClosed(err)
+			return
+		}
+		// A frame that came too early waits here, before processing; the
+		// next is not read meanwhile, so TCP pushes back on a node that
+		// floods, while a close is still noticed at once after the last.
 		if wait := pace.delay(time.Now()); wait > 0 {
 			n.srv.metrics.frames.WithLabelValues("any", "paced").Inc()
 			select {
@@ -199,11 +205,6 @@ func (n *session) serve(ctx context.Context) {
 			case <-n.done:
 				return
 			}
-		}
-		typ, data, err := n.conn.Read(ctx)
-		if err != nil {
-			n.logClosed(err)
-			return
 		}
 		start := time.Now()
 		pace.start(start)
