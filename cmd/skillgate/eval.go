@@ -48,7 +48,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	for _, id := range skipped {
-		fmt.Fprintf(stderr, "skillgate eval: node %s has not reported facts yet (factsAt is null); like the gateway, eval does not count it\n", id)
+		fmt.Fprintf(stderr, "skillgate eval: node %s has not reported facts yet (factsAt is null); like the gateway, eval does not count it\n", cli.Printable(id))
 	}
 	root := map[string]any{}
 	if *configPath != "" {
@@ -168,7 +168,7 @@ func printReport(w io.Writer, rep *eligibility.Report, nhosts int) {
 			offered++
 		}
 	}
-	fmt.Fprintf(w, "agent %s: %d of %d skills offered, %d hosts\n\n", rep.Agent, offered, len(rep.Skills), nhosts)
+	fmt.Fprintf(w, "agent %s: %d of %d skills offered, %d hosts\n\n", cli.Printable(rep.Agent), offered, len(rep.Skills), nhosts)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SKILL\tSCOPE\tOFFERED\tWHY / HOSTS")
 	for _, s := range rep.Skills {
@@ -185,13 +185,13 @@ func printReport(w io.Writer, rep *eligibility.Report, nhosts int) {
 		if s.Eligible {
 			offeredStr = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Scope, offeredStr, why)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cli.Printable(s.Name), cli.Printable(s.Scope), offeredStr, cli.Printable(why))
 	}
 	tw.Flush()
 	if len(rep.Diagnostics) > 0 {
 		fmt.Fprintf(w, "\n%d diagnostics:\n", len(rep.Diagnostics))
 		for _, d := range rep.Diagnostics {
-			fmt.Fprintf(w, "  %-5s %s: %s\n", d.Level, d.Location, d.Message)
+			fmt.Fprintf(w, "  %-5s %s: %s\n", cli.Printable(string(d.Level)), cli.Printable(d.Location), cli.Printable(d.Message))
 		}
 	}
 }

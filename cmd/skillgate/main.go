@@ -80,10 +80,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case cli.IsUsage(err):
-		fmt.Fprintf(stderr, "skillgate %s: %v\n", args[0], err)
+		// Errors may quote a config file, a store key or the gateway.
+		fmt.Fprintf(stderr, "skillgate %s: %s\n", args[0], cli.Printable(err.Error()))
 		return 2
 	default:
-		fmt.Fprintf(stderr, "skillgate %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "skillgate %s: %s\n", args[0], cli.Printable(err.Error()))
 		return 2
 	}
 }

@@ -70,7 +70,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		enc.SetEscapeHTML(false)
 		return enc.Encode(map[string]any{"nodes": nodes.Nodes, "agent": rep})
 	}
-	fmt.Fprintf(stdout, "%d nodes connected to %s\n\n", len(nodes.Nodes), base)
+	// Everything below comes from the gateway, and much of it from nodes:
+	// values pass through cli.Printable so that none can drive the terminal.
+	fmt.Fprintf(stdout, "%d nodes connected to %s\n\n", len(nodes.Nodes), cli.Printable(base.String()))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tOS\tROLES\tBINS PRESENT\tENV\tFACTS")
 	for _, n := range nodes.Nodes {
@@ -84,7 +86,8 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if n.FactsAt != nil {
 			facts = n.FactsAt.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n.ID, n.OS, strings.Join(n.Roles, ","), joinSorted(bins), strings.Join(n.Env, ","), facts)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cli.Printable(n.ID), cli.Printable(n.OS), cli.Printable(strings.Join(n.Roles, ",")),
+			cli.Printable(joinSorted(bins)), cli.Printable(strings.Join(n.Env, ",")), facts)
 	}
 	tw.Flush()
 	if rep != nil {
@@ -138,7 +141,7 @@ func printClosest(w io.Writer, rep *eligibility.Report, nodes []statusNode) {
 		if len(best) > 3 {
 			best = append(best[:3], fmt.Sprintf("and %d more", len(best)-3))
 		}
-		fmt.Fprintf(w, "  %s: %s (lacks %s)\n", s.Name, strings.Join(best, ", "), strings.Join(bestWhat, "; "))
+		fmt.Fprintf(w, "  %s: %s (lacks %s)\n", cli.Printable(s.Name), cli.Printable(strings.Join(best, ", ")), cli.Printable(strings.Join(bestWhat, "; ")))
 	}
 }
 
@@ -217,7 +220,7 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 			hint = " (set SKILLGATE_AGENT_TOKEN to the gateway's agent token)"
 		}
-		return fmt.Errorf("GET %s: %s: %s%s", u, resp.Status, e.Error, hint)
+		return fmt.Errorf("GET %s: %s: %s%s", u, cli.Printable(resp.Status), cli.Printable(e.Error), hint)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("GET %s: unexpected answer: %w", u, err)

@@ -73,8 +73,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 	} else {
+		// Locations and messages quote SKILL.md files: keep them printable.
 		for _, d := range res.Diagnostics {
-			fmt.Fprintf(stdout, "%s: %s: %s\n", d.Location, d.Level, d.Message)
+			fmt.Fprintf(stdout, "%s: %s: %s\n", cli.Printable(d.Location), cli.Printable(string(d.Level)), cli.Printable(d.Message))
 		}
 		fmt.Fprintf(stdout, "%d files checked: %d errors, %d warnings\n", res.Files, res.Errors, res.Warnings)
 	}
