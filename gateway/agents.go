@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -13,10 +14,10 @@ import (
 	"github.com/skillgate/skillgate/skill"
 )
 
-// agentView is an agent's prompt block as of one generation: what prompt
-// builds serve until something it shows changes (see live.go).
+// agentView is an agent's prompt block as of one generation (the cache
+// entry holds which): what prompt builds serve until something it shows
+// changes (see live.go).
 type agentView struct {
-	gen      uint64
 	prompt   string
 	eligible map[string]bool // skill key → offered, to log changes
 
@@ -68,7 +69,7 @@ func (s *Server) promptView(agentID string) *agentView {
 	gen = s.gen.Load()
 	key := viewKey(s.snap, agentID)
 	skills := s.snap.view(agentID)
-	nv := &agentView{gen: gen, eligible: make(map[string]bool, len(skills))}
+	nv := &agentView{eligible: make(map[string]bool, len(skills))}
 	frags := make([]string, 0, len(skills))
 	for _, sk := range skills {
 		ok := s.eligibleLocked(s.prepared[sk])
@@ -147,22 +148,23 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// skillsAnswer returns the JSON answer of GET /v1/agents/{id}/skills:
-// the same object as `skillgate eval --json`, evaluated against the hosts
-// now. Answers are cached per view like prompt blocks, and dropped on any
+// skillsAnswer returns the JSON answer of GET /v1/agents/{id}/skills
+// without its leading {"agent":ID member (see writeSkillsAnswer): the same
+// object as `skillgate eval --json`, evaluated against the hosts now.
+// Answers are cached per view like prompt blocks, and dropped on any
 // host change (they list hosts, not only verdicts). Builds run one at a
 // time and outside s.mu, on a copy of the host index, so that callers of
 // this endpoint cannot stall prompt builds or node events.
 func (s *Server) skillsAnswer(agentID string) []byte {
 	if body, ok := s.reports.get(viewKey(s.snapNow.Load(), agentID), s.reportGen.Load()); ok {
-		return withAgent(agentID, body)
+		return body
 	}
 	s.reportMu.Lock()
 	defer s.reportMu.Unlock()
 	gen := s.reportGen.Load()
 	key := viewKey(s.snapNow.Load(), agentID)
 	if body, ok := s.reports.get(key, gen); ok {
-		return withAgent(agentID, body) // built while this caller waited
+		return body // built while this caller waited
 	}
 	s.mu.RLock()
 	gen = s.reportGen.Load()
@@ -194,15 +196,14 @@ func (s *Server) skillsAnswer(agentID string) []byte {
 	})
 	body := bytes.TrimPrefix(b.Bytes(), []byte(`{"agent":""`))
 	s.reports.put(key, gen, s.reportGen.Load(), int64(len(body)), body)
-	return withAgent(agentID, body)
+	return body
 }
 
-// withAgent completes a cached /skills answer (the JSON object after its
-// "agent" member) for one agent id.
-func withAgent(agentID string, rest []byte) []byte {
+// writeSkillsAnswer writes a /skills answer for one agent id: the cached rest is
+// shared by every agent of the view, so it is written, not copied.
+func writeSkillsAnswer(w io.Writer, agentID string, rest []byte) {
 	id, _ := json.Marshal(agentID)
-	out := make([]byte, 0, len(`{"agent":`)+len(id)+len(rest))
-	out = append(out, `{"agent":`...)
-	out = append(out, id...)
-	return append(out, rest...)
+	io.WriteString(w, `{"agent":`)
+	w.Write(id)
+	w.Write(rest)
 }

@@ -81,13 +81,7 @@ func (s *Server) hostAllowed(r *http.Request) bool {
 		return true
 	}
 	ip := net.ParseIP(host)
-	if ip == nil {
-		return false
-	}
-	s.mu.RLock()
-	exposed := s.exposed
-	s.mu.RUnlock()
-	return ip.IsLoopback() || exposed
+	return ip != nil && (ip.IsLoopback() || s.exposed.Load())
 }
 
 // agentAuth checks the bearer token of /v1 requests when one is configured
@@ -151,7 +145,8 @@ func acceptsGzip(ae string) bool {
 
 func (s *Server) handleSkills(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(s.skillsAnswer(r.PathValue("agentId")))
+	agentID := r.PathValue("agentId")
+	writeSkillsAnswer(w, agentID, s.skillsAnswer(agentID))
 }
 
 func (s *Server) handleNodes(w http.ResponseWriter, r *http.Request) {

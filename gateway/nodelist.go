@@ -40,8 +40,7 @@ type nodeEntry struct {
 type nodesCache struct {
 	mu      sync.Mutex // serializes builds
 	gen     uint64
-	built   bool
-	entries []nodeEntry // sorted by id
+	entries []nodeEntry // sorted by id; nil until the first build
 }
 
 // nodeEntries returns every node, encoded, sorted by id.
@@ -51,7 +50,7 @@ func (s *Server) nodeEntries() []nodeEntry {
 	defer c.mu.Unlock()
 	s.mu.RLock()
 	gen := s.nodesGen
-	if c.built && c.gen == gen {
+	if c.entries != nil && c.gen == gen {
 		s.mu.RUnlock()
 		return c.entries
 	}
@@ -84,7 +83,7 @@ func (s *Server) nodeEntries() []nodeEntry {
 		entries[i] = e
 	}
 	slices.SortFunc(entries, func(a, b nodeEntry) int { return strings.Compare(a.id, b.id) })
-	c.gen, c.built, c.entries = gen, true, entries
+	c.gen, c.entries = gen, entries
 	return entries
 }
 

@@ -28,7 +28,7 @@ func TestReloadKeepsNodeAuthWhenExposed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.exposed = true // as Serve sets it for a non-loopback listener
+	s.exposed.Store(true) // as Serve sets it for a non-loopback listener
 
 	write(`{"gateway": {}}`)
 	s.reloadConfig(true)
@@ -40,7 +40,7 @@ func TestReloadKeepsNodeAuthWhenExposed(t *testing.T) {
 	}
 
 	// On loopback the same reload is fine.
-	s.exposed = false
+	s.exposed.Store(false)
 	s.reloadConfig(true)
 	if !s.tokenOK("intruder", "x") {
 		t.Error("loopback gateway without tokens should accept any node")

@@ -35,7 +35,6 @@ type Server struct {
 	snap     *snapshot
 	pol      *policy
 	rejected string // error of the last rejected config file, "" if none
-	exposed  bool   // listening beyond loopback
 	health   storeHealth
 	nodes    map[string]*session
 	interest protocol.Interest
@@ -62,6 +61,7 @@ type Server struct {
 	reportMu  sync.Mutex               // one /skills build at a time
 	snapNow   atomic.Pointer[snapshot] // s.snap, for cache keys without s.mu
 
+	exposed   atomic.Bool     // listening beyond loopback; set once by Serve
 	reload    chan struct{}   // asks the poller to re-read the config file now
 	sockets   atomic.Int64    // node WebSocket connections held, pending or connected
 	nodesGen  uint64          // bumped on every registry change; guarded by mu
@@ -129,9 +129,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return err
 	}
-	s.mu.Lock()
-	s.exposed = !isLoopback(ln.Addr().String())
-	s.mu.Unlock()
+	s.exposed.Store(!isLoopback(ln.Addr().String()))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.refresh(ctx) // first snapshot before the first request
@@ -301,7 +299,7 @@ func (s *Server) reloadConfig(force bool) {
 	pol, err := loadPolicy(s.cfg.ConfigPath)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err == nil && s.exposed && !s.cfg.Insecure && s.cfg.NodeToken == "" && len(pol.nodeTokens) == 0 {
+	if err == nil && s.exposed.Load() && !s.cfg.Insecure && s.cfg.NodeToken == "" && len(pol.nodeTokens) == 0 {
 		// The loopback-only rule holds for the gateway's whole life, not
 		// only at start: a reload must not open node auth on a public port.
 		err = fmt.Errorf("%s: it leaves no node token (gateway.nodeTokens is empty and SKILLGATE_NODE_TOKEN is unset) while the gateway listens beyond loopback", s.cfg.ConfigPath)

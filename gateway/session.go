@@ -171,10 +171,15 @@ func (n *session) write(ctx context.Context, frame []byte) error {
 // refuse answers a frame with an error and closes with 1008, as for every
 // failure before a successful connect.
 func (n *session) refuse(ctx context.Context, id, code, msg string) {
+	n.refuseWith(ctx, id, code, msg, websocket.StatusPolicyViolation, code)
+}
+
+// refuseWith is refuse with a close status and reason of its own.
+func (n *session) refuseWith(ctx context.Context, id, code, msg string, status websocket.StatusCode, reason string) {
 	n.srv.metrics.frames.WithLabelValues("req", code).Inc()
 	n.log.Warn("node refused", "code", code, "reason", msg)
 	n.write(ctx, protocol.NewErr(id, code, msg))
-	n.close(websocket.StatusPolicyViolation, code)
+	n.close(status, reason)
 }
 
 func (n *session) serve(ctx context.Context) {
@@ -293,10 +298,7 @@ func (n *session) handshake(ctx context.Context) bool {
 		n.pushMu.Unlock()
 		if errors.Is(err, errGatewayFull) {
 			// Not final for the node: it retries with backoff.
-			n.srv.metrics.frames.WithLabelValues("connect", protocol.CodeUnavailable).Inc()
-			n.log.Warn("node refused: gateway full", "max_nodes", n.srv.cfg.MaxNodes)
-			n.write(ctx, protocol.NewErr(f.ID, protocol.CodeUnavailable, err.Error()))
-			n.close(statusTryAgainLater, "gateway full")
+			n.refuseWith(ctx, f.ID, protocol.CodeUnavailable, err.Error(), statusTryAgainLater, "gateway full")
 			return false
 		}
 		n.refuse(ctx, f.ID, protocol.CodeUnauthorized, "token not valid for node "+n.id)
