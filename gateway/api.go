@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"path"
 	"strconv"
 	"strings"
@@ -80,8 +81,8 @@ func (s *Server) hostAllowed(r *http.Request) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && (ip.IsLoopback() || s.exposed.Load())
+	ip, err := netip.ParseAddr(host) // no allocation: this runs on every request
+	return err == nil && (ip.IsLoopback() || s.exposed.Load())
 }
 
 // agentAuth checks the bearer token of /v1 requests when one is configured

@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/skillgate/skillgate/eligibility"
@@ -98,5 +99,23 @@ func BenchmarkRebuild(b *testing.B) {
 	defer s.mu.Unlock()
 	for b.Loop() {
 		s.rebuildLocked()
+	}
+}
+
+// BenchmarkPromptHandler is a cached prompt build through the whole HTTP
+// handler (routing, the Host check, auth, headers, gzip from the cache),
+// without the network.
+func BenchmarkPromptHandler(b *testing.B) {
+	s := benchServer(b, 1000, 1000)
+	req := httptest.NewRequest("GET", "http://127.0.0.1:7780/v1/agents/main/prompt", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	h := s.Handler()
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatal(w.Code)
+		}
 	}
 }
