@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make bench: Go benchmarks (parse, evaluate naive vs indexed, render, prompt
-# build cached vs uncached, node event, rebuild) and a fleet load run
-# (1,000 skills, 10,000 simulated nodes over real WebSockets, prompt load
-# with and without churn). Raw results go to bench-results/, a summary to
-# stdout; BENCHMARKS.md is written from such a run. Loopback only.
+# build cached vs uncached, node event, rebuild), offline eval on a file
+# (1,000 skills x 10,000 hosts) and a fleet load run (1,000 skills, 10,000
+# simulated nodes over real WebSockets, prompt load with and without
+# churn). Raw results go to bench-results/, a summary to stdout;
+# BENCHMARKS.md is written from such a run. Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-results
@@ -36,9 +37,29 @@ for h in 1000 10000; do
   awk -v h=$h -v c="$c" -v u="$u" 'BEGIN{printf "prompt build 1000 skills, %5d hosts: cached %.0f ns, uncached %.1f us (%.0fx)\n", h, c, u/1e3, u/c}'
 done | tee -a "$out/ratios.txt"
 
-echo; echo "== fleet load run"
 go build -o "$work/bin/" ./cmd/skillgate ./cmd/skillgate-fleet
 B="$work/bin"
+
+# Offline eval at fleet scale, before anything else runs: the whole
+# process (start, store, hosts file, evaluation, JSON output) on 1,000
+# synthetic skills and the facts of 10,000 simulated hosts.
+echo; echo "== eval on a file (skillgate eval --json, 1,000 skills x 10,000 hosts, median of 7 runs)"
+"$B/skillgate-fleet" skills --out "$work/eval-store" -n 1000 >/dev/null
+"$B/skillgate-fleet" hosts --out "$work/hosts.json" -n 10000 >/dev/null
+python3 - "$B/skillgate" "$work" <<'PY' | tee "$out/eval.txt"
+import os, statistics, subprocess, sys, time
+exe, work = sys.argv[1], sys.argv[2]
+cmd = [exe, "eval", "--store", work + "/eval-store", "--hosts", work + "/hosts.json", "--agent", "main", "--json"]
+runs = []
+for i in range(8):  # the first run warms the page cache and is not counted
+    with open(work + "/eval.json", "wb") as f:
+        t = time.perf_counter(); subprocess.run(cmd, stdout=f, check=True); runs.append(time.perf_counter() - t)
+runs = runs[1:]
+print(f"eval 1000 skills x 10000 hosts: median {statistics.median(runs)*1e3:.0f} ms, min {min(runs)*1e3:.0f} ms, max {max(runs)*1e3:.0f} ms "
+      f"({len(runs)} runs; hosts file {os.path.getsize(work + '/hosts.json')/1e6:.1f} MB, JSON answer {os.path.getsize(work + '/eval.json')/1e6:.1f} MB)")
+PY
+
+echo; echo "== fleet load run"
 "$B/skillgate-fleet" skills --out "$work/store" -n 1000 --probe >/dev/null
 "$B/skillgate" serve --store "$work/store" --listen $listen 2>"$work/gateway.log" &
 gw=$!; pids+=($gw)

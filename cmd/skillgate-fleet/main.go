@@ -5,6 +5,7 @@
 //	                       [--connect-rate 2000/s] [--connect-concurrency 256] [--id-prefix sim-]
 //	                       [--token-file F] [--probe-agent ID [--probe-runs 20]] [--json]
 //	skillgate-fleet skills --out DIR [-n 1000] [--probe] [--seed 1] [--force]
+//	skillgate-fleet hosts  --out FILE [-n 10000] [--mix FILE] [--seed 1] [--id-prefix sim-] [--force]
 //	skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s] [--gzip]
 //	                       [--token-file F] [--json]
 //
@@ -12,7 +13,9 @@
 // speaking protocol version 1 (connect, facts.update, interest events); it
 // only targets gateways on loopback. `skills` writes a directory store of
 // synthetic skills whose requirements use the simulated nodes' vocabulary
-// (binaries bin000…bin299, env names ENV_00…ENV_39). `load` is a closed-loop
+// (binaries bin000…bin299, env names ENV_00…ENV_39). `hosts` writes the
+// facts those nodes would report as a `skillgate eval --hosts` file, to
+// size and replay eval offline. `load` is a closed-loop
 // HTTP load generator on GET /v1/agents/{id}/prompt (any gateway: sizing a
 // staging gateway from another host is a legitimate use).
 //
@@ -70,6 +73,7 @@ Usage:
                          [--connect-rate 2000/s] [--connect-concurrency 256] [--id-prefix sim-]
                          [--token-file F] [--probe-agent ID [--probe-runs 20]] [--json]
   skillgate-fleet skills --out DIR [-n 1000] [--probe] [--seed 1] [--force]
+  skillgate-fleet hosts  --out FILE [-n 10000] [--mix FILE] [--seed 1] [--id-prefix sim-] [--force]
   skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s] [--gzip]
                          [--token-file F] [--json]
 
@@ -105,6 +109,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdNodes(ctx, args[1:], stdout, stderr)
 	case "skills":
 		err = cmdSkills(args[1:], stdout, stderr)
+	case "hosts":
+		err = cmdHosts(args[1:], stdout, stderr)
 	case "load":
 		err = cmdLoad(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -1,20 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/promptbuild"
-	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -23,7 +23,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := cli.NewFlagSet("skillgate eval", stderr)
 	storeURL := fs.String("store", "", "skill store: a directory laid out like the bucket, or s3://BUCKET?endpoint=…&region=…")
 	configPath := fs.String("config", "", "gateway config file (HuJSON)")
-	hostsPath := fs.String("hosts", "", "host facts file: a JSON array of host facts")
+	hostsPath := fs.String("hosts", "", "host facts: a file (a JSON array of host facts, or the answer of GET /v1/nodes), or the http(s) URL of GET /v1/nodes (every page is read)")
 	agent := fs.String("agent", "", "agent id whose view is evaluated")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, err := parseFlags(fs, args)
@@ -36,69 +36,151 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case *storeURL == "":
 		return cli.Usagef("--store is required (a directory or s3://BUCKET?endpoint=…)")
 	case *hostsPath == "":
-		return cli.Usagef("--hosts is required (a JSON array of host facts; [] for none)")
+		return cli.Usagef("--hosts is required (a file holding a JSON array of host facts, [] for none, or the URL of GET /v1/nodes)")
 	case *agent == "":
 		return cli.Usagef("--agent is required")
 	}
 	if err := skill.ValidateID(*agent); err != nil {
 		return cli.Usagef("--agent: agent id %v", err)
 	}
-	hosts, skipped, err := readHosts(*hostsPath)
-	if err != nil {
-		return err
+	// The hosts are read while the skills load: at fleet scale each takes
+	// about as long as the other. Errors keep their order, hosts first.
+	type hostsResult struct {
+		set *hostSet
+		err error
 	}
-	for _, id := range skipped {
-		fmt.Fprintf(stderr, "skillgate eval: node %s has not reported facts yet (factsAt is null); like the gateway, eval does not count it\n", cli.Printable(id))
+	hostsCtx, cancelHosts := context.WithCancel(ctx)
+	defer cancelHosts()
+	hostsDone := make(chan hostsResult, 1)
+	go func() {
+		set, err := readHosts(hostsCtx, *hostsPath)
+		hostsDone <- hostsResult{set, err}
+	}()
+	v, viewErr := loadView(ctx, *storeURL, *configPath, *agent)
+	if viewErr != nil {
+		cancelHosts() // a URL need not be read to the end
 	}
-	root := map[string]any{}
-	if *configPath != "" {
-		// A file the gateway would refuse is refused here too.
-		if root, _, err = gateway.LoadConfigFile(*configPath); err != nil {
-			return fmt.Errorf("--config: %w", err)
+	hr := <-hostsDone
+	if hr.err != nil && (viewErr == nil || !errors.Is(hr.err, context.Canceled)) {
+		return hr.err
+	}
+	hosts := hr.set
+	if hosts != nil {
+		for _, id := range hosts.skipped {
+			fmt.Fprintf(stderr, "skillgate eval: node %s has not reported facts yet (factsAt is null); like the gateway, eval does not count it\n", cli.Printable(id))
+		}
+		if more := hosts.nskipped - len(hosts.skipped); more > 0 {
+			fmt.Fprintf(stderr, "skillgate eval: and %d more nodes have not reported facts yet; eval does not count them either\n", more)
 		}
 	}
-	cfg, cfgDiags := eligibility.NewConfig(root, configLocation(*configPath))
+	if viewErr != nil {
+		return viewErr
+	}
+	if *asJSON {
+		_, err := evaluate(v, hosts.index, *agent, stdout)
+		return err
+	}
+	rep, _ := evaluate(v, hosts.index, *agent, nil)
+	printReport(stdout, &rep, hosts.index.Len())
+	return nil
+}
 
-	st, err := r2store.Open(ctx, *storeURL)
-	if err != nil {
-		return fmt.Errorf("--store: %w", err)
-	}
-	objs, diags, err := r2store.ListView(ctx, st, *agent)
-	if err != nil {
-		return fmt.Errorf("--store %s: %w", r2store.Redact(*storeURL), err)
-	}
-	skills, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
-	if err != nil {
-		return fmt.Errorf("--store %s: %w", r2store.Redact(*storeURL), err)
-	}
-	diags = append(diags, loadDiags...)
-
+// evaluate runs the host-dependent stages for the skills of v, through
+// the gateway's host index as GET /v1/agents/{id}/skills does: at 10,000
+// hosts a skill's host filter is a few word-wise ANDs instead of a pass
+// over every host. The index is only read, so skills are evaluated on
+// every core, in listing order; with a writer, the JSON answer is written
+// to it meanwhile, skill by skill: listing and writing the hosts of each
+// skill is most of the work.
+func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) (eligibility.Report, error) {
+	skills := v.skills
+	prepared := make([]*eligibility.Prepared, len(skills))
 	results := make([]eligibility.Result, len(skills))
-	hs := eligibility.NewHosts(hosts)
-	for i, s := range skills {
-		p := eligibility.Prepare(s, cfg)
-		results[i] = p.Evaluate(hs)
-		diags = append(diags, s.Diagnostics...)
-		diags = append(diags, p.Diagnostics()...)
+	reports := make([]eligibility.SkillReport, len(skills))
+	done := make([]chan struct{}, len(skills))
+	for i := range done {
+		done[i] = make(chan struct{})
 	}
-	diags = append(diags, cfgDiags...)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(skills)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(skills); i = int(next.Add(1) - 1) {
+				prepared[i] = eligibility.Prepare(skills[i], v.cfg)
+				results[i] = prepared[i].EvaluateIndexed(index)
+				reports[i] = eligibility.NewSkillReport(&results[i])
+				close(done[i])
+			}
+		})
+	}
+	var rw *reportWriter
+	if w != nil && len(skills) > 0 {
+		rw = newReportWriter(w)
+		rw.head(agent)
+		for i := range reports {
+			<-done[i]
+			rw.skill(&reports[i])
+		}
+	}
+	wg.Wait()
+	diags := v.diags
+	for i, s := range skills {
+		diags = append(diags, s.Diagnostics...)
+		diags = append(diags, prepared[i].Diagnostics()...)
+	}
+	diags = append(diags, v.cfgDiags...)
 	if diags == nil {
 		diags = []skill.Diagnostic{}
 	}
 	rep := eligibility.Report{
-		Agent:       *agent,
-		Skills:      eligibility.SkillReports(results),
+		Agent:       agent,
+		Skills:      reports,
 		Prompt:      promptbuild.FromResults(results),
 		Diagnostics: diags,
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(rep)
+	switch {
+	case rw != nil:
+		return rep, rw.tail(rep.Prompt, rep.Diagnostics)
+	case w != nil:
+		return rep, writeReportJSON(w, &rep)
 	}
-	printReport(stdout, &rep, len(hosts))
-	return nil
+	return rep, nil
+}
+
+// evalView is what eval evaluates besides the hosts.
+type evalView struct {
+	cfg      *eligibility.Config
+	cfgDiags []skill.Diagnostic
+	skills   []*skill.Skill
+	diags    []skill.Diagnostic // of the listing and loading
+}
+
+// loadView reads the config file and the agent's view of the store.
+func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalView, error) {
+	root := map[string]any{}
+	if configPath != "" {
+		// A file the gateway would refuse is refused here too.
+		var err error
+		if root, _, err = gateway.LoadConfigFile(configPath); err != nil {
+			return nil, fmt.Errorf("--config: %w", err)
+		}
+	}
+	v := &evalView{}
+	v.cfg, v.cfgDiags = eligibility.NewConfig(root, configLocation(configPath))
+	st, err := r2store.Open(ctx, storeURL)
+	if err != nil {
+		return nil, fmt.Errorf("--store: %w", err)
+	}
+	objs, diags, err := r2store.ListView(ctx, st, agent)
+	if err != nil {
+		return nil, fmt.Errorf("--store %s: %w", r2store.Redact(storeURL), err)
+	}
+	skills, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
+	if err != nil {
+		return nil, fmt.Errorf("--store %s: %w", r2store.Redact(storeURL), err)
+	}
+	v.skills, v.diags = skills, append(diags, loadDiags...)
+	return v, nil
 }
 
 func configLocation(path string) string {
@@ -108,59 +190,9 @@ func configLocation(path string) string {
 	return path
 }
 
-// readHosts reads a host-facts file and validates every host, so that eval
-// sees exactly what the gateway would accept from nodes.
-func readHosts(path string) (hosts []protocol.HostFacts, skipped []string, err error) {
-	// A JSON array of host facts; the answer of GET /v1/nodes ({"nodes":
-	// […]}) is accepted too, so a live fleet can be replayed offline.
-	var raw json.RawMessage
-	if err := gateway.ReadHuJSONFile(path, &raw); err != nil {
-		return nil, nil, fmt.Errorf("--hosts: %w", err)
-	}
-	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '{' {
-		var nodes struct {
-			Nodes *[]struct {
-				protocol.HostFacts
-				FactsAt json.RawMessage `json:"factsAt"`
-			} `json:"nodes"`
-		}
-		err = json.Unmarshal(raw, &nodes)
-		if err == nil && nodes.Nodes == nil {
-			err = errors.New(`expected a JSON array of host facts, or an object with "nodes" (the answer of GET /v1/nodes)`)
-		}
-		if nodes.Nodes != nil {
-			for _, n := range *nodes.Nodes {
-				// As in the gateway: a node counts from its first facts.update.
-				if string(n.FactsAt) == "null" {
-					skipped = append(skipped, n.ID)
-					continue
-				}
-				hosts = append(hosts, n.HostFacts)
-			}
-		}
-	} else {
-		err = json.Unmarshal(raw, &hosts)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("--hosts: %s: %w", path, err)
-	}
-	seen := map[string]bool{}
-	for i := range hosts {
-		h := &hosts[i]
-		if err := h.Validate(); err != nil {
-			return nil, nil, fmt.Errorf("--hosts: %s: host %d (id %q): %w", path, i, h.ID, err)
-		}
-		if seen[h.ID] {
-			return nil, nil, fmt.Errorf("--hosts: %s: host %d: id %q appears twice", path, i, h.ID)
-		}
-		seen[h.ID] = true
-	}
-	if hosts == nil {
-		hosts = []protocol.HostFacts{}
-	}
-	return hosts, skipped, nil
-}
-
+// printReport prints an eligibility report as a table, for eval and status.
+// Its strings come from SKILL.md files, the config, nodes and the gateway,
+// so each passes through cli.Printable.
 func printReport(w io.Writer, rep *eligibility.Report, nhosts int) {
 	offered := 0
 	for _, s := range rep.Skills {

@@ -54,8 +54,26 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var nodes struct {
 		Nodes []statusNode `json:"nodes"`
 	}
-	if err := getJSON(ctx, client, base.String()+"/v1/nodes", &nodes); err != nil {
+	nodesURL, _ := url.Parse(base.String() + "/v1/nodes")
+	// Every page: the gateway answers at most ?limit= nodes (1,000 by
+	// default) and a "next" cursor for the rest.
+	notFound := " (is --gateway the base URL of a skillgate gateway?)"
+	err = followNodePages(ctx, client, nodesURL, notFound, func(r io.Reader) (string, error) {
+		var page struct {
+			Nodes []statusNode `json:"nodes"`
+			Next  string       `json:"next"`
+		}
+		if err := json.NewDecoder(r).Decode(&page); err != nil {
+			return "", fmt.Errorf("unexpected answer: %w", err)
+		}
+		nodes.Nodes = append(nodes.Nodes, page.Nodes...)
+		return page.Next, nil
+	})
+	if err != nil {
 		return err
+	}
+	if nodes.Nodes == nil {
+		nodes.Nodes = []statusNode{}
 	}
 	var rep *eligibility.Report
 	if *agent != "" {
@@ -207,20 +225,12 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
 		return fmt.Errorf("%v (is the gateway running? start it with skillgate serve)", err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return statusErr(u, resp, "")
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", u, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		json.Unmarshal(body, &e)
-		hint := ""
-		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			hint = " (set SKILLGATE_AGENT_TOKEN to the gateway's agent token)"
-		}
-		return fmt.Errorf("GET %s: %s: %s%s", u, cli.Printable(resp.Status), cli.Printable(e.Error), hint)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("GET %s: unexpected answer: %w", u, err)

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/r2store"
+)
+
+const wsWait = 10 * time.Second
+
+// startGateway serves the fixture bucket and config on 127.0.0.1 with an
+// agent token; it returns the base URL.
+func startGateway(t *testing.T, agentToken string) string {
+	t.Helper()
+	st, err := r2store.NewDir(bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := gateway.New(gateway.Config{Store: st, StoreName: bucket, ConfigPath: config, AgentToken: agentToken,
+		Poll: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(wsWait):
+			t.Error("the gateway did not stop")
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// rawNode connects one node over a raw WebSocket and, unless facts is
+// nil, answers the gateway's interest with what facts has of it: the
+// node protocol, frame by frame.
+func rawNode(t *testing.T, base string, facts protocol.HostFacts, report bool) protocol.HostFacts {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, strings.Replace(base, "http://", "ws://", 1)+"/v1/nodes/connect", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	exchange := func(frame any) json.RawMessage {
+		b, _ := json.Marshal(frame)
+		if err := c.Write(ctx, websocket.MessageText, b); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, data, err := c.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := protocol.DecodeFrame(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Type == protocol.TypeRes {
+				if f.OK == nil || !*f.OK {
+					t.Fatalf("%s: %s refused: %+v", facts.ID, b, f.Error)
+				}
+				return f.Payload
+			}
+		}
+	}
+	info := map[string]any{"id": facts.ID, "os": facts.OS, "roles": facts.Roles, "capabilities": facts.Capabilities}
+	res, err := protocol.ParseConnectResult(exchange(map[string]any{"type": "req", "id": "1", "method": "connect",
+		"params": map[string]any{"protocol": protocol.Version, "client": "eval-test/1", "node": info}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the gateway keeps: exactly the names it asked for.
+	kept := protocol.HostFacts{ID: facts.ID, OS: facts.OS, Roles: facts.Roles, Capabilities: facts.Capabilities,
+		Env: []string{}, HostBinStatus: map[string]bool{}}
+	for _, b := range res.Interest.Bins {
+		kept.HostBinStatus[b] = facts.HostBinStatus[b]
+	}
+	for _, e := range res.Interest.Env {
+		if slices.Contains(facts.Env, e) {
+			kept.Env = append(kept.Env, e)
+		}
+	}
+	if report {
+		exchange(map[string]any{"type": "req", "id": "2", "method": "facts.update",
+			"params": map[string]any{"env": kept.Env, "hostBinStatus": kept.HostBinStatus}})
+	}
+	return kept
+}
+
+// TestEvalHostsURL: eval --hosts on the URL of a live gateway's
+// GET /v1/nodes, a page of two nodes at a time, gives exactly the answer
+// of eval on a file holding the same hosts; the node that has not
+// reported facts yet is left out, as the gateway leaves it out.
+func TestEvalHostsURL(t *testing.T) {
+	const token = "agent-token-for-the-test"
+	base := startGateway(t, token)
+	t.Setenv("SKILLGATE_AGENT_TOKEN", token)
+
+	// A proxy in front of the gateway records the pages eval asks for.
+	gw, _ := url.Parse(base)
+	var mu sync.Mutex
+	var seen []string
+	proxy := httputil.NewSingleHostReverseProxy(gw)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/nodes" {
+			mu.Lock()
+			seen = append(seen, r.URL.RawQuery)
+			mu.Unlock()
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+
+	caps := protocol.BaselineCapabilities
+	var hosts []protocol.HostFacts
+	for _, f := range []protocol.HostFacts{
+		{ID: "mac-1", OS: "darwin", Roles: []string{"execution"}, Capabilities: caps, HostBinStatus: map[string]bool{"gh": true, "tmux": true, "curl": true}},
+		{ID: "linux-1", OS: "linux", Roles: []string{"execution"}, Capabilities: caps, Env: []string{"WEATHER_API_KEY"}, HostBinStatus: map[string]bool{"curl": true, "codex": true}},
+		{ID: "linux-2", OS: "linux", Roles: []string{"execution"}, Capabilities: caps, HostBinStatus: map[string]bool{"gh": true}},
+		{ID: "win-1", OS: "windows", Roles: []string{"specialized"}, Capabilities: []string{"filesystem.read"}},
+		{ID: "gpu-1", OS: "linux", Roles: []string{"specialized"}, HostBinStatus: map[string]bool{"nvidia-smi": true}},
+	} {
+		hosts = append(hosts, rawNode(t, base, f, true))
+	}
+	rawNode(t, base, protocol.HostFacts{ID: "late-1", OS: "linux", Roles: []string{"specialized"}}, false)
+
+	// Wait until every node is listed and the five have reported.
+	deadline := time.Now().Add(wsWait)
+	for {
+		var answer struct {
+			Nodes []statusNode `json:"nodes"`
+		}
+		if err := getJSON(t.Context(), http.DefaultClient, base+"/v1/nodes?limit=100", &answer); err != nil {
+			t.Fatal(err)
+		}
+		reported := 0
+		for _, n := range answer.Nodes {
+			if n.FactsAt != nil {
+				reported++
+			}
+		}
+		if len(answer.Nodes) == 6 && reported == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nodes after %v: %+v", wsWait, answer.Nodes)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	file := filepath.Join(t.TempDir(), "hosts.json")
+	b, _ := json.Marshal(hosts)
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, errOut, code := runCmd(t, "eval", "--store", bucket, "--config", config, "--hosts", file, "--agent", "main", "--json")
+	if code != 0 || errOut != "" {
+		t.Fatalf("eval on the file: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(fromFile, `"mac-1"`) || !strings.Contains(fromFile, `"linux-2"`) {
+		t.Fatalf("the hosts do not show in the answer:\n%s", fromFile)
+	}
+	fromURL, errOut, code := runCmd(t, "eval", "--store", bucket, "--config", config, "--hosts", front.URL+"/v1/nodes?limit=2", "--agent", "main", "--json")
+	if code != 0 {
+		t.Fatalf("eval on the URL: exit %d: %s", code, errOut)
+	}
+	if fromURL != fromFile {
+		t.Errorf("eval on the URL differs from eval on the file:\n--- URL ---\n%s\n--- file ---\n%s", fromURL, fromFile)
+	}
+	if want := "skillgate eval: node late-1 has not reported facts yet (factsAt is null); like the gateway, eval does not count it\n"; errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+
+	// Six nodes two at a time are three pages, each after the first with
+	// the cursor of the one before and the query kept. A gateway without
+	// paging answers all in one page (no "next"): one request.
+	var first struct {
+		Next string `json:"next"`
+	}
+	if err := getJSON(t.Context(), http.DefaultClient, base+"/v1/nodes?limit=2", &first); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	queries := slices.Clone(seen)
+	mu.Unlock()
+	if first.Next == "" {
+		t.Logf("the gateway does not page GET /v1/nodes: one request %q", queries)
+		if !slices.Equal(queries, []string{"limit=2"}) {
+			t.Errorf("queries %q", queries)
+		}
+		return
+	}
+	t.Logf("pages read: %q", queries)
+	if len(queries) != 3 || queries[0] != "limit=2" || queries[1] != "cursor="+first.Next+"&limit=2" {
+		t.Errorf("queries %q, want 3 pages: limit=2, then cursor=%s&limit=2, …", queries, first.Next)
+	}
+	for _, q := range queries[1:] {
+		v, _ := url.ParseQuery(q)
+		if v.Get("limit") != "2" || v.Get("cursor") == "" {
+			t.Errorf("page query %q lacks limit=2 or a cursor", q)
+		}
+	}
+
+	// status reads every page too (here the gateway's default page).
+	out, errOut, code := runCmd(t, "status", "--gateway", front.URL)
+	if code != 0 || !strings.HasPrefix(out, fmt.Sprintf("6 nodes connected to %s\n", front.URL)) {
+		t.Errorf("status: exit %d, %s\n%s", code, errOut, out)
+	}
+}
