@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/tailscale/hujson"
@@ -351,15 +352,15 @@ func sameJSON(a, b []byte) bool {
 // TestWriteReportJSON: the streamed report is byte for byte the one of
 // json.Encoder, also with host ids encoding/json must escape.
 func TestWriteReportJSON(t *testing.T) {
-	mk := func(name string, hosts []string) eligibility.SkillReport {
-		return eligibility.SkillReport{Name: name, Dir: name, Location: "skills/" + name + "/SKILL.md", Scope: "global",
+	mk := func(name string, hosts []string) report.SkillReport {
+		return report.SkillReport{Name: name, Dir: name, Location: "skills/" + name + "/SKILL.md", Scope: "global",
 			Reasons: []string{"requires bins: <gh> & \"q\""}, Hosts: hosts}
 	}
-	reports := []eligibility.Report{
-		{Agent: "main", Skills: []eligibility.SkillReport{}, Diagnostics: []skill.Diagnostic{}},
+	reports := []report.Report{
+		{Agent: "main", Skills: []report.SkillReport{}, Diagnostics: []skill.Diagnostic{}},
 		{Agent: "main", Skills: nil},
 		{Agent: "a\u2028b", Prompt: "<available_skills>\n  <skill name=\"x\">&amp;</skill>\n</available_skills>",
-			Skills: []eligibility.SkillReport{
+			Skills: []report.SkillReport{
 				mk("none", nil),
 				mk("empty", []string{}),
 				mk("plain", []string{"a", "b-1", "c.d_e"}),
