@@ -158,6 +158,8 @@ func configLocation(path string) string {
 }
 
 // printReport prints an eligibility report as a table, for eval and status.
+// For a skill that failed on hosts, the WHY text ends with the host
+// requirement that ruled out the last candidates and how many it ruled out.
 // Its strings come from SKILL.md files, the config, nodes and the gateway,
 // so each passes through cli.Printable.
 func printReport(w io.Writer, rep *report.Report, nhosts int) {
@@ -175,6 +177,9 @@ func printReport(w io.Writer, rep *report.Report, nhosts int) {
 		switch {
 		case !s.Eligible:
 			why = s.Stage + ": " + strings.Join(s.Reasons, "; ")
+			if f, ok := s.Emptied(); ok {
+				why += fmt.Sprintf(" (%s rules out the last %s)", f.Requirement, plural(f.Hosts, "host"))
+			}
 		case s.Always:
 			why = "always"
 		case why == "":
@@ -193,4 +198,12 @@ func printReport(w io.Writer, rep *report.Report, nhosts int) {
 			fmt.Fprintf(w, "  %-5s %s: %s\n", cli.Printable(string(d.Level)), cli.Printable(d.Location), cli.Printable(d.Message))
 		}
 	}
+}
+
+// plural returns "1 host", "2 hosts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

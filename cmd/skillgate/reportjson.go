@@ -86,9 +86,16 @@ func (rw *reportWriter) head(agent string) {
 	rw.buf = append(rw.buf, "[\n"...)
 }
 
+// hostsMarker is the "hosts" member of a SkillReport encoded with Hosts
+// nil, at the indentation of a skill's members: members of the "filtered"
+// objects are indented deeper, and encoded strings hold no raw newline,
+// so it occurs once.
+const hostsMarker = "\n      \"hosts\": null"
+
 // skill writes the next element of the "skills" list: encoding/json for
-// all but the hosts (the last field of SkillReport), then the host ids,
-// each quoted as encoding/json quotes it.
+// all but the hosts, then the host ids, each quoted as encoding/json
+// quotes it, then the members after "hosts" ("filtered") as encoding/json
+// wrote them.
 func (rw *reportWriter) skill(s *report.SkillReport) {
 	if rw.err != nil {
 		return
@@ -105,15 +112,19 @@ func (rw *reportWriter) skill(s *report.SkillReport) {
 		rw.err = err
 		return
 	}
-	const tail = "\n      \"hosts\": null\n    }\n"
-	if !bytes.HasSuffix(b, []byte(tail)) {
-		// A SkillReport with fields after Hosts: stay exact, if slower.
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	i := bytes.Index(b, []byte(hostsMarker))
+	if i < 0 {
+		// Not the expected encoding: stay exact, if slower.
 		if b, rw.err = rw.encode(s, "    "); rw.err == nil {
 			rw.buf = append(rw.buf, bytes.TrimSuffix(b, []byte("\n"))...)
 		}
 		return
 	}
-	rw.buf = append(rw.buf, b[:len(b)-len("null\n    }\n")]...)
+	i += len(hostsMarker) - len("null")
+	rw.buf = append(rw.buf, b[:i]...)
+	// What follows the hosts, kept apart: appendString may encode again.
+	rest := bytes.Clone(b[i+len("null"):])
 	switch {
 	case s.Hosts == nil:
 		rw.buf = append(rw.buf, "null"...)
@@ -132,7 +143,7 @@ func (rw *reportWriter) skill(s *report.SkillReport) {
 		}
 		rw.buf = append(rw.buf, "      ]"...)
 	}
-	rw.buf = append(rw.buf, "\n    }"...)
+	rw.buf = append(rw.buf, rest...)
 	rw.flush(false)
 }
 

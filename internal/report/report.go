@@ -42,6 +42,31 @@ type SkillReport struct {
 	Stage    string   `json:"stage"`
 	Reasons  []string `json:"reasons"`
 	Hosts    []string `json:"hosts"`
+	// Filtered says why hosts are not in Hosts: for each non-empty host
+	// requirement, in the order of the host filter chain, how many
+	// connected hosts it rules out among those that passed the ones before
+	// it (0 when it rules out none). It is always present: [] when the
+	// host filter chain did not run — the skill was excluded by config or
+	// by invalid requirements, is always offered, has no host
+	// requirements, or no host is connected.
+	Filtered []eligibility.Filtered `json:"filtered"`
+}
+
+// Emptied returns the host requirement that ruled out the last candidate
+// hosts, and false when no requirement emptied the set (the skill has
+// hosts, or the chain did not run). Once the set is empty the later
+// requirements rule out none, so it is the last entry of Filtered that
+// ruled out any.
+func (s *SkillReport) Emptied() (eligibility.Filtered, bool) {
+	if len(s.Hosts) > 0 {
+		return eligibility.Filtered{}, false
+	}
+	for i := len(s.Filtered) - 1; i >= 0; i-- {
+		if s.Filtered[i].Hosts > 0 {
+			return s.Filtered[i], true
+		}
+	}
+	return eligibility.Filtered{}, false
 }
 
 // newSkillReport converts a result.
@@ -58,6 +83,7 @@ func newSkillReport(r *eligibility.Result) SkillReport {
 		Stage:    r.Stage,
 		Reasons:  r.Reasons,
 		Hosts:    r.Hosts,
+		Filtered: r.Filtered,
 	}
 }
 
