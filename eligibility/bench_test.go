@@ -60,7 +60,7 @@ func BenchmarkEvaluate(b *testing.B) {
 			b.Run(fmt.Sprintf("naive/skills=%d/hosts=%d", nSkills, nHosts), func(b *testing.B) {
 				for b.Loop() {
 					for _, p := range prepared {
-						p.Evaluate(hosts)
+						naiveEvaluate(p, hosts)
 					}
 				}
 			})

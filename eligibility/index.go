@@ -10,8 +10,11 @@ import (
 // Index holds connected hosts by attribute (role, capability, OS, env
 // name, binary) as bitsets over host slots, so that a skill's host filter
 // chain costs a few word-wise ANDs and ORs instead of a pass over every
-// host. It gives exactly the results of Prepared.Evaluate. An Index is not
-// safe for concurrent mutation; readers must not run during Put/Remove.
+// host. It is the only evaluator of a set of hosts (the gateway's live
+// counts check one host at a time with Requirements.Matches, on the same
+// stage table); the straightforward evaluator is kept in the tests, as the
+// oracle it must agree with. An Index is not safe for concurrent mutation;
+// readers must not run during Put/Remove.
 type Index struct {
 	hosts []*Host        // slot → host, nil when free
 	slots map[string]int // host id → slot
@@ -107,12 +110,18 @@ func (x *Index) each(h *Host, f func(attr, string)) {
 	}
 }
 
-// stage attributes and semantics, in host filter order.
-var indexStages = []struct {
+// hostStage is one host requirement of the host filter chain: the
+// requirement field, the host attribute it reads, and whether one of its
+// values suffices (else every value must be present).
+type hostStage struct {
 	field string
 	attr  attr
-	any   bool // at least one value (else all)
-}{
+	any   bool
+}
+
+// hostStages is the host filter chain, in order: the one table both the
+// index (filter) and the per-host check (Requirements.Matches) run.
+var hostStages = []hostStage{
 	{FieldHostRoles, attrRole, true},
 	{FieldCapabilities, attrCap, false},
 	{FieldAnyCapabilities, attrCap, true},
@@ -122,71 +131,96 @@ var indexStages = []struct {
 	{FieldAnyBins, attrBin, true},
 }
 
-// EvaluateIndexed is Evaluate against the hosts of an index.
-func (p *Prepared) EvaluateIndexed(x *Index) Result {
-	return p.evaluate(x.Len(), func(r *Result) {
-		cand := x.filter(&p.Req, func(field string, vals []string) {
-			r.Reasons = append(r.Reasons, requiresReason(field, vals))
-		})
-		// Sized once: at 10,000 hosts, growing the list was most of the cost.
-		r.Hosts = make([]string, 0, cand.Len())
-		cand.Each(func(i int) { r.Hosts = append(r.Hosts, x.hosts[i].ID) })
-	})
+// has reports whether the host has the attribute value: what Index.each
+// indexes it under.
+func (h *Host) has(a attr, name string) bool {
+	var set map[string]struct{}
+	switch a {
+	case attrOS:
+		return h.OS == name
+	case attrRole:
+		set = h.Roles
+	case attrCap:
+		set = h.Capabilities
+	case attrEnv:
+		set = h.Env
+	case attrBin:
+		set = h.Bins
+	}
+	_, ok := set[name]
+	return ok
 }
 
-// filter runs the host filter chain and returns the candidate set; failed
-// is called for every stage that leaves it empty.
-func (x *Index) filter(req *Requirements, failed func(field string, vals []string)) bitset.Set {
+// holds reports whether one host meets the stage's values.
+func (st *hostStage) holds(h *Host, vals []string) bool {
+	for _, v := range vals {
+		if h.has(st.attr, v) == st.any {
+			return st.any // any: found one; all: one is missing
+		}
+	}
+	return !st.any
+}
+
+// filter runs the host filter chain over the hosts of x and returns the
+// hosts that pass every stage. With r, it also explains: for each stage
+// with values, it appends to r.Filtered how many hosts the stage ruled out
+// (popcounts before and after its AND), and to r.Reasons the stage's
+// reason when the set is empty after it.
+func (x *Index) filter(req *Requirements, r *Result) bitset.Set {
 	cand := slices.Clone(x.all)
+	left := x.Len() // without r, only whether it is 0 is kept up to date
 	var tmp bitset.Set
-	for _, st := range indexStages {
+	for i := range hostStages {
+		st := &hostStages[i]
 		vals := *req.field(st.field)
 		if len(vals) == 0 {
 			continue
 		}
-		m := x.attrs[st.attr]
-		if st.any {
-			tmp = append(tmp[:0], make(bitset.Set, len(cand))...)
-			for _, v := range vals {
-				tmp.Or(m[v])
+		if left == 0 && r == nil {
+			break // an empty set stays empty
+		}
+		before := left
+		if left > 0 {
+			m := x.attrs[st.attr]
+			if st.any {
+				tmp = append(tmp[:0], make(bitset.Set, len(cand))...)
+				for _, v := range vals {
+					tmp.Or(m[v])
+				}
+				cand.And(tmp)
+			} else {
+				for _, v := range vals {
+					cand.And(m[v])
+				}
 			}
-			cand.And(tmp)
-		} else {
-			for _, v := range vals {
-				cand.And(m[v])
+			switch {
+			case r != nil:
+				left = cand.Len()
+			case cand.Empty():
+				left = 0
 			}
 		}
-		if cand.Empty() && failed != nil {
-			failed(st.field, vals)
+		if r != nil {
+			r.Filtered = append(r.Filtered, Filtered{Requirement: st.field, Values: vals, Hosts: before - left})
+			if left == 0 {
+				r.Reasons = append(r.Reasons, requiresReason(st.field, vals))
+			}
 		}
 	}
 	return cand
 }
 
 // Matches reports whether one host satisfies every host requirement of a
-// skill (true for a skill without host requirements).
+// skill (true for a skill without host requirements): the chain of filter
+// for one host, for the gateway's live counts.
 func (r *Requirements) Matches(h *Host) bool {
-	for _, st := range hostStages {
-		if vals := *r.field(st.field); len(vals) > 0 && !st.match(h, vals) {
+	for i := range hostStages {
+		st := &hostStages[i]
+		if vals := *r.field(st.field); len(vals) > 0 && !st.holds(h, vals) {
 			return false
 		}
 	}
 	return true
-}
-
-// EligibleIndexed reports only whether the skill is eligible against the
-// hosts of an index: the prompt block needs no more, and skipping the host
-// list and reasons makes it several times cheaper than EvaluateIndexed.
-func (p *Prepared) EligibleIndexed(x *Index) bool {
-	switch {
-	case p.Excluded:
-		return false
-	case p.Always, p.Req.Empty():
-		return true
-	case x.Len() == 0, len(p.missingConfig) > 0:
-		return false
-	}
-	return !p.Req.HasHost() || !x.filter(&p.Req, nil).Empty()
 }
 
 // Count returns how many hosts satisfy every host requirement.
@@ -195,16 +229,6 @@ func (x *Index) Count(req *Requirements) int {
 		return x.Len()
 	}
 	return x.filter(req, nil).Len()
-}
-
-// ExplainIndexed is EvaluateIndexed without the host list: the verdict and
-// its reasons, cheap enough for log lines at fleet scale.
-func (p *Prepared) ExplainIndexed(x *Index) Result {
-	return p.evaluate(x.Len(), func(r *Result) {
-		x.filter(&p.Req, func(field string, vals []string) {
-			r.Reasons = append(r.Reasons, requiresReason(field, vals))
-		})
-	})
 }
 
 // AnyHostHasBin and AnyHostHasEnv report whether some host in the index

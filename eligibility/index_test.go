@@ -78,10 +78,12 @@ func randomSkills(r *rand.Rand, n int) []*skill.Skill {
 }
 
 // TestIndexMatchesNaive is the property test: on random fleets and skills,
-// with hosts added, replaced and removed, the indexed evaluation gives
-// exactly the results of the straightforward one.
+// with hosts added, replaced and removed, every evaluation through the
+// index, and the gateway's path (Matches counts fed to Decide), give
+// exactly the results of the oracle, naiveEvaluate.
 func TestIndexMatchesNaive(t *testing.T) {
 	cfg, _ := NewConfig(map[string]any{"a": 1.0, "b": map[string]any{"c": "x"}}, "test")
+	filtered := 0
 	for seed := range uint64(40) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		skills := randomSkills(r, 60)
@@ -105,32 +107,43 @@ func TestIndexMatchesNaive(t *testing.T) {
 			hosts := NewHosts(facts)
 			for _, s := range skills {
 				p := Prepare(s, cfg)
-				want := p.Evaluate(hosts)
+				want := naiveEvaluate(p, hosts)
 				got := p.EvaluateIndexed(x)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("seed %d round %d skill %s requires %v:\nindexed %+v\nnaive   %+v", seed, round, s.Name, s.Requires, got, want)
 				}
-				if e := p.ExplainIndexed(x); e.Eligible != want.Eligible || !reflect.DeepEqual(e.Reasons, want.Reasons) || len(e.Hosts) != 0 {
-					t.Fatalf("seed %d skill %s: ExplainIndexed %+v, Evaluate %+v", seed, s.Name, e, want)
+				filtered += len(got.Filtered)
+				explained := want
+				explained.Hosts = []string{}
+				if e := p.ExplainIndexed(x); !reflect.DeepEqual(e, explained) {
+					t.Fatalf("seed %d skill %s: ExplainIndexed %+v, naive %+v", seed, s.Name, e, want)
 				}
 				if v := p.EligibleIndexed(x); v != want.Eligible {
-					t.Fatalf("seed %d skill %s: EligibleIndexed %v, Evaluate %v", seed, s.Name, v, want.Eligible)
+					t.Fatalf("seed %d skill %s: EligibleIndexed %v, naive %v", seed, s.Name, v, want.Eligible)
 				}
-				if matches := 0; p.Req.HasHost() && !p.Excluded && !p.Always {
-					for _, h := range hosts {
-						if p.Req.Matches(h) {
-							matches++
-						}
+				matches := 0
+				for _, h := range hosts {
+					if p.Req.Matches(h) {
+						matches++
 					}
-					if matches != len(want.Hosts) {
-						t.Fatalf("Matches counts %d hosts, Evaluate %d", matches, len(want.Hosts))
-					}
+				}
+				if c := x.Count(&p.Req); c != matches {
+					t.Fatalf("seed %d skill %s: Count %d, Matches %d", seed, s.Name, c, matches)
+				}
+				if p.FiltersHosts() && len(hosts) > 0 && matches != len(want.Hosts) {
+					t.Fatalf("seed %d skill %s: Matches counts %d hosts, naive %d", seed, s.Name, matches, len(want.Hosts))
+				}
+				if v := p.Decide(len(hosts), matches); (v == VerdictOffered) != want.Eligible {
+					t.Fatalf("seed %d skill %s: Decide from live counts %v, naive eligible %v", seed, s.Name, v, want.Eligible)
 				}
 			}
 		}
 		if x.Len() != len(live) {
 			t.Fatalf("index has %d hosts, want %d", x.Len(), len(live))
 		}
+	}
+	if filtered < 1000 {
+		t.Fatalf("only %d filtered entries compared: the random skills hardly reach the host filter", filtered)
 	}
 }
 

@@ -23,9 +23,9 @@ const (
 	reasonRequiresFmt = "requires "
 )
 
-// Prepared is a skill after the host-independent stages: the config
-// filter and requirement validation. It is computed once per skill and
-// config, and evaluated against hosts as often as they change.
+// Prepared is a skill after the host-independent stages (prepareStages):
+// the config filter and requirement validation. It is computed once per
+// skill and config, and evaluated against hosts as often as they change.
 type Prepared struct {
 	Skill    *skill.Skill
 	Always   bool         // effective always (config override applied)
@@ -43,30 +43,38 @@ type Prepared struct {
 	missingConfig []string
 }
 
-// Prepare runs the config filter and requirement validation for one skill.
+// prepareStage is one host-independent stage of the pipeline. It reads the
+// skill and the config and fills in p; a non-empty reason excludes the
+// skill at this stage (Prepared.Stage is the stage's name) and ends the
+// pipeline for it.
+type prepareStage struct {
+	name string
+	run  func(p *Prepared, c *prepareState) (reason string)
+}
+
+// prepareState is what the stages of one Prepare pass on to each other.
+type prepareState struct {
+	cfg      *Config
+	entry    Entry // the skill's skills.entries value
+	hasEntry bool
+}
+
+// prepareStages are the host-independent stages, in pipeline order: the
+// one place a stage before the host filter chain (hostStages) is added.
+var prepareStages = []prepareStage{
+	{StageConfig, configFilter},
+	{StageRequirements, validateRequirements},
+}
+
+// Prepare runs the host-independent stages for one skill.
 func Prepare(s *skill.Skill, cfg *Config) *Prepared {
 	p := &Prepared{Skill: s, Always: s.Always}
-	entry, hasEntry := cfg.Lookup(s)
-	if hasEntry && entry.Enabled != nil && !*entry.Enabled {
-		p.Excluded, p.Stage, p.Reason = true, StageConfig, ReasonDisabled
-		return p
-	}
-	if hasEntry && entry.Always != nil {
-		p.Always = *entry.Always
-	}
-	raw := s.Requires
-	if hasEntry && entry.Requires != nil {
-		raw = overlay(raw, entry.Requires)
-	}
-	p.Req, p.Problems, p.Unknown = ParseRequirements(raw)
-	if len(p.Problems) > 0 {
-		// Never half-trust a skill whose requirements we cannot read: an
-		// offered skill whose binary is missing is worse than a hidden one.
-		p.Req = Requirements{}
-		if !p.Always {
-			p.Excluded, p.Stage, p.Reason = true, StageRequirements, ReasonInvalid
+	c := prepareState{cfg: cfg}
+	for _, st := range prepareStages {
+		if reason := st.run(p, &c); reason != "" {
+			p.Excluded, p.Stage, p.Reason = true, st.name, reason
+			return p
 		}
-		return p
 	}
 	var root map[string]any
 	if cfg != nil {
@@ -74,6 +82,40 @@ func Prepare(s *skill.Skill, cfg *Config) *Prepared {
 	}
 	p.missingConfig = MissingConfig(root, p.Req.Config)
 	return p
+}
+
+// configFilter applies the skill's skills.entries value: enabled: false
+// excludes it; always overrides the frontmatter.
+func configFilter(p *Prepared, c *prepareState) string {
+	c.entry, c.hasEntry = c.cfg.Lookup(p.Skill)
+	if c.hasEntry && c.entry.Enabled != nil && !*c.entry.Enabled {
+		return ReasonDisabled
+	}
+	if c.hasEntry && c.entry.Always != nil {
+		p.Always = *c.entry.Always
+	}
+	return ""
+}
+
+// validateRequirements reads the effective requirements (the entry's
+// requires overriding the frontmatter's field by field). Invalid ones
+// exclude the skill unless it is always offered.
+func validateRequirements(p *Prepared, c *prepareState) string {
+	raw := p.Skill.Requires
+	if c.hasEntry && c.entry.Requires != nil {
+		raw = overlay(raw, c.entry.Requires)
+	}
+	p.Req, p.Problems, p.Unknown = ParseRequirements(raw)
+	if len(p.Problems) == 0 {
+		return ""
+	}
+	// Never half-trust a skill whose requirements we cannot read: an
+	// offered skill whose binary is missing is worse than a hidden one.
+	p.Req = Requirements{}
+	if p.Always {
+		return ""
+	}
+	return ReasonInvalid
 }
 
 // overlay applies a skills.entries requires override field by field.
@@ -103,7 +145,49 @@ func overlay(base, override any) any {
 // nodes about the bins and env names of exactly these skills.
 func (p *Prepared) ReachesRuntime() bool { return !p.Excluded && !p.Always }
 
-// Result is the pipeline's verdict on one skill.
+// FiltersHosts reports whether the host filter chain runs for the skill
+// (when at least one host is connected): it reaches runtime and has host
+// requirements. Only for these skills does the number of matching hosts
+// count in Decide.
+func (p *Prepared) FiltersHosts() bool { return p.ReachesRuntime() && p.Req.HasHost() }
+
+// ConfigOK reports whether every requires.config path is truthy.
+func (p *Prepared) ConfigOK() bool { return len(p.missingConfig) == 0 }
+
+// Verdict is the pipeline's decision on one skill.
+type Verdict uint8
+
+// Verdicts.
+const (
+	VerdictOffered  Verdict = iota // eligible
+	VerdictExcluded                // out before runtime: Prepared.Stage and Reason say why
+	VerdictNoHosts                 // no connected hosts
+	VerdictUnmet                   // no host meets every host requirement, or a config path is not truthy
+)
+
+// Decide is the pipeline's one verdict function. Given the number of
+// connected hosts and how many of them pass the host filter chain (unused
+// unless FiltersHosts), it decides, in the order of the runtime stage:
+// excluded before runtime → out; always → offered; no requirements →
+// offered; no connected hosts → out; no matching host or a falsy config
+// path → out; else offered. The evaluation through the host index
+// (EvaluateIndexed, ExplainIndexed, EligibleIndexed) and the gateway's
+// live counts all decide here.
+func (p *Prepared) Decide(hosts, matching int) Verdict {
+	switch {
+	case p.Excluded:
+		return VerdictExcluded
+	case p.Always, p.Req.Empty():
+		return VerdictOffered
+	case hosts == 0:
+		return VerdictNoHosts
+	case p.Req.HasHost() && matching == 0, len(p.missingConfig) > 0:
+		return VerdictUnmet
+	}
+	return VerdictOffered
+}
+
+// Result is the pipeline's verdict on one skill, with its explanation.
 type Result struct {
 	Skill    *skill.Skill
 	Always   bool
@@ -111,107 +195,74 @@ type Result struct {
 	Stage    string   // "" when eligible
 	Reasons  []string // never nil
 	Hosts    []string // ids of hosts satisfying every host requirement, sorted; never nil
+	// Filtered lists, for each host requirement of the skill in the order
+	// of the host filter chain, how many connected hosts it rules out.
+	// Never nil; empty when the chain did not run (see FiltersHosts; also
+	// with no connected host).
+	Filtered []Filtered
 }
 
-// Evaluate runs the whole pipeline for skills (in listing order) against
-// the connected hosts. The results are in the order of skills.
-func Evaluate(skills []*skill.Skill, cfg *Config, hosts []*Host) []Result {
-	out := make([]Result, len(skills))
-	for i, s := range skills {
-		out[i] = Prepare(s, cfg).Evaluate(hosts)
+// Filtered says how many connected hosts one host requirement rules out:
+// the hosts that fail it among those that passed the requirements before
+// it in the host filter chain (0 when it rules out none).
+type Filtered struct {
+	Requirement string   `json:"requirement"` // the field, e.g. "os"
+	Values      []string `json:"values"`      // its normalized values, as the reason string joins them
+	Hosts       int      `json:"hosts"`
+}
+
+// EvaluateIndexed runs the runtime stage against the hosts of an index:
+// the verdict, its reasons, the ids of the hosts that satisfy every host
+// requirement (sorted) and how many hosts each host requirement rules out.
+func (p *Prepared) EvaluateIndexed(x *Index) Result { return p.evaluate(x, true) }
+
+// ExplainIndexed is EvaluateIndexed without the host list: the verdict and
+// its reasons, cheap enough for log lines at fleet scale.
+func (p *Prepared) ExplainIndexed(x *Index) Result { return p.evaluate(x, false) }
+
+// EligibleIndexed reports only whether the skill is eligible against the
+// hosts of an index: the prompt block needs no more, and skipping the host
+// list and reasons makes it several times cheaper than EvaluateIndexed.
+func (p *Prepared) EligibleIndexed(x *Index) bool {
+	matching := 0
+	if p.FiltersHosts() && x.Len() > 0 && p.ConfigOK() {
+		matching = x.filter(&p.Req, nil).Len()
 	}
-	return out
+	return p.Decide(x.Len(), matching) == VerdictOffered
 }
 
-// Evaluate runs runtime evaluation against the connected hosts: always →
-// eligible; no requirements → eligible; no hosts → ineligible; then the
-// host filter chain on one shared candidate set, then config truthiness.
-func (p *Prepared) Evaluate(hosts []*Host) Result {
-	return p.evaluate(len(hosts), func(r *Result) {
-		candidates := slices.Clone(hosts)
-		for _, st := range hostStages {
-			vals := *p.Req.field(st.field)
-			if len(vals) == 0 {
-				continue
-			}
-			candidates = slices.DeleteFunc(candidates, func(h *Host) bool { return !st.match(h, vals) })
-			if len(candidates) == 0 {
-				r.Reasons = append(r.Reasons, requiresReason(st.field, vals))
-			}
+// evaluate runs the host filter chain when it applies, decides, and
+// explains the verdict.
+func (p *Prepared) evaluate(x *Index, listHosts bool) Result {
+	r := Result{Skill: p.Skill, Always: p.Always, Reasons: []string{}, Hosts: []string{}, Filtered: []Filtered{}}
+	matching := 0
+	if p.FiltersHosts() && x.Len() > 0 {
+		cand := x.filter(&p.Req, &r)
+		matching = cand.Len()
+		if listHosts {
+			// Sized once: at 10,000 hosts, growing the list was most of the cost.
+			r.Hosts = make([]string, 0, matching)
+			cand.Each(func(i int) { r.Hosts = append(r.Hosts, x.hosts[i].ID) })
+			slices.Sort(r.Hosts) // slots are reused: their order is not the ids'
 		}
-		for _, h := range candidates {
-			r.Hosts = append(r.Hosts, h.ID)
-		}
-	})
-}
-
-// evaluate is the frame both evaluators share; filter runs the host filter
-// chain, adding a reason per failing stage and the surviving host ids.
-func (p *Prepared) evaluate(nHosts int, filter func(r *Result)) Result {
-	r := Result{Skill: p.Skill, Always: p.Always, Reasons: []string{}, Hosts: []string{}}
-	switch {
-	case p.Excluded:
-		r.Stage = p.Stage
-		r.Reasons = []string{p.Reason}
-		return r
-	case p.Always, p.Req.Empty():
+	}
+	switch p.Decide(x.Len(), matching) {
+	case VerdictOffered:
 		r.Eligible = true
-		return r
-	case nHosts == 0:
+	case VerdictExcluded:
+		r.Stage, r.Reasons = p.Stage, []string{p.Reason}
+	case VerdictNoHosts:
+		r.Stage, r.Reasons = StageRuntime, []string{ReasonNoHosts}
+	case VerdictUnmet:
+		// The filter gave a reason for each host stage that failed.
 		r.Stage = StageRuntime
-		r.Reasons = []string{ReasonNoHosts}
-		return r
+		if len(p.missingConfig) > 0 {
+			r.Reasons = append(r.Reasons, requiresReason(FieldConfig, p.missingConfig))
+		}
 	}
-	if p.Req.HasHost() {
-		filter(&r)
-		slices.Sort(r.Hosts)
-	}
-	if len(p.missingConfig) > 0 {
-		r.Reasons = append(r.Reasons, requiresReason(FieldConfig, p.missingConfig))
-	}
-	if len(r.Reasons) > 0 {
-		r.Stage = StageRuntime
-		return r
-	}
-	r.Eligible = true
 	return r
 }
 
 func requiresReason(field string, vals []string) string {
 	return reasonRequiresFmt + field + ": " + strings.Join(vals, ", ")
 }
-
-// hostStages is the host filter chain, in order.
-var hostStages = []struct {
-	field string
-	match func(h *Host, vals []string) bool
-}{
-	{FieldHostRoles, func(h *Host, vals []string) bool { return anyIn(h.Roles, vals) }},
-	{FieldCapabilities, func(h *Host, vals []string) bool { return allIn(h.Capabilities, vals) }},
-	{FieldAnyCapabilities, func(h *Host, vals []string) bool { return anyIn(h.Capabilities, vals) }},
-	{FieldOS, func(h *Host, vals []string) bool { return slices.Contains(vals, h.OS) }},
-	{FieldEnv, func(h *Host, vals []string) bool { return allIn(h.Env, vals) }},
-	{FieldBins, func(h *Host, vals []string) bool { return allIn(h.Bins, vals) }},
-	{FieldAnyBins, func(h *Host, vals []string) bool { return anyIn(h.Bins, vals) }},
-}
-
-func allIn(set map[string]struct{}, vals []string) bool {
-	for _, v := range vals {
-		if _, ok := set[v]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func anyIn(set map[string]struct{}, vals []string) bool {
-	for _, v := range vals {
-		if _, ok := set[v]; ok {
-			return true
-		}
-	}
-	return false
-}
-
-// ConfigOK reports whether every requires.config path is truthy.
-func (p *Prepared) ConfigOK() bool { return len(p.missingConfig) == 0 }

@@ -162,7 +162,7 @@ func TestEvaluate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mkSkill("s", tt.requires, t)
 			s.Always = tt.always
-			got := Evaluate([]*skill.Skill{s}, mkConfig(t, tt.config), NewHosts(tt.hosts))[0]
+			got := evaluate(t, s, mkConfig(t, tt.config), tt.hosts)
 			w := tt.want
 			if w.Reasons == nil {
 				w.Reasons = []string{}
@@ -197,7 +197,7 @@ func TestEntryMatching(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := mkConfig(t, `{"skills":{"entries":`+tt.entries+`}}`)
-			got := Evaluate([]*skill.Skill{s}, cfg, nil)[0]
+			got := evaluate(t, s, cfg, nil)
 			if got.Eligible != tt.want {
 				t.Errorf("eligible = %v, want %v (%v)", got.Eligible, tt.want, got.Reasons)
 			}
@@ -269,7 +269,7 @@ func TestConfigDiagnostics(t *testing.T) {
 		t.Errorf("entries = %v, want b and c", cfg.Entries)
 	}
 	s := mkSkill("b", "", t)
-	if r := Evaluate([]*skill.Skill{s}, cfg, nil)[0]; r.Stage != StageRequirements {
+	if r := evaluate(t, s, cfg, nil); r.Stage != StageRequirements {
 		t.Errorf("skill b with a string requires override: %+v", r)
 	}
 }
@@ -301,18 +301,6 @@ func TestInterest(t *testing.T) {
 	bins, env, _ = Interest(nil)
 	if bins == nil || env == nil || len(bins)+len(env) != 0 {
 		t.Errorf("empty interest = %v %v, want two empty non-nil lists", bins, env)
-	}
-}
-
-func TestOrderKept(t *testing.T) {
-	skills := []*skill.Skill{mkSkill("z", "", t), mkSkill("a", `{"bins":["x"]}`, t), mkSkill("m", "", t)}
-	res := Evaluate(skills, nil, nil)
-	var names []string
-	for _, r := range res {
-		names = append(names, r.Skill.Name)
-	}
-	if !reflect.DeepEqual(names, []string{"z", "a", "m"}) {
-		t.Errorf("order = %v", names)
 	}
 }
 

@@ -1,7 +1,3 @@
-// Package eligibility is the pure pipeline that decides which skills an
-// agent may be offered: config filter → requirement validation → runtime
-// host filtering → config truthiness. It does no I/O and its output is
-// deterministic.
 package eligibility
 
 import (

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -174,26 +175,18 @@ func (s *Server) skillsAnswer(agentID string) []byte {
 	s.mu.RUnlock()
 
 	skills := snap.view(agentID)
-	results := make([]eligibility.Result, len(skills))
-	diags := snap.diagsFor(agentID)
-	for i, sk := range skills {
-		p := prepared[sk]
-		results[i] = p.EvaluateIndexed(index)
-		diags = append(diags, sk.Diagnostics...)
-		diags = append(diags, p.Diagnostics()...)
-	}
-	diags = append(diags, polDiags...)
-	if diags == nil {
-		diags = []skill.Diagnostic{}
-	}
+	// On one goroutine: a /skills build must not take every core from
+	// prompt builds and node events.
+	rep := report.Build(&report.View{
+		Skills:            skills,
+		Prepare:           func(i int) *eligibility.Prepared { return prepared[skills[i]] },
+		Diagnostics:       snap.diagsFor(agentID),
+		ConfigDiagnostics: polDiags,
+	}, index, 1, nil)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	enc.Encode(eligibility.Report{
-		Skills:      eligibility.SkillReports(results),
-		Prompt:      promptbuild.FromResults(results),
-		Diagnostics: diags,
-	})
+	enc.Encode(&rep)
 	body := bytes.TrimPrefix(b.Bytes(), []byte(`{"agent":""`))
 	s.reports.put(key, gen, s.reportGen.Load(), int64(len(body)), body)
 	return body

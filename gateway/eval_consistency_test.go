@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 )
@@ -23,7 +23,7 @@ import (
 // skills and prompt block that `skillgate eval` answers offline (the golden
 // file of cmd/skillgate). The live counts must equal the pipeline.
 func TestGatewayAgreesWithEval(t *testing.T) {
-	var want eligibility.Report
+	var want report.Report
 	readJSON(t, "../cmd/skillgate/testdata/eval-main.golden.json", &want)
 	var hosts []protocol.HostFacts
 	readJSON(t, "../testdata/hosts.json", &hosts)
@@ -71,7 +71,7 @@ func TestGatewayAgreesWithEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var got eligibility.Report
+	var got report.Report
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
 		t.Fatal(err)
 	}

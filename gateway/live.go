@@ -38,15 +38,10 @@ func (s *Server) rebuildLocked() {
 	for _, sk := range s.snap.all {
 		p := eligibility.Prepare(sk, s.pol.cfg)
 		s.prepared[sk] = p
-		s.fragments[sk] = promptbuild.Fragment(&promptbuild.Entry{
-			Name:        sk.Name,
-			Description: sk.Description,
-			Location:    sk.Key,
-			ReadPath:    skill.ReadPath(sk.Key),
-			Always:      p.Always,
-		})
+		entry := promptbuild.SkillEntry(sk, p.Always)
+		s.fragments[sk] = promptbuild.Fragment(&entry)
 		all = append(all, p)
-		if p.ReachesRuntime() && p.Req.HasHost() {
+		if p.FiltersHosts() {
 			s.hostSkills = append(s.hostSkills, p)
 			s.matches[p] = s.index.Count(&p.Req)
 		}
@@ -144,18 +139,9 @@ func (s *Server) recountLocked(old, cur *eligibility.Host) (global bool, agents 
 	return global, agents
 }
 
-// eligibleLocked is a skill's verdict from the live counts. s.mu must be
-// held (for reading at least).
+// eligibleLocked is a skill's verdict from the live counts: the pipeline's
+// one verdict function, fed the number of connected hosts and the skill's
+// live count of matching hosts. s.mu must be held (for reading at least).
 func (s *Server) eligibleLocked(p *eligibility.Prepared) bool {
-	switch {
-	case p.Excluded:
-		return false
-	case p.Always, p.Req.Empty():
-		return true
-	case s.index.Len() == 0 || !p.ConfigOK():
-		return false
-	case !p.Req.HasHost():
-		return true
-	}
-	return s.matches[p] > 0
+	return p.Decide(s.index.Len(), s.matches[p]) == eligibility.VerdictOffered
 }

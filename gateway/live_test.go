@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/eligibility"
-	"github.com/skillgate/skillgate/promptbuild"
+	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
@@ -90,12 +90,17 @@ func TestLiveMatchesPipeline(t *testing.T) {
 		}
 		s.mu.Unlock()
 
-		var list []*eligibility.Host
+		// The straightforward pipeline: every skill prepared afresh, against
+		// a fresh index of the hosts now, through the one report builder.
+		x := eligibility.NewIndex()
 		for _, h := range hosts {
-			list = append(list, h)
+			x.Put(h)
 		}
 		for _, agent := range []string{"a1", "a2", "nobody"} {
-			want := promptbuild.FromResults(eligibility.Evaluate(snap.view(agent), s.pol.cfg, list))
+			view := snap.view(agent)
+			want := report.Build(&report.View{Skills: view, Prepare: func(i int) *eligibility.Prepared {
+				return eligibility.Prepare(view[i], s.pol.cfg)
+			}}, x, 1, nil).Prompt
 			if got := s.promptFor(agent); got != want {
 				t.Fatalf("step %d agent %s: live block differs from the pipeline\n got: %s\nwant: %s", step, agent, got, want)
 			}

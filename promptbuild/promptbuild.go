@@ -1,12 +1,15 @@
-// Package promptbuild renders the <available_skills> block an agent pastes
-// into its system prompt.
+// Package promptbuild owns the <available_skills> block an agent pastes
+// into its system prompt: what a skill's <skill> entry holds (SkillEntry)
+// and how entries become bytes (Render, Fragment, Join), escaping
+// included. It takes plain entries, already chosen: it knows no verdicts,
+// so it never imports eligibility (nor internal/report, r2store or
+// gateway, which call it).
 package promptbuild
 
 import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -17,6 +20,20 @@ type Entry struct {
 	Location    string // the storage key
 	ReadPath    string // the virtual path for the agent's read tool
 	Always      bool
+}
+
+// SkillEntry is the one definition of a skill's entry in the block: its
+// name, description, storage key and the read path derived from it.
+// always is the effective value (a config override applied), which only
+// the caller knows.
+func SkillEntry(s *skill.Skill, always bool) Entry {
+	return Entry{
+		Name:        s.Name,
+		Description: s.Description,
+		Location:    s.Key,
+		ReadPath:    skill.ReadPath(s.Key),
+		Always:      always,
+	}
 }
 
 // Render returns the block for entries, in the order given. It returns ""
@@ -75,25 +92,6 @@ func Join(fragments []string) string {
 	}
 	b.WriteString(blockClose)
 	return b.String()
-}
-
-// FromResults renders the eligible results, in order.
-func FromResults(results []eligibility.Result) string {
-	var entries []Entry
-	for i := range results {
-		r := &results[i]
-		if !r.Eligible {
-			continue
-		}
-		entries = append(entries, Entry{
-			Name:        r.Skill.Name,
-			Description: r.Skill.Description,
-			Location:    r.Skill.Key,
-			ReadPath:    skill.ReadPath(r.Skill.Key),
-			Always:      r.Always,
-		})
-	}
-	return Render(entries)
 }
 
 // escape writes s with the five named XML entities and without control

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillgate/skillgate/skill"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -67,5 +69,21 @@ func TestEscapeInvalidUTF8(t *testing.T) {
 	want := "<available_skills>\n  <skill name=\"a\uFFFDb\">\n    <description>ok\uFFFD &amp; é</description>\n    <location></location>\n    <read_path></read_path>\n  </skill>\n</available_skills>"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// TestSkillEntry: a skill's entry names its storage key as location and
+// the agent-visible path as read_path; always is the caller's.
+func TestSkillEntry(t *testing.T) {
+	s := &skill.Skill{Ref: skill.Ref{Key: "agents/main/skills/tmux/SKILL.md", Dir: "tmux", Scope: skill.ScopeAgent, Agent: "main"},
+		Name: "tmux", Description: "Use tmux.", Always: false}
+	got := SkillEntry(s, true)
+	want := Entry{Name: "tmux", Description: "Use tmux.", Location: "agents/main/skills/tmux/SKILL.md", ReadPath: "skills/tmux/SKILL.md", Always: true}
+	if got != want {
+		t.Errorf("SkillEntry = %+v, want %+v", got, want)
+	}
+	g := &skill.Skill{Ref: skill.Ref{Key: "skills/gh/SKILL.md", Dir: "gh", Scope: skill.ScopeGlobal}, Name: "gh", Always: true}
+	if e := SkillEntry(g, false); e.Location != "skills/gh/SKILL.md" || e.ReadPath != "skills/gh/SKILL.md" || e.Always {
+		t.Errorf("SkillEntry(global, false) = %+v", e)
 	}
 }

@@ -1,13 +1,18 @@
-// Package protocol holds the wire types of the node↔gateway WebSocket
-// protocol and the host-facts model. It does no I/O.
+// Package protocol owns the wire of the node↔gateway WebSocket protocol:
+// its frames, the host-facts model and validation, and the names and codes
+// the wire carries (methods, events, error codes, close reasons). Frames
+// are decoded once, here. It does no I/O, and it never imports skill,
+// eligibility, promptbuild, r2store, gateway or node: everything else
+// reads the wire through it, not the other way round. The id rule it
+// applies to node ids lives in internal/ident.
 package protocol
 
 import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/ident"
 )
 
 // Host roles a node may report.
@@ -35,7 +40,7 @@ var BaselineCapabilities = []string{"filesystem.list", "filesystem.read", "files
 // Limits on host facts, so that one node cannot make the gateway hold
 // unbounded state.
 const (
-	MaxIDLen   = 128
+	MaxIDLen   = ident.MaxLen
 	MaxNames   = 4096 // env names or bin names in one report
 	MaxNameLen = 256
 	MaxOSLen   = 32 // runtime.GOOS values are at most 9 bytes
@@ -72,45 +77,13 @@ func NormalizeOS(s string) string {
 }
 
 // ValidateID checks an id (node id, agent id, skill directory name)
-// before it is used in a key, a log line or a registry: non-empty, at most
-// MaxIDLen bytes, valid UTF-8, no slash, backslash or "..", no control
-// characters (C0, DEL and C1) and no invisible characters (Unicode format
-// characters, category Cf, and the line and paragraph separators U+2028
-// and U+2029). Invisible characters are refused because they make two ids
-// look alike, or reorder what a terminal shows (bidi overrides); ordinary
-// non-ASCII letters and symbols are allowed.
-func ValidateID(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("is empty")
-	case len(id) > MaxIDLen:
-		return fmt.Errorf("is %d bytes, more than %d", len(id), MaxIDLen)
-	case !utf8.ValidString(id):
-		return fmt.Errorf("%q is not valid UTF-8", id)
-	case strings.ContainsAny(id, `/\`):
-		return fmt.Errorf("%q contains a slash or backslash", id)
-	case strings.Contains(id, ".."):
-		return fmt.Errorf("%q contains \"..\"", id)
-	}
-	for _, r := range id {
-		switch {
-		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
-			return fmt.Errorf("%q contains a control character", id)
-		case IsInvisible(r):
-			return fmt.Errorf("%q contains the invisible character %U", id, r)
-		}
-	}
-	return nil
-}
+// before it is used in a key, a log line or a registry: the rule of
+// ident.Validate.
+func ValidateID(id string) error { return ident.Validate(id) }
 
-// IsInvisible reports whether r is a Unicode format character (category
-// Cf: zero-width spaces and joiners, bidi embeddings, overrides and
-// isolates, U+FEFF, tag characters, the soft hyphen…) or the line or
-// paragraph separator U+2028, U+2029: characters that show nothing, or
-// change how the text around them is shown.
-func IsInvisible(r rune) bool {
-	return r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r)
-}
+// IsInvisible reports whether r is a character that shows nothing or
+// changes how the text around it is shown: ident.IsInvisible.
+func IsInvisible(r rune) bool { return ident.IsInvisible(r) }
 
 // ValidOS reports whether s, an OS name after NormalizeOS, is a short
 // lowercase token: 1 to MaxOSLen bytes of [a-z0-9._-], the first one a

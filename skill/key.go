@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/internal/ident"
 )
 
 // Scope says whether a skill is global or belongs to one agent.
@@ -20,7 +20,7 @@ const (
 const FileName = "SKILL.md"
 
 // MaxIDLen is the longest agent id or skill directory name accepted.
-const MaxIDLen = protocol.MaxIDLen
+const MaxIDLen = ident.MaxLen
 
 // Ref locates a skill in storage.
 type Ref struct {
@@ -32,9 +32,9 @@ type Ref struct {
 
 // ValidateID checks an agent id or a skill directory name before any key
 // is built from it: not empty, at most MaxIDLen bytes, valid UTF-8, no "/",
-// "\\", "..", and no control characters (C0, DEL and C1). Node ids follow
-// the same rule.
-func ValidateID(s string) error { return protocol.ValidateID(s) }
+// "\\", "..", no control characters (C0, DEL and C1) and no invisible
+// characters. It is the rule of ident.Validate, which node ids follow too.
+func ValidateID(s string) error { return ident.Validate(s) }
 
 // GlobalPrefix and AgentsPrefix are the two key prefixes skills live under.
 const (

@@ -1,5 +1,9 @@
-// Package skill is the SKILL.md model and parser: frontmatter, metadata
-// namespaces and requirements, and the storage key layout skills live at.
+// Package skill owns the SKILL.md model and parser (frontmatter, metadata
+// namespaces and requirements, diagnostics) and the storage key layout
+// skills live at: a SKILL.md's bytes become a Skill. It knows nothing of
+// hosts, stores or the wire: it never imports protocol, eligibility,
+// promptbuild, r2store or gateway (the id rule it shares with node ids is
+// in internal/ident).
 package skill
 
 // Level is the severity of a Diagnostic.

@@ -7,14 +7,12 @@ import (
 	"io"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/cli"
-	"github.com/skillgate/skillgate/promptbuild"
+	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -85,59 +83,28 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// evaluate runs the host-dependent stages for the skills of v, through
-// the gateway's host index as GET /v1/agents/{id}/skills does: at 10,000
-// hosts a skill's host filter is a few word-wise ANDs instead of a pass
-// over every host. The index is only read, so skills are evaluated on
-// every core, in listing order; with a writer, the JSON answer is written
-// to it meanwhile, skill by skill: listing and writing the hosts of each
-// skill is most of the work.
-func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) (eligibility.Report, error) {
-	skills := v.skills
-	prepared := make([]*eligibility.Prepared, len(skills))
-	results := make([]eligibility.Result, len(skills))
-	reports := make([]eligibility.SkillReport, len(skills))
-	done := make([]chan struct{}, len(skills))
-	for i := range done {
-		done[i] = make(chan struct{})
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(skills)) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(skills); i = int(next.Add(1) - 1) {
-				prepared[i] = eligibility.Prepare(skills[i], v.cfg)
-				results[i] = prepared[i].EvaluateIndexed(index)
-				reports[i] = eligibility.NewSkillReport(&results[i])
-				close(done[i])
-			}
-		})
-	}
+// evaluate builds the report of v, as GET /v1/agents/{id}/skills does
+// (report.Build), through the gateway's host index: at 10,000 hosts a
+// skill's host filter is a few word-wise ANDs instead of a pass over every
+// host. The index is only read, so skills are evaluated on every core, in
+// listing order; with a writer, the JSON answer is written to it
+// meanwhile, skill by skill: listing and writing the hosts of each skill
+// is most of the work.
+func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) (report.Report, error) {
 	var rw *reportWriter
-	if w != nil && len(skills) > 0 {
+	var each func(*report.SkillReport)
+	if w != nil && len(v.skills) > 0 {
 		rw = newReportWriter(w)
 		rw.head(agent)
-		for i := range reports {
-			<-done[i]
-			rw.skill(&reports[i])
-		}
+		each = rw.skill
 	}
-	wg.Wait()
-	diags := v.diags
-	for i, s := range skills {
-		diags = append(diags, s.Diagnostics...)
-		diags = append(diags, prepared[i].Diagnostics()...)
-	}
-	diags = append(diags, v.cfgDiags...)
-	if diags == nil {
-		diags = []skill.Diagnostic{}
-	}
-	rep := eligibility.Report{
-		Agent:       agent,
-		Skills:      reports,
-		Prompt:      promptbuild.FromResults(results),
-		Diagnostics: diags,
-	}
+	rep := report.Build(&report.View{
+		Agent:             agent,
+		Skills:            v.skills,
+		Prepare:           func(i int) *eligibility.Prepared { return eligibility.Prepare(v.skills[i], v.cfg) },
+		Diagnostics:       v.diags,
+		ConfigDiagnostics: v.cfgDiags,
+	}, index, runtime.GOMAXPROCS(0), each)
 	switch {
 	case rw != nil:
 		return rep, rw.tail(rep.Prompt, rep.Diagnostics)
@@ -191,9 +158,11 @@ func configLocation(path string) string {
 }
 
 // printReport prints an eligibility report as a table, for eval and status.
+// For a skill that failed on hosts, the WHY text ends with the host
+// requirement that ruled out the last candidates and how many it ruled out.
 // Its strings come from SKILL.md files, the config, nodes and the gateway,
 // so each passes through cli.Printable.
-func printReport(w io.Writer, rep *eligibility.Report, nhosts int) {
+func printReport(w io.Writer, rep *report.Report, nhosts int) {
 	offered := 0
 	for _, s := range rep.Skills {
 		if s.Eligible {
@@ -208,6 +177,9 @@ func printReport(w io.Writer, rep *eligibility.Report, nhosts int) {
 		switch {
 		case !s.Eligible:
 			why = s.Stage + ": " + strings.Join(s.Reasons, "; ")
+			if f, ok := s.Emptied(); ok {
+				why += fmt.Sprintf(" (%s rules out the last %s)", f.Requirement, plural(f.Hosts, "host"))
+			}
 		case s.Always:
 			why = "always"
 		case why == "":
@@ -226,4 +198,12 @@ func printReport(w io.Writer, rep *eligibility.Report, nhosts int) {
 			fmt.Fprintf(w, "  %-5s %s: %s\n", cli.Printable(string(d.Level)), cli.Printable(d.Location), cli.Printable(d.Message))
 		}
 	}
+}
+
+// plural returns "1 host", "2 hosts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/tailscale/hujson"
@@ -351,19 +352,30 @@ func sameJSON(a, b []byte) bool {
 // TestWriteReportJSON: the streamed report is byte for byte the one of
 // json.Encoder, also with host ids encoding/json must escape.
 func TestWriteReportJSON(t *testing.T) {
-	mk := func(name string, hosts []string) eligibility.SkillReport {
-		return eligibility.SkillReport{Name: name, Dir: name, Location: "skills/" + name + "/SKILL.md", Scope: "global",
-			Reasons: []string{"requires bins: <gh> & \"q\""}, Hosts: hosts}
+	filtered := []eligibility.Filtered{{Requirement: "os", Values: []string{"darwin"}, Hosts: 8412},
+		{Requirement: "bins", Values: []string{"<gh>", "ünï"}, Hosts: 0}}
+	mk := func(name string, hosts []string) report.SkillReport {
+		return report.SkillReport{Name: name, Dir: name, Location: "skills/" + name + "/SKILL.md", Scope: "global",
+			Reasons: []string{"requires bins: <gh> & \"q\""}, Hosts: hosts, Filtered: filtered}
 	}
-	reports := []eligibility.Report{
-		{Agent: "main", Skills: []eligibility.SkillReport{}, Diagnostics: []skill.Diagnostic{}},
+	// Host ids encoding/json quotes, of every length up to past a skill's
+	// own encoding: one of them is encoded over it.
+	var long []string
+	for n := range 1200 {
+		long = append(long, "é"+strings.Repeat("x", n))
+	}
+	reports := []report.Report{
+		{Agent: "main", Skills: []report.SkillReport{}, Diagnostics: []skill.Diagnostic{}},
 		{Agent: "main", Skills: nil},
 		{Agent: "a\u2028b", Prompt: "<available_skills>\n  <skill name=\"x\">&amp;</skill>\n</available_skills>",
-			Skills: []eligibility.SkillReport{
+			Skills: []report.SkillReport{
 				mk("none", nil),
 				mk("empty", []string{}),
 				mk("plain", []string{"a", "b-1", "c.d_e"}),
 				mk("hostile", []string{"q\"uote", "back\\slash", "<&>", "tab\t", "del\x7f", "ünï", "line\u2028sep", "bad\xffutf8", "\x00"}),
+				mk("long", long),
+				{Name: "nil filtered", Hosts: []string{}},
+				{Name: "empty filtered", Hosts: []string{"z"}, Filtered: []eligibility.Filtered{}},
 			},
 			Diagnostics: []skill.Diagnostic{{Location: "x", Level: skill.LevelWarn, Message: "m <b>"}}},
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -55,9 +56,9 @@ func TestStatusEscapesHostileValues(t *testing.T) {
 		},
 		ConnectedAt: at, FactsAt: &at,
 	}}}
-	report := eligibility.Report{
+	agentRep := report.Report{
 		Agent: "main",
-		Skills: []eligibility.SkillReport{
+		Skills: []report.SkillReport{
 			{Name: "evil\x1b[2J FAKE ALERT\x07", Scope: "global", Stage: eligibility.StageRuntime,
 				Reasons: []string{"requires bins: gh\x07"}, Hosts: []string{}},
 			{Name: "fine\u202egnp.exe", Scope: "agent\x1b", Eligible: true, Hosts: []string{"evil\x1b[2J\x1b[H"}},
@@ -69,7 +70,7 @@ func TestStatusEscapesHostileValues(t *testing.T) {
 		case "/v1/nodes":
 			json.NewEncoder(w).Encode(nodes)
 		case "/v1/agents/main/skills":
-			json.NewEncoder(w).Encode(report)
+			json.NewEncoder(w).Encode(agentRep)
 		default:
 			w.WriteHeader(http.StatusBadGateway)
 			w.Write([]byte(`{"error": "\u001b[2J\u001b[Hgateway says \u202ehello\u0007"}`))

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -17,7 +17,7 @@ import (
 // second copy, which took longer than the evaluation. Here everything but
 // the host lists still goes through encoding/json (skill by skill), and
 // each host id is written as encoding/json quotes it.
-func writeReportJSON(w io.Writer, rep *eligibility.Report) error {
+func writeReportJSON(w io.Writer, rep *report.Report) error {
 	if len(rep.Skills) == 0 {
 		return encodeAll(w, rep) // small, and "[]" is not a list of steps
 	}
@@ -73,7 +73,7 @@ const skillsMarker = "\n  \"skills\": null,\n"
 
 // head writes the report up to the "skills" list.
 func (rw *reportWriter) head(agent string) {
-	b, err := rw.encode(&eligibility.Report{Agent: agent}, "")
+	b, err := rw.encode(&report.Report{Agent: agent}, "")
 	i := bytes.Index(b, []byte(skillsMarker))
 	if err == nil && i < 0 {
 		err = errors.New("eval: unexpected encoding of the report")
@@ -86,10 +86,17 @@ func (rw *reportWriter) head(agent string) {
 	rw.buf = append(rw.buf, "[\n"...)
 }
 
+// hostsMarker is the "hosts" member of a SkillReport encoded with Hosts
+// nil, at the indentation of a skill's members: members of the "filtered"
+// objects are indented deeper, and encoded strings hold no raw newline,
+// so it occurs once.
+const hostsMarker = "\n      \"hosts\": null"
+
 // skill writes the next element of the "skills" list: encoding/json for
-// all but the hosts (the last field of SkillReport), then the host ids,
-// each quoted as encoding/json quotes it.
-func (rw *reportWriter) skill(s *eligibility.SkillReport) {
+// all but the hosts, then the host ids, each quoted as encoding/json
+// quotes it, then the members after "hosts" ("filtered") as encoding/json
+// wrote them.
+func (rw *reportWriter) skill(s *report.SkillReport) {
 	if rw.err != nil {
 		return
 	}
@@ -105,15 +112,19 @@ func (rw *reportWriter) skill(s *eligibility.SkillReport) {
 		rw.err = err
 		return
 	}
-	const tail = "\n      \"hosts\": null\n    }\n"
-	if !bytes.HasSuffix(b, []byte(tail)) {
-		// A SkillReport with fields after Hosts: stay exact, if slower.
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	i := bytes.Index(b, []byte(hostsMarker))
+	if i < 0 {
+		// Not the expected encoding: stay exact, if slower.
 		if b, rw.err = rw.encode(s, "    "); rw.err == nil {
 			rw.buf = append(rw.buf, bytes.TrimSuffix(b, []byte("\n"))...)
 		}
 		return
 	}
-	rw.buf = append(rw.buf, b[:len(b)-len("null\n    }\n")]...)
+	i += len(hostsMarker) - len("null")
+	rw.buf = append(rw.buf, b[:i]...)
+	// What follows the hosts, kept apart: appendString may encode again.
+	rest := bytes.Clone(b[i+len("null"):])
 	switch {
 	case s.Hosts == nil:
 		rw.buf = append(rw.buf, "null"...)
@@ -132,7 +143,7 @@ func (rw *reportWriter) skill(s *eligibility.SkillReport) {
 		}
 		rw.buf = append(rw.buf, "      ]"...)
 	}
-	rw.buf = append(rw.buf, "\n    }"...)
+	rw.buf = append(rw.buf, rest...)
 	rw.flush(false)
 }
 
@@ -163,7 +174,7 @@ func (rw *reportWriter) tail(prompt string, diags []skill.Diagnostic) error {
 	if rw.n == 0 {
 		return errors.New("eval: a report written in steps needs at least one skill")
 	}
-	b, err := rw.encode(&eligibility.Report{Prompt: prompt, Diagnostics: diags}, "")
+	b, err := rw.encode(&report.Report{Prompt: prompt, Diagnostics: diags}, "")
 	i := bytes.Index(b, []byte(skillsMarker))
 	if err == nil && i < 0 {
 		err = errors.New("eval: unexpected encoding of the report")
@@ -179,7 +190,7 @@ func (rw *reportWriter) tail(prompt string, diags []skill.Diagnostic) error {
 
 // encodeAll is the plain encoder, for reports writeReportJSON has no
 // shortcut for.
-func encodeAll(w io.Writer, rep *eligibility.Report) error {
+func encodeAll(w io.Writer, rep *report.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

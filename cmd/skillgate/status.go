@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/internal/cli"
+	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -75,9 +76,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if nodes.Nodes == nil {
 		nodes.Nodes = []statusNode{}
 	}
-	var rep *eligibility.Report
+	var rep *report.Report
 	if *agent != "" {
-		rep = new(eligibility.Report)
+		rep = new(report.Report)
 		if err := getJSON(ctx, client, base.String()+"/v1/agents/"+url.PathEscape(*agent)+"/skills", rep); err != nil {
 			return err
 		}
@@ -119,7 +120,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // printClosest names, for each skill that failed on hosts, the connected
 // nodes that lack the fewest of the failing requirements, and what they
 // lack: where an operator would install the missing piece.
-func printClosest(w io.Writer, rep *eligibility.Report, nodes []statusNode) {
+func printClosest(w io.Writer, rep *report.Report, nodes []statusNode) {
 	header := false
 	for _, s := range rep.Skills {
 		if s.Eligible || s.Stage != eligibility.StageRuntime {

@@ -1,0 +1,173 @@
+// Package report owns the per-skill report of an agent's view: the one
+// object that `skillgate eval --json` prints and GET
+// /v1/agents/{id}/skills answers, and the one builder both use (Build).
+//
+// It sits after eligibility and promptbuild in the data flow and imports
+// both, so that neither imports the other: eligibility decides each
+// skill's verdict, promptbuild renders the <skill> entries of the offered
+// ones, and this package puts verdicts, diagnostics and the prompt
+// together, once. It never imports gateway, r2store or the commands, which
+// call it; it does no I/O (encoding the report is the caller's).
+package report
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/promptbuild"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// Report is the answer of `skillgate eval --json` and of
+// GET /v1/agents/{id}/skills.
+type Report struct {
+	Agent       string             `json:"agent"`
+	Skills      []SkillReport      `json:"skills"`
+	Prompt      string             `json:"prompt"`
+	Diagnostics []skill.Diagnostic `json:"diagnostics"`
+}
+
+// SkillReport is one skill's verdict in a Report.
+type SkillReport struct {
+	Name     string   `json:"name"`
+	Dir      string   `json:"dir"`
+	Location string   `json:"location"`
+	ReadPath string   `json:"read_path"`
+	Scope    string   `json:"scope"`
+	Homepage string   `json:"homepage,omitempty"`
+	Always   bool     `json:"always"`
+	Eligible bool     `json:"eligible"`
+	Stage    string   `json:"stage"`
+	Reasons  []string `json:"reasons"`
+	Hosts    []string `json:"hosts"`
+	// Filtered says why hosts are not in Hosts: for each non-empty host
+	// requirement, in the order of the host filter chain, how many
+	// connected hosts it rules out among those that passed the ones before
+	// it (0 when it rules out none). It is always present: [] when the
+	// host filter chain did not run — the skill was excluded by config or
+	// by invalid requirements, is always offered, has no host
+	// requirements, or no host is connected.
+	Filtered []eligibility.Filtered `json:"filtered"`
+}
+
+// Emptied returns the host requirement that ruled out the last candidate
+// hosts, and false when no requirement emptied the set (the skill has
+// hosts, or the chain did not run). Once the set is empty the later
+// requirements rule out none, so it is the last entry of Filtered that
+// ruled out any.
+func (s *SkillReport) Emptied() (eligibility.Filtered, bool) {
+	if len(s.Hosts) > 0 {
+		return eligibility.Filtered{}, false
+	}
+	for i := len(s.Filtered) - 1; i >= 0; i-- {
+		if s.Filtered[i].Hosts > 0 {
+			return s.Filtered[i], true
+		}
+	}
+	return eligibility.Filtered{}, false
+}
+
+// newSkillReport converts a result.
+func newSkillReport(r *eligibility.Result) SkillReport {
+	return SkillReport{
+		Name:     r.Skill.Name,
+		Dir:      r.Skill.Dir,
+		Location: r.Skill.Key,
+		ReadPath: skill.ReadPath(r.Skill.Key),
+		Scope:    string(r.Skill.Scope),
+		Homepage: r.Skill.Homepage,
+		Always:   r.Always,
+		Eligible: r.Eligible,
+		Stage:    r.Stage,
+		Reasons:  r.Reasons,
+		Hosts:    r.Hosts,
+		Filtered: r.Filtered,
+	}
+}
+
+// View is what a report is built from: an agent's view of the skills and
+// the diagnostics found on the way.
+type View struct {
+	Agent  string
+	Skills []*skill.Skill // in listing order
+	// Prepare returns the prepared form of Skills[i] (eligibility.Prepare
+	// against the config). It is called once per skill, from several
+	// goroutines when Build runs on several.
+	Prepare func(i int) *eligibility.Prepared
+	// Diagnostics are those of listing and loading the view; they come
+	// first. ConfigDiagnostics, those of the config file, come last.
+	Diagnostics       []skill.Diagnostic
+	ConfigDiagnostics []skill.Diagnostic
+}
+
+// Build evaluates every skill of v against the hosts of x and returns the
+// report: each skill's verdict in listing order, the prompt block of the
+// offered ones, and the diagnostics (the view's, then each skill's and its
+// requirements', then the config's; never nil). x is only read: up to
+// workers skills are evaluated at once (at least one; GOMAXPROCS when
+// workers is 0 or less than 0). each, when not nil, is called from the
+// calling goroutine with every skill's report in listing order, as soon
+// as it and those before it are done, so that a caller can write the
+// answer while the rest is evaluated.
+func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) Report {
+	n := len(v.Skills)
+	prepared := make([]*eligibility.Prepared, n)
+	reports := make([]SkillReport, n)
+	eval := func(i int) {
+		prepared[i] = v.Prepare(i)
+		r := prepared[i].EvaluateIndexed(x)
+		reports[i] = newSkillReport(&r)
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers = min(workers, n); workers <= 1 {
+		for i := range n {
+			eval(i)
+			if each != nil {
+				each(&reports[i])
+			}
+		}
+	} else {
+		done := make([]chan struct{}, n)
+		for i := range done {
+			done[i] = make(chan struct{})
+		}
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+					eval(i)
+					close(done[i])
+				}
+			})
+		}
+		if each != nil {
+			for i := range reports {
+				<-done[i]
+				each(&reports[i])
+			}
+		}
+		wg.Wait()
+	}
+
+	var entries []promptbuild.Entry
+	diags := append([]skill.Diagnostic{}, v.Diagnostics...)
+	for i, s := range v.Skills {
+		if reports[i].Eligible {
+			entries = append(entries, promptbuild.SkillEntry(s, reports[i].Always))
+		}
+		diags = append(diags, s.Diagnostics...)
+		diags = append(diags, prepared[i].Diagnostics()...)
+	}
+	diags = append(diags, v.ConfigDiagnostics...)
+	return Report{
+		Agent:       v.Agent,
+		Skills:      reports,
+		Prompt:      promptbuild.Render(entries),
+		Diagnostics: diags,
+	}
+}
