@@ -1,16 +1,23 @@
 package eligibility
 
-import "github.com/skillgate/skillgate/protocol"
+import (
+	"slices"
+
+	"github.com/skillgate/skillgate/protocol"
+)
 
 // Host is a connected host's facts in the form the pipeline evaluates:
-// OS normalized, names in sets, and only binaries reported as present.
+// OS normalized, and each list sorted without repeats, with only the
+// binaries that exist. Lists, not sets: a gateway keeps one Host per node,
+// and a few sorted slices of shared strings cost a fraction of four maps.
+// A Host is not changed once indexed.
 type Host struct {
 	ID           string
 	OS           string
-	Roles        map[string]struct{}
-	Capabilities map[string]struct{}
-	Env          map[string]struct{}
-	Bins         map[string]struct{}
+	Roles        []string
+	Capabilities []string
+	Env          []string
+	Bins         []string
 }
 
 // NewHost converts reported host facts.
@@ -18,9 +25,9 @@ func NewHost(f *protocol.HostFacts) *Host {
 	h := &Host{
 		ID:           f.ID,
 		OS:           protocol.NormalizeOS(f.OS),
-		Roles:        set(f.Roles),
-		Capabilities: set(f.Capabilities),
-		Env:          set(f.Env),
+		Roles:        sortedSet(f.Roles),
+		Capabilities: sortedSet(f.Capabilities),
+		Env:          sortedSet(f.Env),
 	}
 	n := 0
 	for _, ok := range f.HostBinStatus {
@@ -28,14 +35,13 @@ func NewHost(f *protocol.HostFacts) *Host {
 			n++
 		}
 	}
-	// Sized to the binaries present, not to all asked: a gateway holds one
-	// Host per node.
-	h.Bins = make(map[string]struct{}, n)
+	h.Bins = make([]string, 0, n)
 	for name, ok := range f.HostBinStatus {
 		if ok {
-			h.Bins[name] = struct{}{}
+			h.Bins = append(h.Bins, name)
 		}
 	}
+	slices.Sort(h.Bins)
 	return h
 }
 
@@ -48,10 +54,9 @@ func NewHosts(fs []protocol.HostFacts) []*Host {
 	return out
 }
 
-func set(names []string) map[string]struct{} {
-	m := make(map[string]struct{}, len(names))
-	for _, n := range names {
-		m[n] = struct{}{}
-	}
-	return m
+// sortedSet returns the names sorted without repeats, in a new slice.
+func sortedSet(names []string) []string {
+	s := slices.Clone(names)
+	slices.Sort(s)
+	return slices.Clip(slices.Compact(s))
 }

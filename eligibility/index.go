@@ -96,16 +96,16 @@ func (x *Index) Remove(id string) {
 
 func (x *Index) each(h *Host, f func(attr, string)) {
 	f(attrOS, h.OS)
-	for n := range h.Roles {
+	for _, n := range h.Roles {
 		f(attrRole, n)
 	}
-	for n := range h.Capabilities {
+	for _, n := range h.Capabilities {
 		f(attrCap, n)
 	}
-	for n := range h.Env {
+	for _, n := range h.Env {
 		f(attrEnv, n)
 	}
-	for n := range h.Bins {
+	for _, n := range h.Bins {
 		f(attrBin, n)
 	}
 }
@@ -134,7 +134,7 @@ var hostStages = []hostStage{
 // has reports whether the host has the attribute value: what Index.each
 // indexes it under.
 func (h *Host) has(a attr, name string) bool {
-	var set map[string]struct{}
+	var set []string
 	switch a {
 	case attrOS:
 		return h.OS == name
@@ -147,7 +147,7 @@ func (h *Host) has(a attr, name string) bool {
 	case attrBin:
 		set = h.Bins
 	}
-	_, ok := set[name]
+	_, ok := slices.BinarySearch(set, name)
 	return ok
 }
 

@@ -27,8 +27,8 @@ func naiveEvaluate(p *Prepared, hosts []*Host) Result {
 		r.Stage, r.Reasons = StageRuntime, []string{ReasonNoHosts}
 		return r
 	}
-	has := func(set map[string]struct{}, v string) bool { _, ok := set[v]; return ok }
-	all := func(set func(*Host) map[string]struct{}) func(*Host, []string) bool {
+	has := func(set []string, v string) bool { return slices.Contains(set, v) }
+	all := func(set func(*Host) []string) func(*Host, []string) bool {
 		return func(h *Host, vals []string) bool {
 			for _, v := range vals {
 				if !has(set(h), v) {
@@ -38,7 +38,7 @@ func naiveEvaluate(p *Prepared, hosts []*Host) Result {
 			return true
 		}
 	}
-	anyOf := func(set func(*Host) map[string]struct{}) func(*Host, []string) bool {
+	anyOf := func(set func(*Host) []string) func(*Host, []string) bool {
 		return func(h *Host, vals []string) bool {
 			for _, v := range vals {
 				if has(set(h), v) {
@@ -48,10 +48,10 @@ func naiveEvaluate(p *Prepared, hosts []*Host) Result {
 			return false
 		}
 	}
-	roles := func(h *Host) map[string]struct{} { return h.Roles }
-	caps := func(h *Host) map[string]struct{} { return h.Capabilities }
-	env := func(h *Host) map[string]struct{} { return h.Env }
-	bins := func(h *Host) map[string]struct{} { return h.Bins }
+	roles := func(h *Host) []string { return h.Roles }
+	caps := func(h *Host) []string { return h.Capabilities }
+	env := func(h *Host) []string { return h.Env }
+	bins := func(h *Host) []string { return h.Bins }
 	chain := []struct {
 		field string
 		vals  []string
