@@ -23,6 +23,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/version"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
@@ -591,5 +592,19 @@ func TestSummarize(t *testing.T) {
 	}
 	if summarize(nil).Count != 0 {
 		t.Fatal("empty summary")
+	}
+}
+
+// TestVersion: the fleet prints the one version of the build, and its
+// simulated nodes send it as their client name.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		code, out, errOut := runCmd(context.Background(), arg)
+		if want := "skillgate-fleet " + version.String() + "\n"; code != 0 || out != want || errOut != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 0, %q", arg, code, out, errOut, want)
+		}
+	}
+	if want := "skillgate-fleet/" + version.String(); clientName != want {
+		t.Errorf("clientName %q, want %q", clientName, want)
 	}
 }
