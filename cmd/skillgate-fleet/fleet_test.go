@@ -392,6 +392,62 @@ func TestNodesChurn(t *testing.T) {
 	}
 }
 
+// TestNodesRetryWithBackoff: nodes started before their gateway retry
+// with the node agent's backoff and all connect once it is up.
+func TestNodesRetryWithBackoff(t *testing.T) {
+	const nNodes = 20
+	store := makeStore(t, 10)
+	st, err := r2store.NewDir(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := gateway.New(gateway.Config{Store: st, StoreName: store, Poll: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there until the gateway starts
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			served <- err
+			return
+		}
+		served <- srv.Serve(ctx, ln)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-served:
+			if err != nil {
+				t.Errorf("gateway: %v", err)
+			}
+		case <-time.After(waitFor):
+			t.Error("gateway did not stop")
+		}
+	})
+	stop := startNodes(t, "--gateway", "http://"+addr, "-n", itoa(nNodes))
+	code, out, errOut := stop()
+	if code != 0 {
+		t.Fatalf("nodes: exit %d\n%s\n%s", code, out, errOut)
+	}
+	sum := decodeSummary(t, out)
+	if sum.Connects != nNodes || sum.Dials <= nNodes || sum.AllConnectedSeconds == nil || *sum.AllConnectedSeconds < 0.3 {
+		t.Fatalf("connects %d, dials %d, all connected after %v s; want %d connects after retried dials, after 0.3 s", sum.Connects, sum.Dials, sum.AllConnectedSeconds, nNodes)
+	}
+	t.Logf("all %d nodes connected after %.2f s, %d dials", nNodes, *sum.AllConnectedSeconds, sum.Dials)
+	if len(sum.ErrorKinds) != 1 || sum.ErrorKinds[0].Kind != "dial" || !strings.Contains(sum.ErrorKinds[0].First, "connection refused") {
+		t.Errorf("errors %+v; want only dial errors (connection refused)", sum.ErrorKinds)
+	}
+}
+
 func TestNodesRefusedToken(t *testing.T) {
 	store := makeStore(t, 10)
 	base := startGateway(t, store, gateway.Config{NodeToken: "right-token"})

@@ -41,10 +41,10 @@
 // a message naming the flag or file.
 //
 // One concern per file: the command line of `nodes` (nodes.go), the fleet
-// that runs the simulated nodes (fleet.go), one simulated node's
-// connection (simnode.go), churn (churn.go), progress and the summary
-// (report.go), the node profiles (mix.go), the probe (probe.go), `skills`,
-// `hosts` and `load`. It talks to a gateway only over HTTP and WebSockets,
+// that starts, paces and stops the simulated nodes (fleet.go, pace.go),
+// one simulated node's connection (simnode.go), churn (churn.go), progress
+// and the summary (report.go), the nodes' facts (mix.go), the probe
+// (probe.go), and the `skills`, `hosts` and `load` commands. It talks to a gateway only over HTTP and WebSockets,
 // as real nodes and agents do: it never imports gateway, r2store or
 // eligibility (tests start an in-process gateway). It shares the node
 // agent's reconnect backoff (node.Backoff) and the programs' command-line
