@@ -7,7 +7,8 @@
 //	skillgate-fleet skills --out DIR [-n 1000] [--probe] [--seed 1] [--force]
 //	skillgate-fleet hosts  --out FILE [-n 10000] [--mix FILE] [--seed 1] [--id-prefix sim-] [--force]
 //	skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s] [--gzip]
-//	                       [--token-file F] [--json]
+//	                       [--rate 2000/s] [--token-file F] [--json]
+//	skillgate-fleet version
 //
 // `nodes` simulates many nodes over real WebSockets, each a single goroutine
 // speaking protocol version 1 (connect, facts.update, interest events); it
@@ -15,9 +16,12 @@
 // synthetic skills whose requirements use the simulated nodes' vocabulary
 // (binaries bin000…bin299, env names ENV_00…ENV_39). `hosts` writes the
 // facts those nodes would report as a `skillgate eval --hosts` file, to
-// size and replay eval offline. `load` is a closed-loop
-// HTTP load generator on GET /v1/agents/{id}/prompt (any gateway: sizing a
-// staging gateway from another host is a legitimate use).
+// size and replay eval offline. `load` is an HTTP load generator on
+// GET /v1/agents/{id}/prompt (any gateway: sizing a staging gateway from
+// another host is a legitimate use): closed loop by default (-c workers,
+// each sending its next request when the last one is answered), open loop
+// with --rate (requests on a fixed schedule, latency counted from each
+// one's scheduled time, late and dropped requests counted).
 //
 // A mix file (--mix) is HuJSON: {"profiles": [PROFILE, …]} or a bare list,
 // each PROFILE an object
