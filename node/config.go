@@ -1,6 +1,17 @@
-// Package node is the node agent library: it gathers a host's facts, probes
-// for binaries and env-var names the gateway asks about, and keeps one
-// WebSocket session to the gateway alive (connect, report, reconnect).
+// Package node is the node agent library, what cmd/skillgate-node runs on
+// an execution host: it gathers the host's facts, probes for the binaries
+// and env-var names the gateway asks about (facts.go, path.go), and keeps
+// one WebSocket connection to the gateway alive — connect, report, answer
+// interest events, reconnect with backoff (client.go, backoff.go) — from
+// a checked configuration (config.go).
+//
+// It never sends an env value, nor a name the gateway did not ask about.
+// It speaks to the gateway only through protocol's frames, and so never
+// imports gateway, r2store, eligibility, skill or an AWS package: the
+// binary installed on every host links no storage code and no server.
+// Besides the standard library it imports protocol, the WebSocket
+// library, and of this module's internals only cli (the gateway URL and
+// HuJSON rules shared with the command line) and version.
 package node
 
 import (
@@ -9,7 +20,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,13 +27,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/cli"
+	"github.com/skillgate/skillgate/internal/version"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/tailscale/hujson"
 )
 
 // Version is the node agent's version, sent as "skillgate-node/<Version>"
-// in connect.
-const Version = "0.1.0"
+// in connect: the binary's version (see internal/version).
+var Version = version.String()
 
 // DefaultRecheck is how often the node re-probes its binaries and env names.
 const DefaultRecheck = 10 * time.Second
@@ -33,7 +44,7 @@ const DefaultRecheck = 10 * time.Second
 const MinRecheck = 10 * time.Millisecond
 
 // ConnectPath is the gateway's WebSocket endpoint for nodes.
-const ConnectPath = "/v1/nodes/connect"
+const ConnectPath = cli.ConnectPath
 
 // Config configures a Client. Zero fields take the defaults listed.
 type Config struct {
@@ -146,35 +157,14 @@ func CheckIdentity(roles, caps []string) error {
 
 // ConnectURL turns the gateway's base URL into the WebSocket URL of the node
 // endpoint: http → ws, https → wss, ws and wss kept, ConnectPath appended to
-// the base path (a trailing slash is allowed). The query is kept.
+// the base path (a trailing slash is allowed). The query is kept. The rules
+// are those of every --gateway (cli.ParseGateway).
 func ConnectURL(base string) (string, error) {
-	base = strings.TrimSpace(base)
-	if !strings.Contains(base, "://") {
-		return "", fmt.Errorf("%q: the scheme must be http, https, ws or wss (e.g. http://%s)", base, base)
-	}
-	u, err := url.Parse(base)
+	u, err := cli.ParseGateway(base)
 	if err != nil {
-		return "", fmt.Errorf("not a URL: %w", err)
+		return "", err
 	}
-	switch strings.ToLower(u.Scheme) {
-	case "http", "ws":
-		u.Scheme = "ws"
-	case "https", "wss":
-		u.Scheme = "wss"
-	default:
-		return "", fmt.Errorf("%q: the scheme must be http, https, ws or wss", base)
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("%q has no host", base)
-	}
-	if u.User != nil {
-		// A password in the URL would show in ps and in logs.
-		return "", fmt.Errorf("credentials in the URL are not supported; put the token in SKILLGATE_NODE_TOKEN or --token-file")
-	}
-	u.Path = strings.TrimRight(u.Path, "/") + ConnectPath
-	u.RawPath = ""
-	u.Fragment = ""
-	return u.String(), nil
+	return cli.ConnectURL(u), nil
 }
 
 // FileConfig is the node's HuJSON config file: an object with the same keys
@@ -200,13 +190,9 @@ type FileConfig struct {
 // default). Errors name the file and the key.
 func LoadFile(name string) (FileConfig, error) {
 	var fc FileConfig
-	data, err := os.ReadFile(name)
+	std, err := cli.ReadHuJSON(name)
 	if err != nil {
 		return fc, err
-	}
-	std, err := hujson.Standardize(data)
-	if err != nil {
-		return fc, fmt.Errorf("%s: %w", name, err)
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(std, &m); err != nil || m == nil {

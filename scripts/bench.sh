@@ -3,7 +3,7 @@
 # build cached vs uncached, node event, rebuild), offline eval on a file
 # (1,000 skills x 10,000 hosts) and a fleet load run (1,000 skills, 10,000
 # simulated nodes over real WebSockets, prompt load with and without
-# churn). Raw results go to bench-results/, a summary to stdout;
+# churn: closed loop, and open loop at 2,000 requests/s under churn). Raw results go to bench-results/, a summary to stdout;
 # BENCHMARKS.md is written from such a run. Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -80,9 +80,16 @@ load() { # name, load flags…
   "$B/skillgate-fleet" load --gateway $base --agents main --duration 15s --json "$@" >"$out/load-$name.json"
   python3 - "$out/load-$name.json" "$name" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1])); l = d["latency"]
-print(f"load {sys.argv[2]:22s}: {d['requests']} requests, {d['errors']} errors, {d['throughput']:.0f} req/s, "
-      f"p50 {l['p50Ms']:.3f} ms, p99 {l['p99Ms']:.3f} ms, max {l['maxMs']:.3f} ms")
+d = json.load(open(sys.argv[1])); l = d["latency"]; o = d.get("openLoop")
+if o is None:
+    print(f"load {sys.argv[2]:22s}: {d['requests']} requests, {d['errors']} errors, {d['throughput']:.0f} req/s, "
+          f"p50 {l['p50Ms']:.3f} ms, p99 {l['p99Ms']:.3f} ms, max {l['maxMs']:.3f} ms")
+else:  # open loop: latency from each request's scheduled send time
+    s = o["sendLag"]
+    print(f"load {sys.argv[2]:22s}: {o['scheduled']} due at {o['targetRate']:.0f}/s, {d['requests']} sent ({o['achievedRate']:.0f}/s), "
+          f"{o['late']} late, {o['dropped']} dropped, {d['errors']} errors, "
+          f"p50 {l['p50Ms']:.3f} ms, p99 {l['p99Ms']:.3f} ms, max {l['maxMs']:.3f} ms from the schedule "
+          f"(send lag p50 {s['p50Ms']:.3f} ms, p99 {s['p99Ms']:.3f} ms)")
 PY
 }
 
@@ -106,9 +113,14 @@ print(f"node connect -> first prompt that shows it: p50 {p['appear']['p50Ms']:.1
       f"disconnect -> gone: p50 {p['gone']['p50Ms']:.1f} ms, max {p['gone']['maxMs']:.1f} ms")
 PY
 
-fleet churn --duration 50s --churn 50/s
+# Churn: 50 connects+disconnects a second. Closed loop, then open loop:
+# 2,000 requests a second on a fixed schedule, latency counted from each
+# request's scheduled time (so a stall cannot hide behind a slowed-down
+# client), at most 256 in flight.
+fleet churn --duration 75s --churn 50/s
 load churn50-c32-gzip -c 32 --gzip | tee -a "$out/load.txt"
 load churn50-c4-gzip -c 4 --gzip | tee -a "$out/load.txt"
+load churn50-open2000-gzip --rate 2000/s -c 256 --gzip | tee -a "$out/load.txt"
 curl -fsS $base/metrics | grep -E '^skillgate_(prompt_builds_total|evaluation_seconds_(sum|count))' > "$out/metrics.txt" || true
 wait $fl || true
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(f\"churn run: {d['churned']} nodes churned, {d['errors']} errors\")" "$out/nodes-churn.json" | tee -a "$out/load.txt"

@@ -23,6 +23,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/version"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
@@ -391,6 +392,62 @@ func TestNodesChurn(t *testing.T) {
 	}
 }
 
+// TestNodesRetryWithBackoff: nodes started before their gateway retry
+// with the node agent's backoff and all connect once it is up.
+func TestNodesRetryWithBackoff(t *testing.T) {
+	const nNodes = 20
+	store := makeStore(t, 10)
+	st, err := r2store.NewDir(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := gateway.New(gateway.Config{Store: st, StoreName: store, Poll: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there until the gateway starts
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			served <- err
+			return
+		}
+		served <- srv.Serve(ctx, ln)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-served:
+			if err != nil {
+				t.Errorf("gateway: %v", err)
+			}
+		case <-time.After(waitFor):
+			t.Error("gateway did not stop")
+		}
+	})
+	stop := startNodes(t, "--gateway", "http://"+addr, "-n", itoa(nNodes))
+	code, out, errOut := stop()
+	if code != 0 {
+		t.Fatalf("nodes: exit %d\n%s\n%s", code, out, errOut)
+	}
+	sum := decodeSummary(t, out)
+	if sum.Connects != nNodes || sum.Dials <= nNodes || sum.AllConnectedSeconds == nil || *sum.AllConnectedSeconds < 0.3 {
+		t.Fatalf("connects %d, dials %d, all connected after %v s; want %d connects after retried dials, after 0.3 s", sum.Connects, sum.Dials, sum.AllConnectedSeconds, nNodes)
+	}
+	t.Logf("all %d nodes connected after %.2f s, %d dials", nNodes, *sum.AllConnectedSeconds, sum.Dials)
+	if len(sum.ErrorKinds) != 1 || sum.ErrorKinds[0].Kind != "dial" || !strings.Contains(sum.ErrorKinds[0].First, "connection refused") {
+		t.Errorf("errors %+v; want only dial errors (connection refused)", sum.ErrorKinds)
+	}
+}
+
 func TestNodesRefusedToken(t *testing.T) {
 	store := makeStore(t, 10)
 	base := startGateway(t, store, gateway.Config{NodeToken: "right-token"})
@@ -568,6 +625,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"load", "--gateway", gw, "--agents", ","}, "--agents: give at least one"},
 		{[]string{"load", "--gateway", gw, "--duration", "0s"}, "--duration: must be positive"},
 		{[]string{"load", "--gateway", "ftp://x"}, `--gateway: scheme "ftp"`},
+		{[]string{"load", "--gateway", gw, "--rate", "0/s"}, "--rate: 0/s is out of range"},
+		{[]string{"load", "--gateway", gw, "--rate", "fast"}, `--rate: "fast" is not a rate`},
+		{[]string{"load", "--gateway", gw, "--rate", "2000000/s"}, "--rate: 2000000/s is out of range (more than 0, at most 1000000/s)"},
 		{[]string{"skills"}, "--out is required"},
 		{[]string{"skills", "--out", full}, "--force"},
 		{[]string{"skills", "--out", dir, "-n", "-1"}, "-n: -1 is out of range"},
@@ -591,5 +651,19 @@ func TestSummarize(t *testing.T) {
 	}
 	if summarize(nil).Count != 0 {
 		t.Fatal("empty summary")
+	}
+}
+
+// TestVersion: the fleet prints the one version of the build, and its
+// simulated nodes send it as their client name.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		code, out, errOut := runCmd(context.Background(), arg)
+		if want := "skillgate-fleet " + version.String() + "\n"; code != 0 || out != want || errOut != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 0, %q", arg, code, out, errOut, want)
+		}
+	}
+	if want := "skillgate-fleet/" + version.String(); clientName != want {
+		t.Errorf("clientName %q, want %q", clientName, want)
 	}
 }

@@ -7,7 +7,8 @@
 //	skillgate-fleet skills --out DIR [-n 1000] [--probe] [--seed 1] [--force]
 //	skillgate-fleet hosts  --out FILE [-n 10000] [--mix FILE] [--seed 1] [--id-prefix sim-] [--force]
 //	skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s] [--gzip]
-//	                       [--token-file F] [--json]
+//	                       [--rate 2000/s] [--token-file F] [--json]
+//	skillgate-fleet version
 //
 // `nodes` simulates many nodes over real WebSockets, each a single goroutine
 // speaking protocol version 1 (connect, facts.update, interest events); it
@@ -15,9 +16,12 @@
 // synthetic skills whose requirements use the simulated nodes' vocabulary
 // (binaries bin000…bin299, env names ENV_00…ENV_39). `hosts` writes the
 // facts those nodes would report as a `skillgate eval --hosts` file, to
-// size and replay eval offline. `load` is a closed-loop
-// HTTP load generator on GET /v1/agents/{id}/prompt (any gateway: sizing a
-// staging gateway from another host is a legitimate use).
+// size and replay eval offline. `load` is an HTTP load generator on
+// GET /v1/agents/{id}/prompt (any gateway: sizing a staging gateway from
+// another host is a legitimate use): closed loop by default (-c workers,
+// each sending its next request when the last one is answered), open loop
+// with --rate (requests on a fixed schedule, latency counted from each
+// one's scheduled time, late and dropped requests counted).
 //
 // A mix file (--mix) is HuJSON: {"profiles": [PROFILE, …]} or a bare list,
 // each PROFILE an object
@@ -39,6 +43,16 @@
 // Exit status: 0 success; 1 the run failed (the gateway refused the nodes,
 // the probe never saw its skill, a load request failed); 2 usage error, with
 // a message naming the flag or file.
+//
+// One concern per file: the command line of `nodes` (nodes.go), the fleet
+// that starts, paces and stops the simulated nodes (fleet.go, pace.go),
+// one simulated node's connection (simnode.go), churn (churn.go), progress
+// and the summary (report.go), the nodes' facts (mix.go), the probe
+// (probe.go), and the `skills`, `hosts` and `load` commands. It talks to a gateway only over HTTP and WebSockets,
+// as real nodes and agents do: it never imports gateway, r2store or
+// eligibility (tests start an in-process gateway). It shares the node
+// agent's reconnect backoff (node.Backoff) and the programs' command-line
+// glue (internal/cli).
 package main
 
 import (
@@ -57,13 +71,16 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/cli"
+	"github.com/skillgate/skillgate/internal/version"
 )
 
-// Client names and environment variables.
+// The client name the simulated nodes send, and the environment variables
+// of the tokens.
+var clientName = "skillgate-fleet/" + version.String()
+
 const (
-	clientName    = "skillgate-fleet/0.1"
-	nodeTokenEnv  = "SKILLGATE_NODE_TOKEN"
-	agentTokenEnv = "SKILLGATE_AGENT_TOKEN"
+	nodeTokenEnv  = cli.NodeTokenEnv
+	agentTokenEnv = cli.AgentTokenEnv
 )
 
 const usage = `skillgate-fleet simulates node fleets and loads a skillgate gateway (loopback only for nodes).
@@ -75,7 +92,8 @@ Usage:
   skillgate-fleet skills --out DIR [-n 1000] [--probe] [--seed 1] [--force]
   skillgate-fleet hosts  --out FILE [-n 10000] [--mix FILE] [--seed 1] [--id-prefix sim-] [--force]
   skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s] [--gzip]
-                         [--token-file F] [--json]
+                         [--rate 2000/s] [--token-file F] [--json]
+  skillgate-fleet version
 
 A --mix file is HuJSON: {"profiles": [{"name", "weight", "os", "roles", "capabilities",
 "bins", "env", "randomBins", "randomEnv"}, …]}; see the package documentation.
@@ -113,6 +131,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdHosts(args[1:], stdout, stderr)
 	case "load":
 		err = cmdLoad(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "skillgate-fleet", version.String())
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -120,16 +140,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skillgate-fleet: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case cli.IsUsage(err):
-		fmt.Fprintf(stderr, "skillgate-fleet %s: %v\n", args[0], err)
-		return 2
-	default:
-		fmt.Fprintf(stderr, "skillgate-fleet %s: %v\n", args[0], err)
-		return 1
-	}
+	return cli.ExitCode(stderr, "skillgate-fleet "+args[0], err, 1)
 }
 
 // parseFlags parses args and refuses positional arguments, which no
@@ -169,38 +180,31 @@ func parseRate(flagName, s string) (float64, error) {
 }
 
 // gatewayBase checks a --gateway value and returns the HTTP base URL
-// (http or https, no trailing slash) and the host.
-func gatewayBase(raw string) (base *url.URL, err error) {
+// (http or https, no trailing slash), in the fleet's words.
+func gatewayBase(raw string) (*url.URL, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return nil, cli.Usagef("--gateway is required: the gateway's base URL, e.g. http://127.0.0.1:7780")
 	}
-	if !strings.Contains(raw, "://") {
-		return nil, cli.Usagef("--gateway: %q has no scheme; use http://%s", raw, raw)
+	u, err := cli.ParseGateway(raw)
+	if ge, ok := errors.AsType[*cli.GatewayURLError](err); ok {
+		switch ge.Problem {
+		case cli.NoScheme:
+			return nil, cli.Usagef("--gateway: %q has no scheme; use http://%s", raw, raw)
+		case cli.NotURL:
+			return nil, cli.Usagef("--gateway: %q is not a URL: %v", raw, ge.Err)
+		case cli.BadScheme:
+			return nil, cli.Usagef("--gateway: scheme %q: use http, https, ws or wss", ge.Scheme)
+		case cli.Credentials:
+			return nil, cli.Usagef("--gateway: credentials in the URL are not supported; use --token-file or the environment")
+		}
 	}
-	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, cli.Usagef("--gateway: %q is not a URL: %v", raw, err)
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "http", "ws":
-		u.Scheme = "http"
-	case "https", "wss":
-		u.Scheme = "https"
-	default:
-		return nil, cli.Usagef("--gateway: scheme %q: use http, https, ws or wss", u.Scheme)
-	}
-	if u.Host == "" {
-		return nil, cli.Usagef("--gateway: %q has no host", raw)
-	}
-	if u.User != nil {
-		return nil, cli.Usagef("--gateway: credentials in the URL are not supported; use --token-file or the environment")
+		return nil, cli.Usagef("--gateway: %v", err)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, cli.Usagef("--gateway: %q: give the base URL only, without query or fragment", raw)
 	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = ""
 	return u, nil
 }
 
@@ -216,16 +220,9 @@ func isLoopbackHost(host string) bool {
 // readToken returns the token from file when it is set, else from the
 // environment variable env ("" when neither is set).
 func readToken(flagName, file, env string) (string, error) {
-	if file == "" {
-		return strings.TrimSpace(os.Getenv(env)), nil
-	}
-	b, err := os.ReadFile(file)
+	tok, err := cli.ReadToken(file, env)
 	if err != nil {
 		return "", cli.Usagef("--%s: %v", flagName, err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", cli.Usagef("--%s: %s is empty; write the token into it", flagName, file)
 	}
 	return tok, nil
 }

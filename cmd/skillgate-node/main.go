@@ -12,6 +12,12 @@
 // Exit status: 0 after SIGINT/SIGTERM, 1 when the gateway refuses the node
 // for good (unauthorized, invalid_facts, unsupported_protocol), 2 for a
 // usage or configuration error.
+//
+// This package is flags, files and exit codes only: the agent itself is
+// the node package, and what the three programs share (exit statuses,
+// tokens, flag-over-file merging, gateway URLs, HuJSON) is internal/cli.
+// Like node, it never imports gateway, r2store, eligibility or an AWS
+// package: the binary installed on every host links no storage code.
 package main
 
 import (
@@ -30,6 +36,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/logging"
+	"github.com/skillgate/skillgate/internal/version"
 	"github.com/skillgate/skillgate/node"
 )
 
@@ -38,7 +45,7 @@ import (
 const shutdownLimit = 5 * time.Second
 
 // tokenEnv is the environment variable holding the node token.
-const tokenEnv = "SKILLGATE_NODE_TOKEN"
+const tokenEnv = cli.NodeTokenEnv
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -66,19 +73,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		err = runAgent(ctx, args, stdout, stderr)
 	}
-	var fe *node.FatalError
-	switch {
-	case err == nil || errors.Is(err, flag.ErrHelp):
-		return 0
-	case cli.IsUsage(err):
-		fmt.Fprintf(stderr, "skillgate-node: %v\n", err)
-		return 2
-	case errors.As(err, &fe):
-		return 1 // already logged by the client
-	default:
-		fmt.Fprintf(stderr, "skillgate-node: %v\n", err)
-		return 1
+	if _, ok := errors.AsType[*node.FatalError](err); ok {
+		err = cli.ExitError{Code: 1} // already logged by the client
 	}
+	return cli.ExitCode(stderr, "skillgate-node", err, 1)
 }
 
 // settings are the values shared by the agent and `facts`, gathered from
@@ -124,47 +122,24 @@ func (s *settings) parse(args []string) error {
 	return nil
 }
 
-// flagSet reports whether the flag was given on the command line.
-func (s *settings) flagSet(name string) bool {
-	set := false
-	s.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
-
 // source names where a field's value came from, for error messages.
 func (s *settings) source(field string) string {
 	flagName := field
 	if field == "tokenFile" {
 		flagName = "token-file"
 	}
-	if !s.flagSet(flagName) && s.file.Set[field] {
-		return s.configPath + ": " + field
-	}
-	return "--" + flagName
+	return cli.Source(s.fs, flagName, s.configPath, field, s.file.Set[field])
 }
 
-// identity returns id, roles, capabilities and path after merging; an
+// identity returns id, roles, capabilities and path after merging (a flag
+// given on the command line wins over the file, even when empty); an
 // unset value is nil or "" and gets the node package's default.
 func (s *settings) identity() (id string, roles, caps, path []string) {
-	id = s.file.ID
-	if s.flagSet("id") {
-		id = s.id
-	}
-	roles = s.file.Roles
-	if s.flagSet("roles") {
-		roles = node.SplitList(s.roles, ",")
-	}
-	caps = s.file.Capabilities
-	if s.flagSet("capabilities") {
-		caps = node.SplitList(s.caps, ",")
-	}
-	path = s.file.Path
-	if s.flagSet("path") {
-		path = node.SplitList(s.path, string(os.PathListSeparator))
-		if len(path) == 0 {
-			path = nil
-		}
-	}
+	id = cli.FlagOverFile(s.fs, "id", s.id, s.file.ID, true)
+	roles = cli.FlagOverFile(s.fs, "roles", node.SplitList(s.roles, ","), s.file.Roles, true)
+	caps = cli.FlagOverFile(s.fs, "capabilities", node.SplitList(s.caps, ","), s.file.Capabilities, true)
+	// SplitList of "" is nil already.
+	path = cli.FlagOverFile(s.fs, "path", node.SplitList(s.path, string(os.PathListSeparator)), s.file.Path, true)
 	return id, roles, caps, path
 }
 
@@ -200,7 +175,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	gateway := fs.String("gateway", "", "the gateway's base `URL` (http://, https://, ws:// or wss://); required")
 	recheck := fs.Duration("recheck", node.DefaultRecheck, "how often to re-check binaries and env names")
 	tokenFile := fs.String("token-file", "", "`FILE` holding the node token (default: $"+tokenEnv+")")
-	version := fs.Bool("version", false, "print the version and exit")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	s.register(fs)
 	s.setUsage(stderr, "skillgate-node --gateway URL [--id ID] [--roles execution] [--capabilities a,b,…]\n"+
 		"                      [--path DIR:DIR…] [--recheck 10s] [--token-file FILE] [--config FILE]\n"+
@@ -208,33 +183,26 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := s.parse(args); err != nil {
 		return err
 	}
-	if *version {
-		fmt.Fprintf(stdout, "skillgate-node %s (%s/%s)\n", node.Version, runtime.GOOS, runtime.GOARCH)
+	if *showVersion {
+		fmt.Fprintf(stdout, "skillgate-node %s (%s/%s)\n", version.String(), runtime.GOOS, runtime.GOARCH)
 		return nil
 	}
 
-	cfg := node.Config{Gateway: s.file.Gateway, Recheck: s.file.Recheck}
+	cfg := node.Config{}
 	cfg.ID, cfg.Roles, cfg.Capabilities, cfg.Path = s.identity()
-	if s.flagSet("gateway") {
-		cfg.Gateway = *gateway
-	}
+	cfg.Gateway = cli.FlagOverFile(s.fs, "gateway", *gateway, s.file.Gateway, true)
 	if cfg.Gateway == "" {
 		return cli.Usagef("--gateway is required (the gateway's base URL, e.g. http://127.0.0.1:7780; or \"gateway\" in --config)")
 	}
-	if s.flagSet("recheck") {
-		if *recheck <= 0 {
-			return cli.Usagef("--recheck: must be a positive duration, e.g. 10s")
-		}
-		cfg.Recheck = *recheck
+	if cli.Given(s.fs, "recheck") && *recheck <= 0 {
+		return cli.Usagef("--recheck: must be a positive duration, e.g. 10s")
 	}
+	cfg.Recheck = cli.FlagOverFile(s.fs, "recheck", *recheck, s.file.Recheck, true)
 	logger := logging.New(stderr, slog.LevelInfo)
 	cfg.Logger = logger
 
-	tf := s.file.TokenFile
-	if s.flagSet("token-file") {
-		tf = *tokenFile
-	}
-	token, err := readToken(tf, logger)
+	tf := cli.FlagOverFile(s.fs, "token-file", *tokenFile, s.file.TokenFile, true)
+	token, err := cli.ReadTokenStrict(tf, tokenEnv, logger)
 	if err != nil {
 		return cli.Usagef("%s: %v", s.source("tokenFile"), err)
 	}
@@ -245,35 +213,4 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return s.configError(err)
 	}
 	return c.Run(ctx)
-}
-
-// readToken reads the token from file, or from the environment when file
-// is "". The file is trimmed of surrounding whitespace (editors add a final
-// newline).
-func readToken(file string, log *slog.Logger) (string, error) {
-	if file == "" {
-		return os.Getenv(tokenEnv), nil
-	}
-	fi, err := os.Stat(file)
-	if err != nil {
-		return "", err
-	}
-	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		log.Warn("token file is readable by other users; chmod 600 it", "file", file, "mode", fi.Mode().Perm().String())
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", err
-	}
-	token := strings.TrimSpace(string(b))
-	if token == "" {
-		return "", fmt.Errorf("%s is empty", file)
-	}
-	if strings.ContainsAny(token, "\r\n") {
-		return "", fmt.Errorf("%s holds more than one line; it must hold only the token", file)
-	}
-	if os.Getenv(tokenEnv) != "" {
-		log.Info("using the token file; " + tokenEnv + " is ignored")
-	}
-	return token, nil
 }

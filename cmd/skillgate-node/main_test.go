@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/internal/version"
 	"github.com/skillgate/skillgate/node"
 	"github.com/skillgate/skillgate/protocol"
 )
@@ -37,10 +38,16 @@ func runCmd(t *testing.T, ctx context.Context, args ...string) (code int, stdout
 	return code, out.String(), errb.String()
 }
 
+// TestVersion: --version prints the one version of the build, which is
+// also the one the node sends in connect.
 func TestVersion(t *testing.T) {
 	code, out, _ := runCmd(t, context.Background(), "--version")
-	if code != 0 || !strings.HasPrefix(out, "skillgate-node "+node.Version+" (") {
-		t.Fatalf("exit %d, stdout %q", code, out)
+	want := "skillgate-node " + version.String() + " (" + runtime.GOOS + "/" + runtime.GOARCH + ")\n"
+	if code != 0 || out != want {
+		t.Fatalf("exit %d, stdout %q; want 0, %q", code, out, want)
+	}
+	if node.Version != version.String() {
+		t.Errorf("node.Version %q, want %q", node.Version, version.String())
 	}
 }
 
@@ -288,6 +295,14 @@ func TestBinarySIGTERM(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 
+	// The version the binary prints is the one it sends in connect,
+	// whatever the build stamped.
+	vout, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, _ := strings.Cut(strings.TrimPrefix(string(vout), "skillgate-node "), " (")
+
 	ok, _ := protocol.NewRes("1", protocol.ConnectResult{Protocol: 1})
 	g := newGateway(t, ok)
 	cmd := exec.CommandContext(ctx, bin, "--gateway", g.srv.URL, "--id", "bin-node", "--path", t.TempDir())
@@ -297,7 +312,7 @@ func TestBinarySIGTERM(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if p := g.connectFrame(t); p.Node.ID != "bin-node" {
+	if p := g.connectFrame(t); p.Node.ID != "bin-node" || p.Client != "skillgate-node/"+v || v == "" {
 		t.Errorf("connect params %+v", p)
 	}
 	start := time.Now()

@@ -104,7 +104,7 @@ func readHostsFile(path string, c *hostCollector) error {
 	r := &budgetReader{r: f, left: maxHostsBytes}
 	// "next" is a cursor of the gateway that answered: nothing to follow
 	// in a file.
-	if _, err := decodeHosts(newHuJSONReader(r), c); err != nil {
+	if _, err := decodeHosts(cli.NewHuJSONReader(r), c); err != nil {
 		if errors.Is(err, errOverBudget) {
 			return tooLarge
 		}
@@ -493,7 +493,7 @@ func getPage(ctx context.Context, client *http.Client, u string, budget *budgetR
 	if err != nil {
 		return "", err
 	}
-	if tok := os.Getenv("SKILLGATE_AGENT_TOKEN"); tok != "" {
+	if tok := os.Getenv(cli.AgentTokenEnv); tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := client.Do(req)

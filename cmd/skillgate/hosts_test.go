@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,14 +13,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/iotest"
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
-	"github.com/tailscale/hujson"
 )
 
 const (
@@ -298,57 +295,6 @@ func FuzzHostParser(f *testing.F) {
 	})
 }
 
-// TestHuJSONReader: comments and trailing commas become spaces (offsets
-// kept), anything in strings is left alone, whatever the read sizes.
-func TestHuJSONReader(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{`[1, 2]`, `[1, 2]`},
-		{"[1, 2, ]", "[1, 2  ]"},
-		{"{\"a\": 1,\n}", "{\"a\": 1 \n}"},
-		{"[1 // one\n, 2]", "[1       \n, 2]"},
-		{"[1, /* x\n*/ 2,/**/]", "[1     \n   ,2     ]"},
-		{`["http://x/*y*/", "a\"//b", "c\\"]`, `["http://x/*y*/", "a\"//b", "c\\"]`},
-		{"[1,\n// last\n]", "[1\n       \n ]"},
-		{"[1,,]", "[1, ]"}, // invalid either way: the decoder says so
-		{"[1 / 2]", "[1 / 2]"},
-		{"[1,", "[1,"},
-		{"/", "/"},
-	}
-	for _, tt := range tests {
-		for _, one := range []bool{false, true} {
-			var r io.Reader = strings.NewReader(tt.in)
-			if one {
-				r = iotest.OneByteReader(r)
-			}
-			got, err := io.ReadAll(newHuJSONReader(r))
-			switch {
-			case err != nil:
-				t.Errorf("%q: %v", tt.in, err)
-			case !one && string(got) != tt.want:
-				t.Errorf("%q: %q, want %q", tt.in, got, tt.want)
-			case len(got) != len(tt.in) || !sameJSON(got, []byte(tt.want)):
-				// A comma at the end of a read is written just before the
-				// next value: the same JSON, the same length.
-				t.Errorf("%q one byte at a time: %q, want the JSON of %q", tt.in, got, tt.want)
-			}
-		}
-		if std, err := hujson.Standardize([]byte(tt.in)); err == nil && !sameJSON(std, []byte(tt.want)) {
-			t.Errorf("%q: standardized as %q, hujson says %q", tt.in, tt.want, std)
-		}
-	}
-}
-
-// sameJSON reports whether a and b are the same JSON value, or both not
-// JSON; whitespace does not count.
-func sameJSON(a, b []byte) bool {
-	var x, y any
-	ea, eb := json.Unmarshal(a, &x), json.Unmarshal(b, &y)
-	if ea != nil || eb != nil {
-		return (ea != nil) == (eb != nil) && string(bytes.Join(bytes.Fields(a), nil)) == string(bytes.Join(bytes.Fields(b), nil))
-	}
-	return reflect.DeepEqual(x, y)
-}
-
 // TestWriteReportJSON: the streamed report is byte for byte the one of
 // json.Encoder, also with host ids encoding/json must escape.
 func TestWriteReportJSON(t *testing.T) {
@@ -488,28 +434,4 @@ func TestStatusReadsEveryPage(t *testing.T) {
 	if !strings.HasPrefix(out, "3 nodes connected to "+srv.URL+"\n") || !strings.Contains(out, "\nc  ") {
 		t.Errorf("output:\n%s", out)
 	}
-}
-
-// FuzzHuJSONReader: on any HuJSON that hujson can read, the stream is the
-// same JSON as hujson.Standardize makes of it, and as long.
-func FuzzHuJSONReader(f *testing.F) {
-	for _, s := range []string{"[1, /* c */ 2, // d\n]", `{"a": "//", "b": [1,],}`, "[\"\\\"/*\",\n]"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		std, err := hujson.Standardize([]byte(s))
-		if err != nil || !json.Valid(std) {
-			return
-		}
-		for _, one := range []bool{false, true} {
-			var r io.Reader = strings.NewReader(s)
-			if one {
-				r = iotest.OneByteReader(r)
-			}
-			got, err := io.ReadAll(newHuJSONReader(r))
-			if err != nil || len(got) != len(s) || !sameJSON(got, std) {
-				t.Fatalf("%q (one byte at a time %v): %q, %v; hujson: %q", s, one, got, err, std)
-			}
-		}
-	})
 }

@@ -4,6 +4,15 @@
 //	skillgate eval     --store … [--config FILE] --hosts FILE --agent ID [--json]
 //	skillgate validate PATH… [--json]
 //	skillgate status   --gateway URL [--agent ID] [--json]
+//
+// Each command lives in its own file (serve.go, eval.go, validate.go,
+// status.go); the hosts eval reads are in hosts.go and hostparse.go. This
+// package is flags, files and exit codes only: what the gateway does is
+// the gateway package's, what eval and validate decide is eligibility's
+// and skill's, and what the three programs share (exit statuses, tokens,
+// flag-over-file merging, gateway URLs, HuJSON) is internal/cli. It is
+// the one binary that links the gateway and storage (r2store, the AWS
+// SDK); it never imports node, whose binary must stay free of them.
 package main
 
 import (
@@ -17,15 +26,8 @@ import (
 	"syscall"
 
 	"github.com/skillgate/skillgate/internal/cli"
+	"github.com/skillgate/skillgate/internal/version"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
-
-// exitError carries an exit status chosen by a subcommand.
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 const usage = `skillgate decides which skills an AI agent may be offered.
 
@@ -64,29 +66,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "status":
 		err = cmdStatus(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "skillgate", version)
+		fmt.Fprintln(stdout, "skillgate", version.String())
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:
 		fmt.Fprintf(stderr, "skillgate: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	var ee exitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ee):
-		return ee.code
-	case cli.IsUsage(err):
-		// Errors may quote a config file, a store key or the gateway.
-		fmt.Fprintf(stderr, "skillgate %s: %s\n", args[0], cli.Printable(err.Error()))
-		return 2
-	default:
-		fmt.Fprintf(stderr, "skillgate %s: %s\n", args[0], cli.Printable(err.Error()))
-		return 2
-	}
+	// Every failure is status 2, unusable input (validate's findings are
+	// a cli.ExitError of 1).
+	return cli.ExitCode(stderr, "skillgate "+args[0], err, 2)
 }
 
 // parseFlags parses args, allowing flags after positional arguments, and

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/version"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -213,5 +215,15 @@ func TestValidateStoreLocations(t *testing.T) {
 	out, _, code = runCmd(t, "validate", empty)
 	if code != 0 || !strings.HasPrefix(out, empty+": warn: no skills found") {
 		t.Errorf("empty store: exit %d, output %q", code, out)
+	}
+}
+
+// TestVersion: every spelling prints the one version of the build.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version", "-version"} {
+		out, errOut, code := runCmd(t, arg)
+		if want := "skillgate " + version.String() + "\n"; code != 0 || out != want || errOut != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 0, %q", arg, code, out, errOut, want)
+		}
 	}
 }

@@ -80,7 +80,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stdout, "%d files checked: %d errors, %d warnings\n", res.Files, res.Errors, res.Warnings)
 	}
 	if res.Errors > 0 {
-		return exitError{1}
+		return cli.ExitError{Code: 1}
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 // Package bitset is a small set of non-negative integers stored as bits:
 // host slots in the eligibility index, indexes into the interest list in
-// the gateway's per-node facts.
+// the gateway's per-node facts. It owns the representation only, not what
+// the bits mean, and imports nothing but math/bits: eligibility (which
+// must never import the gateway) and the gateway both build on it.
 package bitset
 
 import "math/bits"

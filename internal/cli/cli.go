@@ -1,101 +1,23 @@
-// Package cli holds what skillgate's command-line programs share: usage
-// errors, which exit with status 2, flag sets that report a bad flag
-// instead of exiting, and Printable for text from outside the program.
+// Package cli is the command-line glue that skillgate's three programs
+// (cmd/skillgate, cmd/skillgate-node, cmd/skillgate-fleet) share, one
+// concern per file:
+//
+//   - exit.go: usage errors (exit status 2), silent exits, and the one
+//     mapping from a command's error to its exit status and message;
+//   - flags.go: flag sets that report a bad flag instead of exiting, and
+//     the rule that a flag given on the command line wins over the config
+//     file;
+//   - token.go: secret tokens, read from a file or the environment, never
+//     from a flag's value (a command line shows in ps);
+//   - gateway.go: a gateway's base URL (http, https, ws or wss) and the
+//     URLs derived from it;
+//   - hujson.go: HuJSON (JSON with comments and trailing commas) files,
+//     whole or as a stream;
+//   - printable.go: Printable, for text from outside the program.
+//
+// It holds no state and starts no goroutines. It may import only the
+// standard library, protocol (the wire's names and rules) and
+// github.com/tailscale/hujson: never gateway, r2store, eligibility, node
+// or an AWS package, so that every binary, the node agent included, can
+// link it without pulling in the others' dependencies.
 package cli
-
-import (
-	"errors"
-	"flag"
-	"fmt"
-	"io"
-	"strings"
-	"unicode"
-	"unicode/utf8"
-
-	"github.com/skillgate/skillgate/protocol"
-)
-
-// UsageError is a bad command line, configuration or input file: the
-// program exits with status 2 and the message, which names the flag, file
-// or field.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
-// Usagef returns a *UsageError.
-func Usagef(format string, args ...any) error {
-	return &UsageError{fmt.Sprintf(format, args...)}
-}
-
-// IsUsage reports whether err is, or wraps, a *UsageError.
-func IsUsage(err error) bool {
-	var ue *UsageError
-	return errors.As(err, &ue)
-}
-
-// NewFlagSet returns a flag set named for the command line ("skillgate
-// eval") that reports errors to stderr instead of exiting.
-func NewFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// Printable returns s with every character a terminal would act on or not
-// show replaced by a visible escape: C0 controls and DEL as \xHH (\t, \n
-// and \r as such), C1 controls and invisible characters (Unicode format
-// characters, U+2028, U+2029; see protocol.IsInvisible) as \uHHHH or
-// \UHHHHHHHH, and bytes that are not UTF-8 as \xHH. Other text, backslashes
-// included, is left as is. Human-readable output passes every value that
-// comes from a node, a SKILL.md, a config file or the gateway through it,
-// so that such a value cannot clear the screen, fake a line or reorder
-// what is shown.
-func Printable(s string) string {
-	i := 0
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if needsEscape(r, size) {
-			break
-		}
-		i += size
-	}
-	if i == len(s) {
-		return s // the common case: nothing to escape, no allocation
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	b.WriteString(s[:i])
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case !needsEscape(r, size):
-			b.WriteString(s[i : i+size])
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < utf8.RuneSelf || size == 1: // C0, DEL or a byte that is not UTF-8
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// needsEscape reports whether the rune r, decoded from size bytes, is one
-// Printable escapes.
-func needsEscape(r rune, size int) bool {
-	switch {
-	case r == utf8.RuneError && size == 1:
-		return true
-	case r < utf8.RuneSelf:
-		return r < 0x20 || r == 0x7f
-	}
-	return unicode.IsControl(r) || protocol.IsInvisible(r)
-}

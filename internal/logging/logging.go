@@ -1,5 +1,9 @@
 // Package logging sets up the structured loggers of skillgate's binaries:
-// tint (colored, human) on terminals, JSON otherwise.
+// tint (colored, human) on terminals, JSON otherwise, and parses the
+// --log-level values. It owns the format of log lines, not what is
+// logged: the packages that log take a *slog.Logger. It imports only the
+// standard library, tint and go-isatty, so that the node agent can link
+// it; never a skillgate package.
 package logging
 
 import (

@@ -7,6 +7,12 @@
 //	go install github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 //
 // Without it, tests that need MinIO are skipped, or fail when CI=true.
+//
+// It owns the server's process and data directory for the test binary's
+// lifetime. Only tests import it (r2store's, the gateway's, eval's). It
+// uses the AWS SDK to create buckets but never imports a skillgate
+// package, so that r2store's own tests can use it without a cycle: the
+// stores under test are built by the tests themselves.
 package miniotest
 
 import (

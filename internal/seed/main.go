@@ -3,6 +3,11 @@
 // fill a local MinIO with the example skills.
 //
 //	go run ./internal/seed --endpoint http://127.0.0.1:9900 --bucket skills examples/store
+//
+// It is a development tool, not one of the shipped binaries: like cmd/*
+// it is flags and exit codes only, and writes through r2store's S3
+// backend (the AWS SDK). Nothing imports it; it never imports gateway,
+// eligibility or node.
 package main
 
 import (

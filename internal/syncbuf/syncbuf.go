@@ -1,5 +1,6 @@
 // Package syncbuf provides a bytes.Buffer safe for concurrent writers, for
-// collecting the logs and output of servers and processes in tests.
+// collecting the logs and output of servers and processes in tests. It is
+// imported by tests only, and imports only the standard library.
 package syncbuf
 
 import (

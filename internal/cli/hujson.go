@@ -1,6 +1,40 @@
-package main
+package cli
 
-import "io"
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tailscale/hujson"
+)
+
+// ReadHuJSON reads a HuJSON file (JSON with comments and trailing commas)
+// and returns it as standard JSON. A read error is returned as it is; a
+// file that is not HuJSON is an error naming the file.
+func ReadHuJSON(name string) ([]byte, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	std, err := hujson.Standardize(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return std, nil
+}
+
+// StandardizeHuJSON returns HuJSON data as standard JSON. It reuses the
+// memory of data, which must not be used afterwards.
+func StandardizeHuJSON(data []byte) ([]byte, error) {
+	return hujson.Standardize(data)
+}
+
+// NewHuJSONReader returns a reader of the standard JSON form of the HuJSON
+// that r yields, for files too large to standardize whole; see
+// huJSONReader.
+func NewHuJSONReader(r io.Reader) io.Reader {
+	return &huJSONReader{r: r, in: make([]byte, 64<<10)}
+}
 
 // huJSONReader standardizes HuJSON (JSON with comments and trailing
 // commas, which hosts files have always accepted) into JSON as a stream,
@@ -28,10 +62,6 @@ const (
 	hjBlockComment
 	hjBlockStar // in a block comment, after '*'
 )
-
-func newHuJSONReader(r io.Reader) *huJSONReader {
-	return &huJSONReader{r: r, in: make([]byte, 64<<10)}
-}
 
 func (h *huJSONReader) Read(p []byte) (int, error) {
 	for len(h.out) == 0 {
