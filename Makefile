@@ -31,6 +31,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzMetadataHuJSON$$' -fuzztime $(FUZZTIME) ./skill
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) ./protocol
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckReadPath$$' -fuzztime $(FUZZTIME) ./gateway
+	$(GO) test -run '^$$' -fuzz '^FuzzFactsScan$$' -fuzztime $(FUZZTIME) ./protocol
+	$(GO) test -run '^$$' -fuzz '^FuzzHostParser$$' -fuzztime $(FUZZTIME) ./cmd/skillgate
+	$(GO) test -run '^$$' -fuzz '^FuzzHuJSONReader$$' -fuzztime $(FUZZTIME) ./internal/cli
 
 lint:
 	$(GO) vet ./...

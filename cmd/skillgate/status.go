@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,9 +43,13 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *gw == "" {
 		return cli.Usagef("--gateway is required, e.g. --gateway http://127.0.0.1:7780")
 	}
-	base, err := url.Parse(strings.TrimRight(*gw, "/"))
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return cli.Usagef("--gateway: %q is not an http:// or https:// URL", *gw)
+	base, err := cli.ParseGateway(*gw)
+	if err != nil {
+		var ge *cli.GatewayURLError
+		if errors.As(err, &ge) && ge.Problem == cli.Credentials {
+			return cli.Usagef("--gateway: credentials in the URL are not supported (a command line shows in ps); set %s", cli.AgentTokenEnv)
+		}
+		return cli.Usagef("--gateway: %v", err)
 	}
 	if *agent != "" {
 		if err := skill.ValidateID(*agent); err != nil {
@@ -218,7 +223,7 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
 	if err != nil {
 		return err
 	}
-	if tok := os.Getenv("SKILLGATE_AGENT_TOKEN"); tok != "" {
+	if tok := os.Getenv(cli.AgentTokenEnv); tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := client.Do(req)
