@@ -523,11 +523,13 @@ func marshalOptional(v any) (json.RawMessage, error) {
 }
 
 // object is a JSON object split into its members, so that presence, exact key
-// names and types can be checked with errors that name the field.
+// names and types can be checked with errors that name the field. The
+// scanner splits the common shape without maps or reflection; anything
+// else is split by encoding/json, with the same result.
 type object struct {
-	what   string // frame kind or structure, the error prefix
-	prefix string // prepended to key names in errors ("node.")
-	m      map[string]json.RawMessage
+	what    string // frame kind or structure, the error prefix
+	prefix  string // prepended to key names in errors ("node.")
+	members []member
 }
 
 func parseObject(what string, data []byte) (object, error) {
@@ -535,20 +537,32 @@ func parseObject(what string, data []byte) (object, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return object{}, fmt.Errorf("%s: must be a JSON object", what)
 	}
+	if ms, ok := splitObject(make([]member, 0, 8), data); ok {
+		return object{what: what, members: ms}, nil
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		return object{}, fmt.Errorf("%s: not valid JSON: %v", what, err)
 	}
-	return object{what: what, m: m}, nil
+	ms := make([]member, 0, len(m))
+	for k, v := range m {
+		ms = append(ms, member{key: []byte(k), raw: v})
+	}
+	return object{what: what, members: ms}, nil
 }
 
-// raw returns the member's JSON text, or nil when it is absent or null.
+// raw returns the member's JSON text, or nil when it is absent or null. Of
+// a repeated key the last counts, as with encoding/json.
 func (o object) raw(key string) json.RawMessage {
-	r, ok := o.m[key]
-	if !ok || string(r) == "null" {
-		return nil
+	for i := len(o.members) - 1; i >= 0; i-- {
+		if m := &o.members[i]; string(m.key) == key {
+			if string(m.raw) == "null" {
+				return nil
+			}
+			return m.raw
+		}
 	}
-	return r
+	return nil
 }
 
 func (o object) forbid(keys ...string) error {
@@ -565,6 +579,9 @@ func (o object) str(key string) (s string, present bool, err error) {
 	r := o.raw(key)
 	if r == nil {
 		return "", false, nil
+	}
+	if s, ok := plainString(r); ok {
+		return s, true, nil
 	}
 	if r[0] != '"' || json.Unmarshal(r, &s) != nil {
 		return "", true, fmt.Errorf("%s: %q must be a string", o.what, o.prefix+key)
@@ -590,8 +607,13 @@ func (o object) name(key string, max int) (string, error) {
 
 func (o object) boolean(key string) (b, present bool, err error) {
 	r := o.raw(key)
-	if r == nil {
+	switch string(r) {
+	case "":
 		return false, false, nil
+	case "true":
+		return true, true, nil
+	case "false":
+		return false, true, nil
 	}
 	if json.Unmarshal(r, &b) != nil {
 		return false, true, fmt.Errorf("%s: %q must be true or false", o.what, o.prefix+key)
@@ -604,6 +626,9 @@ func (o object) strings(key string) ([]string, error) {
 	r := o.raw(key)
 	if r == nil {
 		return nil, nil
+	}
+	if l, ok := plainStrings(r); ok {
+		return l, nil
 	}
 	var l []string
 	if r[0] != '[' || json.Unmarshal(r, &l) != nil {

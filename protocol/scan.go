@@ -405,3 +405,29 @@ func plainString(raw []byte) (string, bool) {
 	}
 	return string(b), true
 }
+
+// plainStrings returns the values of raw, a JSON list of strings of
+// printable ASCII without escapes, or false.
+func plainStrings(raw []byte) ([]string, bool) {
+	s := scanner{b: raw}
+	if !s.consume('[') {
+		return nil, false
+	}
+	l := []string{}
+	if s.consume(']') {
+		return l, s.end()
+	}
+	for {
+		b, ok := s.plain()
+		if !ok {
+			return nil, false
+		}
+		l = append(l, string(b))
+		if s.consume(']') {
+			return l, s.end()
+		}
+		if !s.consume(',') {
+			return nil, false
+		}
+	}
+}
