@@ -41,6 +41,13 @@ func (s *Server) routes() http.Handler {
 	})
 	emptyID := s.agentAuth(func(http.ResponseWriter, *http.Request) {}) // answers 400 "agent id is empty"
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every request, node connections included, is counted: Close
+		// returns only once all have ended.
+		if !s.life.enter() {
+			writeError(w, http.StatusServiceUnavailable, "gateway shutting down")
+			return
+		}
+		defer s.life.leave()
 		if !s.hostAllowed(r) {
 			writeError(w, http.StatusForbidden, "Host "+strconv.Quote(r.Host)+" not accepted: without tokens the gateway answers only loopback names (localhost, 127.0.0.1, [::1]); set SKILLGATE_AGENT_TOKEN and SKILLGATE_NODE_TOKEN to reach it by another name")
 			return
@@ -263,7 +270,7 @@ type readyJSON struct {
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	s.mu.RLock()
-	j := readyJSON{Ready: true, Store: publicStoreName(s.cfg.StoreName), SnapshotAgeSec: s.snapshotAgeLocked(now).Seconds(), Nodes: len(s.nodes)}
+	j := readyJSON{Ready: true, Store: publicStoreName(s.cfg.StoreName), SnapshotAgeSec: s.snapshotAgeLocked(now).Seconds(), Nodes: len(s.reg.nodes)}
 	switch {
 	case s.health.lastOK.IsZero() && s.health.lastErr == nil:
 		j.Ready, j.Error = false, "no snapshot taken yet"

@@ -35,7 +35,21 @@ type Config struct {
 	StoreName  string        // how the store is named in logs and /readyz (no secrets)
 	ConfigPath string        // gateway config file (HuJSON), reloaded on change; "" for none
 	Poll       time.Duration // storage and config polling interval
-	Insecure   bool          // allow listening beyond loopback without tokens
+
+	// File is the config file at ConfigPath as the caller read it at
+	// start (ReadConfigFile), so that the file is read once; when nil,
+	// New reads ConfigPath. Reloads read ConfigPath again.
+	File *ConfigFile
+
+	// Insecure allows listening beyond loopback without tokens. The config
+	// file's gateway.insecure: true allows it too, unless Flags["insecure"]
+	// (then Insecure alone decides), at start and at every reload.
+	Insecure bool
+
+	// Flags names the settings given on the command line, by their key
+	// under "gateway" in the config file: they win over the file, at start
+	// and at every reload (where a changed one is logged as overridden).
+	Flags map[string]bool
 
 	// NodeToken is the shared token nodes present (SKILLGATE_NODE_TOKEN);
 	// per-node tokens come from the config file (gateway.nodeTokens).
@@ -43,7 +57,7 @@ type Config struct {
 	// AgentToken is the bearer token of the /v1 API (SKILLGATE_AGENT_TOKEN).
 	AgentToken string
 
-	MaxNodes          int   // connected (authenticated) nodes at once
+	MaxNodes          int   // connected (authenticated) nodes at once; the file's gateway.maxNodes wins unless Flags["maxNodes"]
 	MaxPending        int   // sockets not yet through connect, in total
 	MaxPendingPerAddr int   // sockets not yet through connect, per source IP
 	CacheBytes        int64 // bytes of cached prompt blocks, and of cached /skills answers
@@ -109,22 +123,19 @@ type FileSettings struct {
 	MaxNodes   int               `json:"maxNodes"`
 }
 
-// policy is one loaded version of the config file.
-type policy struct {
-	cfg        *eligibility.Config
-	diags      []skill.Diagnostic
-	settings   FileSettings
-	nodeTokens map[string]string
-	sum        string // content fingerprint, to notice changes
+// ConfigFile is a gateway config file as read and checked: the whole
+// object (the root requires.config paths resolve against, and
+// skills.entries) and the settings under its "gateway" key.
+type ConfigFile struct {
+	Path     string
+	Root     map[string]any
+	Settings FileSettings
+	sum      string // content fingerprint, to notice changes
 }
 
-// loadPolicy reads and checks the config file. A nil error means it is safe
-// to put in force.
-func loadPolicy(path string) (*policy, error) {
-	if path == "" {
-		cfg, _ := eligibility.NewConfig(map[string]any{}, "config")
-		return &policy{cfg: cfg}, nil
-	}
+// ReadConfigFile reads a gateway config file and checks its settings. A
+// file the gateway would refuse is an error naming the file and field.
+func ReadConfigFile(path string) (*ConfigFile, error) {
 	root, sum, err := loadConfigRoot(path)
 	if err != nil {
 		return nil, err
@@ -133,8 +144,37 @@ func loadPolicy(path string) (*policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, diags := eligibility.NewConfig(root, path)
-	return &policy{cfg: cfg, diags: diags, settings: settings, nodeTokens: settings.NodeTokens, sum: sum}, nil
+	return &ConfigFile{Path: path, Root: root, Settings: settings, sum: sum}, nil
+}
+
+// policy is one version of the config file in force, with the settings it
+// resolves against the command line and Config's defaults.
+type policy struct {
+	cfg        *eligibility.Config
+	diags      []skill.Diagnostic
+	settings   FileSettings
+	nodeTokens map[string]string
+	sum        string // content fingerprint, to notice changes
+	maxNodes   int    // see Config.MaxNodes
+	insecure   bool   // see Config.Insecure
+}
+
+// newPolicy resolves a config file (nil for none) against cfg.
+func newPolicy(f *ConfigFile, cfg *Config) *policy {
+	p := &policy{maxNodes: cfg.MaxNodes, insecure: cfg.Insecure}
+	if f == nil {
+		p.cfg, _ = eligibility.NewConfig(map[string]any{}, "config")
+		return p
+	}
+	p.cfg, p.diags = eligibility.NewConfig(f.Root, f.Path)
+	p.settings, p.nodeTokens, p.sum = f.Settings, f.Settings.NodeTokens, f.sum
+	if f.Settings.MaxNodes > 0 && !cfg.Flags["maxNodes"] {
+		p.maxNodes = f.Settings.MaxNodes
+	}
+	if !cfg.Flags["insecure"] {
+		p.insecure = cfg.Insecure || f.Settings.Insecure
+	}
+	return p
 }
 
 // parseFileSettings reads the "gateway" key of a config object. Errors
@@ -218,15 +258,30 @@ func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 // checked settings under its "gateway" key. A file the gateway would refuse
 // is an error naming the file and field.
 func LoadConfigFile(path string) (root map[string]any, settings FileSettings, err error) {
-	root, _, err = loadConfigRoot(path)
+	f, err := ReadConfigFile(path)
 	if err != nil {
 		return nil, FileSettings{}, err
 	}
-	settings, err = parseFileSettings(path, root)
-	if err != nil {
-		return nil, FileSettings{}, err
+	return f.Root, f.Settings, nil
+}
+
+// tokenOK checks a node's token: a per-node token binds the id; otherwise
+// the shared token; with neither configured any token is accepted (the
+// gateway then only listens on loopback, or was told --insecure).
+func (s *Server) tokenOK(id, token string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tokenOKLocked(id, token)
+}
+
+func (s *Server) tokenOKLocked(id, token string) bool {
+	if want, ok := s.pol.nodeTokens[id]; ok {
+		return tokenEqual(token, want)
 	}
-	return root, settings, nil
+	if s.cfg.NodeToken != "" {
+		return tokenEqual(token, s.cfg.NodeToken)
+	}
+	return len(s.pol.nodeTokens) == 0
 }
 
 // tokenEqual compares secrets in constant time.

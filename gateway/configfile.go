@@ -1,6 +1,3 @@
-// Package gateway is the skillgate server: the WebSocket endpoint for
-// nodes, the node registry, storage snapshots, the eligibility caches and
-// the HTTP API for agents and operators.
 package gateway
 
 import (

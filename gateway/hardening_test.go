@@ -381,9 +381,9 @@ func TestSilentSocketsCannotStarveNodes(t *testing.T) {
 
 func TestPendingCaps(t *testing.T) {
 	p := newPendingSockets(4, 2)
-	s := make([]*session, 6)
+	s := make([]*nodeConn, 6)
 	for i := range s {
-		s[i] = &session{}
+		s[i] = &nodeConn{}
 	}
 	if ev := p.add(s[0], "10.0.0.1:1"); len(ev) != 0 {
 		t.Fatal("evicted under the caps")

@@ -49,23 +49,23 @@ func (s *Server) nodeEntries() []nodeEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.mu.RLock()
-	gen := s.nodesGen
+	gen := s.reg.gen
 	if c.entries != nil && c.gen == gen {
 		s.mu.RUnlock()
 		return c.entries
 	}
 	type raw struct {
-		n           *session
+		c           *nodeConn
 		facts       protocol.HostFacts
 		connectedAt time.Time
 		factsAt     *time.Time
 	}
-	list := make([]raw, 0, len(s.nodes))
-	for _, n := range s.nodes {
-		r := raw{n: n, connectedAt: n.connectedAt.Truncate(time.Second)}
-		r.facts = n.factsLocked()
-		if n.host != nil {
-			t := n.factsAt.Truncate(time.Second)
+	list := make([]raw, 0, len(s.reg.nodes))
+	for _, c := range s.reg.nodes {
+		r := raw{c: c, connectedAt: c.connectedAt.Truncate(time.Second)}
+		r.facts = c.factsLocked()
+		if c.host != nil {
+			t := c.factsAt.Truncate(time.Second)
 			r.factsAt = &t
 		}
 		list = append(list, r)
@@ -75,7 +75,7 @@ func (s *Server) nodeEntries() []nodeEntry {
 	entries := make([]nodeEntry, len(list))
 	for i, r := range list {
 		f := &r.facts
-		e := nodeEntry{id: r.n.id}
+		e := nodeEntry{id: r.c.id}
 		vals := [8]any{f.ID, f.OS, f.Roles, f.Capabilities, f.Env, f.HostBinStatus, r.connectedAt, r.factsAt}
 		for j, v := range vals {
 			e.fields[j] = encodeField(nodeFields[j], v)

@@ -23,61 +23,61 @@ type pendingSockets struct {
 	maxTotal, maxPerAddr int
 
 	mu     sync.Mutex
-	order  list.List                  // *pendingEntry, oldest first
-	byAddr map[string]int             // source address → pending sockets
-	elems  map[*session]*list.Element // for removal
+	order  list.List                   // *pendingEntry, oldest first
+	byAddr map[string]int              // source address → pending sockets
+	elems  map[*nodeConn]*list.Element // for removal
 }
 
 type pendingEntry struct {
-	n    *session
+	c    *nodeConn
 	addr string
 }
 
 func newPendingSockets(maxTotal, maxPerAddr int) *pendingSockets {
 	return &pendingSockets{maxTotal: maxTotal, maxPerAddr: maxPerAddr,
-		byAddr: map[string]int{}, elems: map[*session]*list.Element{}}
+		byAddr: map[string]int{}, elems: map[*nodeConn]*list.Element{}}
 }
 
 // add registers a pending socket and returns the sockets to evict (to be
 // closed by the caller, outside any lock).
-func (p *pendingSockets) add(n *session, remoteAddr string) (evict []*session) {
+func (p *pendingSockets) add(c *nodeConn, remoteAddr string) (evict []*nodeConn) {
 	addr := sourceAddr(remoteAddr)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.elems[n] = p.order.PushBack(&pendingEntry{n: n, addr: addr})
+	p.elems[c] = p.order.PushBack(&pendingEntry{c: c, addr: addr})
 	p.byAddr[addr]++
 	if p.byAddr[addr] > p.maxPerAddr {
 		for e := p.order.Front(); e != nil; e = e.Next() {
 			if pe := e.Value.(*pendingEntry); pe.addr == addr {
-				evict = append(evict, pe.n)
-				p.removeLocked(pe.n)
+				evict = append(evict, pe.c)
+				p.removeLocked(pe.c)
 				break
 			}
 		}
 	}
 	for p.order.Len() > p.maxTotal {
 		pe := p.order.Front().Value.(*pendingEntry)
-		evict = append(evict, pe.n)
-		p.removeLocked(pe.n)
+		evict = append(evict, pe.c)
+		p.removeLocked(pe.c)
 	}
 	return evict
 }
 
 // done removes a socket that completed or failed connect; it reports
 // whether the socket was still pending (false: it was evicted).
-func (p *pendingSockets) done(n *session) bool {
+func (p *pendingSockets) done(c *nodeConn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.removeLocked(n)
+	return p.removeLocked(c)
 }
 
-func (p *pendingSockets) removeLocked(n *session) bool {
-	e, ok := p.elems[n]
+func (p *pendingSockets) removeLocked(c *nodeConn) bool {
+	e, ok := p.elems[c]
 	if !ok {
 		return false
 	}
 	pe := p.order.Remove(e).(*pendingEntry)
-	delete(p.elems, n)
+	delete(p.elems, c)
 	if p.byAddr[pe.addr]--; p.byAddr[pe.addr] == 0 {
 		delete(p.byAddr, pe.addr)
 	}

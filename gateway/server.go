@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
@@ -31,12 +30,16 @@ type Server struct {
 	handler http.Handler
 	started time.Time
 
-	mu       sync.RWMutex // guards the fields below
-	snap     *snapshot
-	pol      *policy
-	rejected string // error of the last rejected config file, "" if none
-	health   storeHealth
-	nodes    map[string]*session
+	mu         sync.RWMutex // guards the fields below
+	snap       *snapshot
+	pol        *policy
+	rejected   string // error of the last rejected config file, "" if none
+	listenAddr string // the address checkExposure last checked
+	health     storeHealth
+	reg        registry // the connected nodes (registry.go)
+	// nodes is reg.nodes (the same map), for live.go until it ranges
+	// over s.reg.nodes; then it goes.
+	nodes    map[string]*nodeConn
 	interest protocol.Interest
 	// interestJSON and interestEvt are interest encoded, for connect
 	// answers and evt pushes.
@@ -64,12 +67,14 @@ type Server struct {
 	exposed   atomic.Bool     // listening beyond loopback; set once by Serve
 	reload    chan struct{}   // asks the poller to re-read the config file now
 	sockets   atomic.Int64    // node WebSocket connections held, pending or connected
-	nodesGen  uint64          // bumped on every registry change; guarded by mu
 	pending   *pendingSockets // sockets that have not completed connect
 	nodesJSON nodesCache      // the encoded GET /v1/nodes answer
 
+	life      lifecycle // what runs, for Close to end and wait for
 	closeOnce sync.Once
-	httpSrv   *http.Server
+	serveMu   sync.Mutex         // guards the two fields below
+	httpSrv   *http.Server       // set by Serve
+	stopServe context.CancelFunc // ends Serve's base context
 }
 
 // New checks cfg and returns a server that is not yet listening.
@@ -78,10 +83,22 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("gateway: no store configured")
 	}
+	file := cfg.File
+	cfg.File = nil // reloads re-read ConfigPath
+	switch {
+	case file != nil && cfg.ConfigPath == "":
+		cfg.ConfigPath = file.Path
+	case file != nil && file.Path != cfg.ConfigPath:
+		return nil, fmt.Errorf("gateway: Config.File was read from %s, not ConfigPath %s", file.Path, cfg.ConfigPath)
+	case file == nil && cfg.ConfigPath != "":
+		var err error
+		if file, err = ReadConfigFile(cfg.ConfigPath); err != nil {
+			return nil, fmt.Errorf("gateway config: %w", err)
+		}
+	}
 	s := &Server{
 		cfg:     cfg,
 		log:     cfg.Logger,
-		nodes:   map[string]*session{},
 		prompts: newViewCache[*agentView](MaxCachedAgents, cfg.CacheBytes),
 		reports: newViewCache[[]byte](MaxCachedAgents, cfg.CacheBytes),
 		logged:  map[string]string{},
@@ -92,11 +109,12 @@ func New(cfg Config) (*Server, error) {
 	s.metrics = newMetrics(s)
 	s.store = instrumentStore(cfg.Store, s.metrics)
 	s.loader = r2store.NewLoader(s.store)
-	pol, err := loadPolicy(cfg.ConfigPath)
-	if err != nil {
-		return nil, fmt.Errorf("gateway config: %w", err)
+	s.pol = newPolicy(file, &s.cfg)
+	for _, d := range s.pol.diags {
+		s.log.Warn("config: "+d.Message, "file", d.Location)
 	}
-	s.pol = pol
+	s.reg = registry{nodes: map[string]*nodeConn{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected}
+	s.nodes = s.reg.nodes
 	s.snap = &snapshot{agents: map[string][]*skill.Skill{}}
 	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
 	s.index = eligibility.NewIndex()
@@ -111,7 +129,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // Run listens on cfg.Listen and serves until ctx is done or Close is
 // called. It refuses to listen beyond loopback without tokens unless
-// cfg.Insecure is set.
+// insecure (cfg.Insecure or the config file's gateway.insecure).
 func (s *Server) Run(ctx context.Context) error {
 	if err := s.checkExposure(s.cfg.Listen); err != nil {
 		return err // before binding: nothing was reachable
@@ -123,7 +141,10 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve is Run on an existing listener.
+// Serve is Run on an existing listener. It returns once ctx is done or
+// Close was called, and Close has ended everything the server ran. A
+// server serves once: Serve after Close, or a second Serve, closes ln and
+// returns http.ErrServerClosed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := s.checkExposure(ln.Addr().String()); err != nil {
 		ln.Close()
@@ -132,8 +153,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.exposed.Store(!isLoopback(ln.Addr().String()))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s.refresh(ctx) // first snapshot before the first request
-	s.httpSrv = &http.Server{
+	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		// A client that announces a body and never sends it, or never
@@ -146,45 +166,70 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:    func(net.Listener) context.Context { return ctx },
 		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	// Close reads httpSrv after marking the lifecycle closed: either it
+	// sees hs, or Serve sees the lifecycle closed.
+	s.serveMu.Lock()
+	if s.httpSrv != nil || s.life.isClosed() {
+		s.serveMu.Unlock()
+		ln.Close()
+		return http.ErrServerClosed
+	}
+	s.httpSrv, s.stopServe = hs, cancel
+	s.serveMu.Unlock()
+
+	// The first snapshot, before the first request; counted like the
+	// poller, since it runs gateway code Close must wait for.
+	if s.life.enter() {
+		s.refreshStore(ctx)
+		s.life.leave()
+	}
 	s.log.Info("gateway listening", "addr", ln.Addr().String(), "store", s.cfg.StoreName, "poll", s.cfg.Poll.String())
-	var wg sync.WaitGroup
-	wg.Go(func() { s.poll(ctx) })
 	errc := make(chan error, 1)
-	go func() { errc <- s.httpSrv.Serve(ln) }()
+	if !s.life.goFunc(func() { s.poll(ctx) }) || !s.life.goFunc(func() { errc <- hs.Serve(ln) }) {
+		ln.Close() // Close began meanwhile
+	}
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
-		cancel()
-		wg.Wait()
 		if !errors.Is(err, http.ErrServerClosed) {
+			s.Close()
 			return err
 		}
-		return nil
 	}
 	s.Close()
-	wg.Wait()
 	return nil
 }
 
-// Close stops serving and drops every node connection.
+// Close stops serving, closes every node connection (with 1001) and
+// returns once every goroutine the server started, and every call into it
+// (HTTP requests, node connections, timers), has ended. It may be called
+// more than once, and concurrently: each call returns after that.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
-		if s.httpSrv != nil {
+		// From here nothing new starts or is admitted, so conns holds
+		// every node socket there will be: connected, pending or replaced.
+		conns := s.life.close()
+		s.serveMu.Lock()
+		hs, stop := s.httpSrv, s.stopServe
+		s.serveMu.Unlock()
+		if hs != nil {
+			// Requests in progress get a moment to end; then their
+			// connections are cut, which ends their handlers.
 			sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			s.httpSrv.Shutdown(sctx)
+			if hs.Shutdown(sctx) != nil {
+				hs.Close()
+			}
 			cancel()
+			stop() // the poller, and request contexts
 		}
-		s.mu.Lock()
-		nodes := make([]*session, 0, len(s.nodes))
-		for _, n := range s.nodes {
-			nodes = append(nodes, n)
-		}
-		s.mu.Unlock()
+		// Hijacked sockets are not the HTTP server's: close them, each with
+		// its close handshake.
 		var wg sync.WaitGroup
-		for _, n := range nodes {
-			wg.Go(func() { n.close(websocket.StatusGoingAway, "gateway shutting down") })
+		for _, c := range conns {
+			wg.Go(func() { c.close(protocol.CloseGoingAway, protocol.CloseReasonGatewayStop) })
 		}
 		wg.Wait()
+		s.life.wait()
 	})
 	return nil
 }
@@ -198,32 +243,43 @@ func (s *Server) Reload() {
 }
 
 // checkExposure refuses an address beyond loopback unless both node and
-// agent tokens are configured or cfg.Insecure is set (then it warns).
+// agent tokens are configured or the gateway is insecure (then it warns).
 func (s *Server) checkExposure(addr string) error {
 	if isLoopback(addr) {
 		return nil
 	}
 	s.mu.Lock()
-	hasNodeAuth := s.cfg.NodeToken != "" || len(s.pol.nodeTokens) > 0
+	pol := s.pol
+	s.listenAddr = addr
 	s.mu.Unlock()
-	hasAgentAuth := s.cfg.AgentToken != ""
-	if hasNodeAuth && hasAgentAuth {
-		return nil
-	}
 	var missing []string
-	if !hasNodeAuth {
+	noNode, noAgent := s.authGaps(pol)
+	if noNode {
 		missing = append(missing, "a node token (SKILLGATE_NODE_TOKEN or gateway.nodeTokens)")
 	}
-	if !hasAgentAuth {
+	if noAgent {
 		missing = append(missing, "an agent token (SKILLGATE_AGENT_TOKEN)")
 	}
-	if !s.cfg.Insecure {
+	if len(missing) == 0 {
+		return nil
+	}
+	if !pol.insecure {
 		return fmt.Errorf("refusing to listen on %s beyond loopback without %s: set them, listen on 127.0.0.1, or pass --insecure",
 			addr, strings.Join(missing, " and "))
 	}
+	s.warnInsecure(addr, missing)
+	return nil
+}
+
+// authGaps reports which tokens a gateway listening beyond loopback would
+// lack under pol.
+func (s *Server) authGaps(pol *policy) (noNodeToken, noAgentToken bool) {
+	return s.cfg.NodeToken == "" && len(pol.nodeTokens) == 0, s.cfg.AgentToken == ""
+}
+
+func (s *Server) warnInsecure(addr string, missing []string) {
 	s.log.Warn("INSECURE: listening beyond loopback without authentication; anyone who can reach this address can connect nodes or read skills",
 		"addr", addr, "missing", missing)
-	return nil
 }
 
 // poll refreshes the storage snapshot and the config file every Poll.
@@ -235,17 +291,17 @@ func (s *Server) poll(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			s.refresh(ctx)
+			s.reloadConfig(false)
+			s.refreshStore(ctx)
 		case <-s.reload:
 			s.reloadConfig(true)
 		}
 	}
 }
 
-// refresh reloads the config file if it changed and takes a new storage
-// snapshot; on a storage error the last good snapshot stays in service.
-func (s *Server) refresh(ctx context.Context) {
-	s.reloadConfig(false)
+// refreshStore takes a new storage snapshot; on a storage error the last
+// good snapshot stays in service.
+func (s *Server) refreshStore(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, max(30*time.Second, 2*s.cfg.Poll))
 	defer cancel()
 	snap, err := loadSnapshot(rctx, s.store, s.loader)
@@ -289,24 +345,54 @@ func (s *Server) snapshotAgeLocked(now time.Time) time.Duration {
 	return now.Sub(s.health.lastOK)
 }
 
+// restartOnly are the settings of the config file that a reload cannot
+// apply: the listener, the store and the poller are made once.
+var restartOnly = []struct {
+	key string
+	get func(FileSettings) string
+}{
+	{"listen", func(f FileSettings) string { return f.Listen }},
+	{"store", func(f FileSettings) string { return f.Store }},
+	{"poll", func(f FileSettings) string { return f.Poll }},
+}
+
 // reloadConfig re-reads the config file; when force is false it is only
-// applied if the content changed. A bad file is rejected and the old
-// policy stays in force.
+// applied if the content changed. Everything in it is applied but the
+// restart-only settings, which are logged; a file that is bad, or that
+// would break the rule Serve enforces at start (no listening beyond
+// loopback without tokens unless insecure), is rejected and the old one
+// stays in force.
 func (s *Server) reloadConfig(force bool) {
-	if s.cfg.ConfigPath == "" {
+	path := s.cfg.ConfigPath
+	if path == "" {
 		return
 	}
-	pol, err := loadPolicy(s.cfg.ConfigPath)
+	var (
+		pol     *policy
+		missing []string // what pol lacks to listen beyond loopback
+	)
+	f, err := ReadConfigFile(path)
+	if err == nil {
+		pol = newPolicy(f, &s.cfg)
+		noNode, noAgent := s.authGaps(pol)
+		if noNode {
+			missing = append(missing, "no node token (gateway.nodeTokens is empty and SKILLGATE_NODE_TOKEN is unset)")
+		}
+		if noAgent {
+			missing = append(missing, "no agent token (SKILLGATE_AGENT_TOKEN is unset)")
+		}
+		if s.exposed.Load() && len(missing) > 0 && !pol.insecure {
+			// The loopback-only rule holds for the gateway's whole life,
+			// not only at start: a reload must not open a public port.
+			err = fmt.Errorf("%s: it leaves %s while the gateway listens beyond loopback and is not insecure (gateway.insecure or --insecure)",
+				path, strings.Join(missing, " and "))
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err == nil && s.exposed.Load() && !s.cfg.Insecure && s.cfg.NodeToken == "" && len(pol.nodeTokens) == 0 {
-		// The loopback-only rule holds for the gateway's whole life, not
-		// only at start: a reload must not open node auth on a public port.
-		err = fmt.Errorf("%s: it leaves no node token (gateway.nodeTokens is empty and SKILLGATE_NODE_TOKEN is unset) while the gateway listens beyond loopback", s.cfg.ConfigPath)
-	}
 	if err != nil {
 		if force || s.rejected != err.Error() { // log a given bad content once
-			s.log.Error("config rejected; the previous config stays in force", "file", s.cfg.ConfigPath, "err", err)
+			s.log.Error("config rejected; the previous config stays in force", "file", path, "err", err)
 		}
 		s.rejected = err.Error()
 		return
@@ -315,22 +401,41 @@ func (s *Server) reloadConfig(force bool) {
 	if pol.sum == s.pol.sum && !force {
 		return
 	}
-	if pol.settings.Listen != s.pol.settings.Listen || pol.settings.Store != s.pol.settings.Store || pol.settings.Poll != s.pol.settings.Poll {
-		s.log.Warn("config: gateway.listen, gateway.store and gateway.poll take effect at the next restart", "file", s.cfg.ConfigPath)
+	for _, r := range restartOnly {
+		if r.get(pol.settings) == r.get(s.pol.settings) {
+			continue
+		}
+		if s.cfg.Flags[r.key] {
+			s.log.Warn("config: gateway."+r.key+" changed; --"+r.key+" on the command line wins over it", "file", path, "setting", "gateway."+r.key)
+		} else {
+			s.log.Warn("config: gateway."+r.key+" changed; it takes effect at the next restart", "file", path, "setting", "gateway."+r.key)
+		}
 	}
 	for _, d := range pol.diags {
 		s.log.Warn("config: "+d.Message, "file", d.Location)
 	}
+	if pol.maxNodes != s.pol.maxNodes {
+		s.log.Info("config: gateway.maxNodes changed; connected nodes stay, connects past it are refused",
+			"file", path, "max_nodes", pol.maxNodes, "connected", len(s.reg.nodes))
+	}
+	if pol.insecure != s.pol.insecure {
+		s.log.Info("config: gateway.insecure changed", "file", path, "insecure", pol.insecure)
+	}
+	if s.exposed.Load() && len(missing) > 0 {
+		s.warnInsecure(s.listenAddr, missing) // allowed: pol.insecure
+	}
 	s.pol = pol
-	s.log.Info("config loaded", "file", s.cfg.ConfigPath, "entries", len(pol.cfg.Entries), "node_tokens", len(pol.nodeTokens))
+	s.reg.max = pol.maxNodes
+	s.log.Info("config loaded", "file", path, "entries", len(pol.cfg.Entries), "node_tokens", len(pol.nodeTokens))
 	s.rebuildLocked()
 	// Nodes whose token is no longer valid must go.
-	for id, n := range s.nodes {
-		if !s.tokenOKLocked(id, n.token) {
+	for id, c := range s.reg.nodes {
+		if !s.tokenOKLocked(id, c.token) {
 			s.log.Warn("node token no longer valid after config reload; disconnecting", "node", id)
 			// Out of the index now, not when the close handshake ends.
-			s.unregisterLocked(n)
-			go n.close(websocket.StatusPolicyViolation, "token revoked")
+			s.unregisterLocked(c)
+			// When Close has begun it closes c itself.
+			s.life.goFunc(func() { c.close(protocol.ClosePolicyViolation, protocol.CloseReasonTokenRevoked) })
 		}
 	}
 }

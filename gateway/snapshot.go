@@ -25,25 +25,12 @@ type snapshot struct {
 }
 
 // view returns an agent's skills in listing order: agent-local first, then
-// global skills whose directory is not shadowed.
+// global skills whose directory is not shadowed (r2store.AgentView).
 func (s *snapshot) view(agentID string) []*skill.Skill {
-	local := s.agents[agentID]
-	if len(local) == 0 {
-		return s.global
-	}
-	out := make([]*skill.Skill, 0, len(local)+len(s.global))
-	out = append(out, local...)
-	shadowed := make(map[string]bool, len(local))
-	for _, sk := range local {
-		shadowed[sk.Dir] = true
-	}
-	for _, sk := range s.global {
-		if !shadowed[sk.Dir] {
-			out = append(out, sk)
-		}
-	}
-	return out
+	return r2store.AgentView(s.agents[agentID], s.global, skillDir)
 }
+
+func skillDir(sk *skill.Skill) string { return sk.Dir }
 
 // ownsAgent reports whether an agent has skills or findings of its own,
 // so that its view differs from the global one.
@@ -54,17 +41,14 @@ func (s *snapshot) ownsAgent(agentID string) bool {
 // findDir reports whether the agent's view has a skill of directory dir,
 // and whether it is the agent-local or the global one.
 func (s *snapshot) findDir(agentID, dir string) (scope skill.Scope, ok bool) {
-	for _, sk := range s.agents[agentID] {
-		if sk.Dir == dir {
-			return skill.ScopeAgent, true
-		}
+	_, local, ok := r2store.LookupDir(s.agents[agentID], s.global, skillDir, dir)
+	switch {
+	case !ok:
+		return "", false
+	case local:
+		return skill.ScopeAgent, true
 	}
-	for _, sk := range s.global {
-		if sk.Dir == dir {
-			return skill.ScopeGlobal, true
-		}
-	}
-	return "", false
+	return skill.ScopeGlobal, true
 }
 
 // diagsFor returns the listing diagnostics that concern an agent's view:

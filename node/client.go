@@ -142,7 +142,7 @@ func (c *Client) Run(ctx context.Context) error {
 		"token", c.cfg.Token != "") // whether one is set, never the token
 	b := backoff{min: c.backoffMin, max: c.backoffMax}
 	for {
-		connectedAt, err := c.session(ctx)
+		connectedAt, err := c.runConn(ctx)
 		if ctx.Err() != nil {
 			c.log.Info("node agent stopped")
 			return nil
@@ -160,7 +160,7 @@ func (c *Client) Run(ctx context.Context) error {
 			msg = "gateway connection lost; reconnecting"
 		}
 		attrs := []any{"err", err.Error(), "retry_in", d.Round(time.Millisecond).String()}
-		if ce, ok := errors.AsType[websocket.CloseError](err); ok && ce.Code == websocket.StatusPolicyViolation && ce.Reason == "replaced" {
+		if ce, ok := errors.AsType[websocket.CloseError](err); ok && ce.Code == protocol.ClosePolicyViolation && ce.Reason == protocol.CloseReasonReplaced {
 			attrs = append(attrs, "hint", "another node connected with the same id "+strconv.Quote(c.cfg.ID))
 		}
 		c.log.Warn(msg, attrs...)
@@ -182,10 +182,10 @@ type inbound struct {
 	err  error
 }
 
-// session dials, runs one session until it fails or ctx ends, and returns
-// when the session started (zero if connect never succeeded) and why it
+// runConn dials, runs one connection until it fails or ctx ends, and
+// returns when connect succeeded on it (zero if it never did) and why it
 // ended.
-func (c *Client) session(ctx context.Context) (connectedAt time.Time, err error) {
+func (c *Client) runConn(ctx context.Context) (connectedAt time.Time, err error) {
 	// The raw TCP connection is kept so that shutdown can cut it after the
 	// grace period, whatever the WebSocket library is blocked on.
 	var (
@@ -254,8 +254,8 @@ func (c *Client) session(ctx context.Context) (connectedAt time.Time, err error)
 		wg.Wait()
 	}()
 
-	s := &session{c: c, conn: conn, hard: hard, pending: map[string]string{}}
-	return s.run(ctx, frames, pingErr)
+	g := &gatewayConn{client: c, conn: conn, hard: hard, pending: map[string]string{}}
+	return g.run(ctx, frames, pingErr)
 }
 
 func clientName() string { return "skillgate-node/" + Version }
@@ -288,7 +288,7 @@ func clip(s string) string {
 	return s[:limit] + "…"
 }
 
-// readLoop reads messages until an error and hands them to the session.
+// readLoop reads messages until an error and hands them to the connection.
 // Keeping a read in progress is also what makes the library answer the
 // gateway's pings.
 func readLoop(ctx context.Context, conn *websocket.Conn, out chan<- inbound) {
@@ -326,9 +326,10 @@ func (c *Client) pingLoop(ctx context.Context, conn *websocket.Conn, errc chan<-
 	}
 }
 
-// session is the state of one connection.
-type session struct {
-	c       *Client
+// gatewayConn is one connection to the gateway: what was sent and
+// answered on it, and what the gateway asked for.
+type gatewayConn struct {
+	client  *Client
 	conn    *websocket.Conn
 	hard    context.Context
 	nextID  int
@@ -342,8 +343,8 @@ type session struct {
 	sentFacts   bool
 }
 
-func (s *session) run(ctx context.Context, frames <-chan inbound, pingErr <-chan error) (time.Time, error) {
-	c := s.c
+func (g *gatewayConn) run(ctx context.Context, frames <-chan inbound, pingErr <-chan error) (time.Time, error) {
+	c := g.client
 	params := protocol.ConnectParams{
 		Protocol: protocol.Version,
 		Token:    c.cfg.Token,
@@ -352,7 +353,7 @@ func (s *session) run(ctx context.Context, frames <-chan inbound, pingErr <-chan
 			ID: c.cfg.ID, OS: runtime.GOOS, Roles: c.cfg.Roles, Capabilities: c.cfg.Capabilities,
 		},
 	}
-	if err := s.send(protocol.MethodConnect, params); err != nil {
+	if err := g.send(protocol.MethodConnect, params); err != nil {
 		return time.Time{}, err
 	}
 	connectDeadline := time.NewTimer(c.connectTimeout)
@@ -365,48 +366,48 @@ func (s *session) run(ctx context.Context, frames <-chan inbound, pingErr <-chan
 	for {
 		select {
 		case <-ctx.Done():
-			s.closeGoingAway()
-			return s.connectedAt, ctx.Err()
+			g.closeGoingAway()
+			return g.connectedAt, ctx.Err()
 		case err := <-pingErr:
-			return s.connectedAt, fmt.Errorf("gateway did not answer a ping: %w", err)
+			return g.connectedAt, fmt.Errorf("gateway did not answer a ping: %w", err)
 		case <-connectDeadline.C:
-			if s.connectedAt.IsZero() {
-				return s.connectedAt, fmt.Errorf("gateway did not answer connect within %v", c.connectTimeout)
+			if g.connectedAt.IsZero() {
+				return g.connectedAt, fmt.Errorf("gateway did not answer connect within %v", c.connectTimeout)
 			}
 		case <-recheck:
 			// With an interest due, the pace timer probes soon anyway.
-			if !s.interestDue {
-				if err := s.report(false); err != nil {
-					return s.connectedAt, err
+			if !g.interestDue {
+				if err := g.report(false); err != nil {
+					return g.connectedAt, err
 				}
 			}
 		case <-paceC:
 			paceC = nil
-			if err := s.answerInterest(); err != nil {
-				return s.connectedAt, err
+			if err := g.answerInterest(); err != nil {
+				return g.connectedAt, err
 			}
 		case in := <-frames:
 			if in.err != nil {
-				return s.connectedAt, in.err
+				return g.connectedAt, in.err
 			}
-			wasConnected := !s.connectedAt.IsZero()
-			if err := s.handle(in); err != nil {
-				return s.connectedAt, err
+			wasConnected := !g.connectedAt.IsZero()
+			if err := g.handle(in); err != nil {
+				return g.connectedAt, err
 			}
-			if !wasConnected && !s.connectedAt.IsZero() {
+			if !wasConnected && !g.connectedAt.IsZero() {
 				t := time.NewTicker(c.cfg.Recheck)
 				defer t.Stop()
 				recheck = t.C
 			}
-			if s.interestDue && paceC == nil {
+			if g.interestDue && paceC == nil {
 				// At once if the last answer is older than the pace,
 				// otherwise when it is; later events only replace the
 				// interest meanwhile.
-				if d := c.interestPace - time.Since(s.answeredAt); d > 0 {
+				if d := c.interestPace - time.Since(g.answeredAt); d > 0 {
 					pace.Reset(d)
 					paceC = pace.C
-				} else if err := s.answerInterest(); err != nil {
-					return s.connectedAt, err
+				} else if err := g.answerInterest(); err != nil {
+					return g.connectedAt, err
 				}
 			}
 		}
@@ -414,23 +415,24 @@ func (s *session) run(ctx context.Context, frames <-chan inbound, pingErr <-chan
 }
 
 // answerInterest reports facts for the latest interest event.
-func (s *session) answerInterest() error {
-	s.interestDue = false
-	return s.report(true)
+func (g *gatewayConn) answerInterest() error {
+	g.interestDue = false
+	return g.report(true)
 }
 
 // closeGoingAway closes the socket with 1001. It is bounded by the grace
-// timer of session, which cuts the connection if the gateway does not
+// timer of runConn, which cuts the connection if the gateway does not
 // answer the close.
-func (s *session) closeGoingAway() {
-	if err := s.conn.Close(websocket.StatusGoingAway, "node shutting down"); err != nil {
-		s.c.log.Debug("close handshake incomplete", "err", err.Error())
+func (g *gatewayConn) closeGoingAway() {
+	if err := g.conn.Close(protocol.CloseGoingAway, protocol.CloseReasonNodeStop); err != nil {
+		g.client.log.Debug("close handshake incomplete", "err", err.Error())
 	}
 }
 
-// handle processes one message from the gateway. An error ends the session.
-func (s *session) handle(in inbound) error {
-	log := s.c.log
+// handle processes one message from the gateway. An error ends the
+// connection.
+func (g *gatewayConn) handle(in inbound) error {
+	log := g.client.log
 	if in.typ != websocket.MessageText {
 		log.Warn("ignoring a binary frame from the gateway", "bytes", len(in.data))
 		return nil
@@ -442,13 +444,13 @@ func (s *session) handle(in inbound) error {
 	}
 	switch f.Type {
 	case protocol.TypeRes:
-		return s.handleRes(f)
+		return g.handleRes(f)
 	case protocol.TypeEvt:
 		if f.Event != protocol.EventInterest {
 			log.Warn("ignoring an unknown event from the gateway", "event", f.Event)
 			return nil
 		}
-		if s.connectedAt.IsZero() {
+		if g.connectedAt.IsZero() {
 			log.Warn("ignoring an interest event that came before the connect answer")
 			return nil
 		}
@@ -458,7 +460,7 @@ func (s *session) handle(in inbound) error {
 			return nil
 		}
 		// Answered by run, paced: see interestPace.
-		s.interest, s.interestDue = in, true
+		g.interest, g.interestDue = in, true
 		log.Debug("gateway interest changed", "bins", len(in.Bins), "env", len(in.Env))
 		return nil
 	default: // a req: the gateway has no methods to call on a node in version 1
@@ -467,10 +469,10 @@ func (s *session) handle(in inbound) error {
 	}
 }
 
-func (s *session) handleRes(f protocol.Frame) error {
-	log := s.c.log
-	method, known := s.pending[f.ID]
-	delete(s.pending, f.ID)
+func (g *gatewayConn) handleRes(f protocol.Frame) error {
+	log := g.client.log
+	method, known := g.pending[f.ID]
+	delete(g.pending, f.ID)
 	if !*f.OK {
 		e := f.Error
 		if fatalCode(e.Code) {
@@ -496,25 +498,25 @@ func (s *session) handleRes(f protocol.Frame) error {
 		}
 		return fmt.Errorf("malformed connect answer: %w", err)
 	}
-	s.connectedAt = time.Now()
-	s.interest = r.Interest
-	log.Info("connected to gateway", "id", s.c.cfg.ID, "interest_bins", len(r.Interest.Bins), "interest_env", len(r.Interest.Env))
-	return s.report(true)
+	g.connectedAt = time.Now()
+	g.interest = r.Interest
+	log.Info("connected to gateway", "id", g.client.cfg.ID, "interest_bins", len(r.Interest.Bins), "interest_env", len(r.Interest.Env))
+	return g.report(true)
 }
 
 // report probes and sends facts.update: always when force is set (after
 // connect and each interest event), otherwise only if the answer changed.
-func (s *session) report(force bool) error {
-	u := Probe(s.c.cfg.Path, s.interest)
-	if !force && s.sentFacts && slices.Equal(u.Env, s.last.Env) && maps.Equal(u.HostBinStatus, s.last.HostBinStatus) {
+func (g *gatewayConn) report(force bool) error {
+	u := Probe(g.client.cfg.Path, g.interest)
+	if !force && g.sentFacts && slices.Equal(u.Env, g.last.Env) && maps.Equal(u.HostBinStatus, g.last.HostBinStatus) {
 		return nil
 	}
-	if err := s.send(protocol.MethodFactsUpdate, u); err != nil {
+	if err := g.send(protocol.MethodFactsUpdate, u); err != nil {
 		return err
 	}
-	s.last, s.sentFacts = u, true
+	g.last, g.sentFacts = u, true
 	if force {
-		s.answeredAt = time.Now()
+		g.answeredAt = time.Now()
 	}
 	var missing []string
 	for name, ok := range u.HostBinStatus {
@@ -525,25 +527,25 @@ func (s *session) report(force bool) error {
 	slices.Sort(missing)
 	// Counts at info (the interest may hold hundreds of names); names at
 	// debug. Names only: env values never leave Probe.
-	s.c.log.Info("reported facts", "bins", len(u.HostBinStatus), "bins_missing", len(missing),
-		"env", len(s.interest.Env), "env_set", len(u.Env))
-	s.c.log.Debug("reported facts in detail", "bins_missing", missing, "env_set", u.Env)
+	g.client.log.Info("reported facts", "bins", len(u.HostBinStatus), "bins_missing", len(missing),
+		"env", len(g.interest.Env), "env_set", len(u.Env))
+	g.client.log.Debug("reported facts in detail", "bins_missing", missing, "env_set", u.Env)
 	return nil
 }
 
 // send writes a req with the next id and remembers it until answered.
-func (s *session) send(method string, params any) error {
-	s.nextID++
-	id := strconv.Itoa(s.nextID)
+func (g *gatewayConn) send(method string, params any) error {
+	g.nextID++
+	id := strconv.Itoa(g.nextID)
 	b, err := protocol.NewReq(id, method, params)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(s.hard, s.c.writeTimeout)
+	ctx, cancel := context.WithTimeout(g.hard, g.client.writeTimeout)
 	defer cancel()
-	if err := s.conn.Write(ctx, websocket.MessageText, b); err != nil {
+	if err := g.conn.Write(ctx, websocket.MessageText, b); err != nil {
 		return fmt.Errorf("sending %s: %w", method, err)
 	}
-	s.pending[id] = method
+	g.pending[id] = method
 	return nil
 }

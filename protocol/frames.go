@@ -14,7 +14,8 @@ import (
 const Version = 1
 
 // ReadLimit is the largest text frame either side accepts (1 MiB). The
-// gateway closes a connection that sends a bigger one with status 1009.
+// gateway closes a connection that sends a bigger one with
+// CloseMessageTooBig (1009).
 const ReadLimit = 1 << 20
 
 // Frame kinds, the values of Frame.Type.

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/coder/websocket"
 )
 
 var baseline = []string{"filesystem.list", "filesystem.read", "filesystem.write", "shell.exec"}
@@ -328,5 +330,53 @@ func TestNodeInfoHostFacts(t *testing.T) {
 	want := `{"id":"mac-1","os":"darwin","roles":["execution"],"capabilities":["filesystem.list","filesystem.read","filesystem.write","shell.exec"],"env":[],"hostBinStatus":{}}`
 	if string(b) != want {
 		t.Fatalf("got %s\nwant %s", b, want)
+	}
+}
+
+// TestCloseCodes pins the close statuses to the numbers DESIGN.md gives
+// and to the WebSocket library's names for them, and the close reasons
+// nodes already deployed compare: a changed value would break them.
+func TestCloseCodes(t *testing.T) {
+	codes := []struct {
+		name string
+		got  websocket.StatusCode
+		want websocket.StatusCode
+		num  int
+	}{
+		{"CloseNormal", CloseNormal, websocket.StatusNormalClosure, 1000},
+		{"CloseGoingAway", CloseGoingAway, websocket.StatusGoingAway, 1001},
+		{"CloseUnsupportedData", CloseUnsupportedData, websocket.StatusUnsupportedData, 1003},
+		{"ClosePolicyViolation", ClosePolicyViolation, websocket.StatusPolicyViolation, 1008},
+		{"CloseMessageTooBig", CloseMessageTooBig, websocket.StatusMessageTooBig, 1009},
+		{"CloseInternalError", CloseInternalError, websocket.StatusInternalError, 1011},
+		{"CloseTryAgainLater", CloseTryAgainLater, websocket.StatusTryAgainLater, 1013},
+	}
+	for _, c := range codes {
+		if c.got != c.want || int(c.got) != c.num {
+			t.Errorf("%s = %d, want %d (%s)", c.name, c.got, c.num, c.want)
+		}
+	}
+	reasons := map[string]string{
+		CloseReasonReplaced:       "replaced",
+		CloseReasonConnectTimeout: "connect timeout",
+		CloseReasonPingTimeout:    "ping timeout",
+		CloseReasonTokenRevoked:   "token revoked",
+		CloseReasonGatewayFull:    "gateway full",
+		CloseReasonBinaryFrame:    "binary frames are not part of the protocol",
+		CloseReasonWriteFailed:    "write failed",
+		CloseReasonAnswerFailed:   "connect answer failed",
+		CloseReasonGatewayStop:    "gateway shutting down",
+		CloseReasonNodeStop:       "node shutting down",
+	}
+	for got, want := range reasons {
+		if got != want {
+			t.Errorf("close reason %q, want %q", got, want)
+		}
+	}
+	// A close reason must fit a control frame (125 bytes, 2 for the code).
+	for r := range reasons {
+		if len(r) > 123 {
+			t.Errorf("close reason %q is %d bytes, over 123", r, len(r))
+		}
 	}
 }

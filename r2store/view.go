@@ -56,18 +56,57 @@ func keyHint(key string) string {
 		" to load it as a skill, or ignore this if it is an example file"
 }
 
-// View returns the skills agentID sees, in listing order: its agent-local
-// skills sorted by key, then the global skills sorted by key whose
-// directory name no agent-local skill shadows. Other agents' skills are
-// left out.
+// AgentView is the agent view, defined here once: an agent sees its
+// agent-local items first, in the order given (by key), then the global
+// items, in the order given (by key), whose skill directory no agent-local
+// item has. Shadowing is by directory name ({dir}), not by frontmatter
+// name. View, ListView and the gateway's snapshot all use it. When local is
+// empty the result is global itself, not a copy.
+func AgentView[T any](local, global []T, dir func(T) string) []T {
+	if len(local) == 0 {
+		return global
+	}
+	view := make([]T, 0, len(local)+len(global))
+	view = append(view, local...)
+	shadowed := make(map[string]bool, len(local))
+	for _, it := range local {
+		shadowed[dir(it)] = true
+	}
+	for _, it := range global {
+		if !shadowed[dir(it)] {
+			view = append(view, it)
+		}
+	}
+	return view
+}
+
+// LookupDir finds the item of directory d in the view AgentView(local,
+// global, dir) returns, without building it: the agent-local one if there
+// is one (isLocal), else the global one.
+func LookupDir[T any](local, global []T, dir func(T) string, d string) (item T, isLocal, ok bool) {
+	for _, it := range local {
+		if dir(it) == d {
+			return it, true, true
+		}
+	}
+	for _, it := range global {
+		if dir(it) == d {
+			return it, false, true
+		}
+	}
+	return item, false, false
+}
+
+// View returns the skills agentID sees (AgentView), in listing order: its
+// agent-local skills sorted by key, then the global skills sorted by key
+// whose directory name no agent-local skill shadows. Other agents' skills
+// are left out. The result is never nil.
 func View(all []SkillObject, agentID string) []SkillObject {
 	var local, global []SkillObject
-	shadowed := map[string]bool{}
 	for _, o := range all {
 		switch {
 		case o.Scope == skill.ScopeAgent && o.Agent == agentID:
 			local = append(local, o)
-			shadowed[o.Dir] = true
 		case o.Scope == skill.ScopeGlobal:
 			global = append(global, o)
 		}
@@ -75,12 +114,9 @@ func View(all []SkillObject, agentID string) []SkillObject {
 	byKey := func(a, b SkillObject) int { return strings.Compare(a.Key, b.Key) }
 	slices.SortFunc(local, byKey)
 	slices.SortFunc(global, byKey)
-	view := make([]SkillObject, 0, len(local)+len(global))
-	view = append(view, local...)
-	for _, o := range global {
-		if !shadowed[o.Dir] {
-			view = append(view, o)
-		}
+	view := AgentView(local, global, func(o SkillObject) string { return o.Dir })
+	if view == nil {
+		view = []SkillObject{}
 	}
 	return view
 }

@@ -168,3 +168,41 @@ func TestListAll(t *testing.T) {
 		t.Errorf("diagnostics = %+v, want one", diags)
 	}
 }
+
+// TestAgentView checks the one definition of the agent view on plain
+// values: local first in the order given, then the global items whose
+// directory no local item has; an empty local list gives global itself.
+func TestAgentView(t *testing.T) {
+	t.Parallel()
+	type item struct{ dir, from string }
+	dir := func(it item) string { return it.dir }
+	local := []item{{"b", "local"}, {"z", "local"}}
+	global := []item{{"a", "global"}, {"b", "global"}, {"c", "global"}}
+	want := []item{{"b", "local"}, {"z", "local"}, {"a", "global"}, {"c", "global"}}
+	if got := r2store.AgentView(local, global, dir); !slices.Equal(got, want) {
+		t.Errorf("AgentView = %v, want %v", got, want)
+	}
+	if got := r2store.AgentView(nil, global, dir); len(got) != 3 || &got[0] != &global[0] {
+		t.Errorf("AgentView(no local) = %v, want global itself", got)
+	}
+	if got := r2store.AgentView(local, nil, dir); !slices.Equal(got, local) {
+		t.Errorf("AgentView(no global) = %v, want %v", got, local)
+	}
+
+	for _, tt := range []struct {
+		dir       string
+		want      item
+		isLocal   bool
+		wantFound bool
+	}{
+		{"b", item{"b", "local"}, true, true},
+		{"z", item{"z", "local"}, true, true},
+		{"a", item{"a", "global"}, false, true},
+		{"nope", item{}, false, false},
+	} {
+		got, isLocal, ok := r2store.LookupDir(local, global, dir, tt.dir)
+		if got != tt.want || isLocal != tt.isLocal || ok != tt.wantFound {
+			t.Errorf("LookupDir(%q) = %v, %v, %v; want %v, %v, %v", tt.dir, got, isLocal, ok, tt.want, tt.isLocal, tt.wantFound)
+		}
+	}
+}

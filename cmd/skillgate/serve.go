@@ -38,13 +38,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	// A flag wins over the config file.
-	maxNodes := 0
+	// The file is read once: what it says here is what the gateway starts
+	// with. A flag wins over it. The settings a reload can change
+	// (insecure, maxNodes) are resolved by the gateway, which knows from
+	// Flags which ones the command line set.
+	var file *gateway.ConfigFile
 	if *configPath != "" {
-		_, fsettings, err := gateway.LoadConfigFile(*configPath)
-		if err != nil {
+		if file, err = gateway.ReadConfigFile(*configPath); err != nil {
 			return cli.Usagef("--config: %v", err)
 		}
+		fsettings := file.Settings
 		if !set["listen"] && fsettings.Listen != "" {
 			*listen = fsettings.Listen
 		}
@@ -52,11 +55,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			*storeURL = fsettings.Store
 		}
 		if !set["poll"] && fsettings.Poll != "" {
-			*poll, _ = time.ParseDuration(fsettings.Poll) // checked by LoadConfigFile
-		}
-		maxNodes = fsettings.MaxNodes
-		if !set["insecure"] {
-			*insecure = *insecure || fsettings.Insecure
+			*poll, _ = time.ParseDuration(fsettings.Poll) // checked by ReadConfigFile
 		}
 	}
 	if *storeURL == "" {
@@ -75,9 +74,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Store:      st,
 		StoreName:  r2store.Redact(*storeURL),
 		ConfigPath: *configPath,
+		File:       file,
+		Flags:      set,
 		Poll:       *poll,
 		Insecure:   *insecure,
-		MaxNodes:   maxNodes,
 		NodeToken:  os.Getenv("SKILLGATE_NODE_TOKEN"),
 		AgentToken: os.Getenv("SKILLGATE_AGENT_TOKEN"),
 		Logger:     log,
@@ -85,13 +85,20 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
+	// SIGINT and SIGTERM end ctx (see main); Run then calls srv.Close,
+	// which closes every node socket with 1001 and returns once every
+	// goroutine of the gateway has ended. The deferred Close covers a Run
+	// that failed; Close may be called again.
+	defer srv.Close()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	hupDone := make(chan struct{})
+	defer close(hupDone)
 	go func() {
 		for {
 			select {
-			case <-ctx.Done():
+			case <-hupDone:
 				return
 			case <-hup:
 				log.Info("SIGHUP: reloading config", "file", *configPath)

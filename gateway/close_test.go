@@ -1,0 +1,279 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.uber.org/goleak"
+
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/r2store"
+)
+
+// dirGateway is a real gateway on a directory store, started by the test
+// itself (not stopped by a cleanup), so that the test can stop it and
+// check what is left.
+type dirGateway struct {
+	*gw
+	root   string
+	cancel context.CancelFunc // ends Serve's context
+	served chan error         // Serve's result
+}
+
+func startDirGateway(t *testing.T, files map[string]string, cfg gateway.Config) *dirGateway {
+	t.Helper()
+	root := t.TempDir()
+	d := &dirGateway{gw: &gw{logs: &syncbuf.Buffer{}}, root: root, served: make(chan error, 1)}
+	for k, v := range files {
+		d.write(t, k, v)
+	}
+	st, err := r2store.NewDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store, cfg.StoreName = st, "directory"
+	cfg.Logger = slog.New(slog.NewJSONHandler(d.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if cfg.Poll == 0 {
+		cfg.Poll = 50 * time.Millisecond
+	}
+	srv, err := gateway.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.srv = srv
+	d.base = "http://" + ln.Addr().String()
+	d.wsURL = "ws://" + ln.Addr().String() + "/v1/nodes/connect"
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	go func() { d.served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		srv.Close()
+		if t.Failed() {
+			t.Logf("gateway logs:\n%s", tail(d.logs.String(), 16<<10))
+		}
+	})
+	eventually(t, waitFor, func() (string, bool) {
+		code, _, body := d.get(t, "/readyz", nil)
+		return fmt.Sprint(code, " ", body), code == http.StatusOK
+	})
+	return d
+}
+
+// write puts a file into the store directory.
+func (d *dirGateway) write(t *testing.T, key, body string) {
+	t.Helper()
+	p := filepath.Join(d.root, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// served waits for Serve to return and checks it returned nil.
+func (d *dirGateway) waitServed(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-d.served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(waitFor):
+		t.Fatalf("Serve did not return within %v", waitFor)
+	}
+}
+
+// exercise drives a gateway through what runs goroutines and timers:
+// real skillgate-node processes, raw nodes (one replaced by a newer
+// connection with its id), a socket that never sends connect, an interest
+// change pushed to every node, and every HTTP endpoint. It returns the
+// node processes and the raw sockets still open.
+func exercise(t *testing.T, d *dirGateway) ([]*nodeProc, []*rawNode) {
+	t.Helper()
+	procs := []*nodeProc{
+		startNode(t, d.base, "proc-a", binDir(t, "alpha-tool"), nil),
+		startNode(t, d.base, "proc-b", binDir(t, "beta-tool"), nil),
+	}
+	old := dialRaw(t, d.gw)
+	old.connect("raw-dup", "")
+	raw := dialRaw(t, d.gw)
+	raw.connect("raw-dup", "") // replaces old
+	raw.facts("f1", nil, map[string]bool{"alpha-tool": true})
+	other := dialRaw(t, d.gw)
+	other.connect("raw-other", "")
+	other.facts("f1", nil, nil)
+	pending := dialRaw(t, d.gw) // never sends connect: its timer is armed
+	d.waitNodes(t, "proc-a,proc-b,raw-dup,raw-other")
+	d.waitPrompt(t, "main", block(eAlpha, eBeta))
+
+	// A new skill changes the interest: an evt push to every node.
+	d.write(t, "skills/gamma/SKILL.md", skillMD("gamma", "Needs COMBO_KEY.", `{"env": ["COMBO_KEY"]}`))
+	eventually(t, waitFor, func() (string, bool) {
+		f, err := other.next(waitFor)
+		if err != nil {
+			t.Fatalf("waiting for the interest event: %v", err)
+		}
+		return fmt.Sprintf("%+v", f), f.Type == protocol.TypeEvt && strings.Contains(string(f.Payload), "COMBO_KEY")
+	})
+	for _, path := range []string{"/v1/agents/main/prompt", "/v1/agents/main/prompt", "/v1/agents/main/skills",
+		"/v1/agents/main/read?path=skills/alpha/SKILL.md", "/v1/nodes", "/readyz", "/healthz", "/metrics"} {
+		if code, _, body := d.get(t, path, nil); code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, code, body)
+		}
+	}
+	return procs, []*rawNode{old, raw, other, pending}
+}
+
+var closeSkills = map[string]string{
+	"skills/alpha/SKILL.md": skillMD("alpha", "Uses alpha-tool.", `{"bins": ["alpha-tool"]}`),
+	"skills/beta/SKILL.md":  skillMD("beta", "Uses beta-tool.", `{"bins": ["beta-tool"]}`),
+}
+
+// TestCloseLeavesNoGoroutine: after Close (or the end of Serve's context,
+// which is what SIGTERM does to skillgate serve), no goroutine the gateway
+// started or ran on is left: pollers, pings, read loops, pushes, connect
+// timers of pending sockets, the HTTP server's.
+func TestCloseLeavesNoGoroutine(t *testing.T) {
+	for _, how := range []string{"Close", "context"} {
+		t.Run(how, func(t *testing.T) {
+			ignore := goleak.IgnoreCurrent()
+			// Pings every 100ms run while the test drives the gateway; the
+			// default connect timeout (10s) outlives the test, so the
+			// pending socket must be ended by Close.
+			d := startDirGateway(t, closeSkills, gateway.Config{PingInterval: 100 * time.Millisecond})
+			procs, raws := exercise(t, d)
+			// Let a few pings run.
+			time.Sleep(300 * time.Millisecond)
+
+			if how == "Close" {
+				d.srv.Close()
+			} else {
+				d.cancel()
+			}
+			d.waitServed(t)
+			// Checked before the test closes its side of anything: the
+			// only goroutines left may be those that wait for the node
+			// processes (which would reconnect forever) and copy their
+			// output.
+			goleak.VerifyNone(t, ignore,
+				goleak.IgnoreAnyFunction("github.com/skillgate/skillgate/gateway_test.startNode.func1"),
+				goleak.IgnoreAnyFunction("os/exec.(*Cmd).writerDescriptor.func1"))
+
+			// Then nothing at all once the test's own are gone.
+			for _, p := range procs {
+				p.kill()
+			}
+			for _, r := range raws {
+				r.c.CloseNow()
+			}
+			httpClient.CloseIdleConnections()
+			goleak.VerifyNone(t, ignore)
+		})
+	}
+}
+
+// TestCloseWithNodesConnected: Close closes every node socket with 1001
+// "gateway shutting down" — connected, pending (never sent connect) and
+// one whose peer never answers the close handshake — and returns, after
+// which nothing is served and Close returns at once.
+func TestCloseWithNodesConnected(t *testing.T) {
+	d := startDirGateway(t, closeSkills, gateway.Config{})
+	proc := startNode(t, d.base, "proc-a", binDir(t, "alpha-tool"), nil)
+	reading := dialRaw(t, d.gw)
+	reading.connect("reading", "")
+	reading.facts("f1", nil, nil)
+	deaf := dialRaw(t, d.gw)
+	deaf.connect("deaf", "")
+	deaf.facts("f1", nil, nil) // reads nothing from here on: never answers the close
+	pending := dialRaw(t, d.gw)
+	d.waitNodes(t, "deaf,proc-a,reading")
+
+	// Both readers see the close while Close runs.
+	closes := make(chan string, 2)
+	for _, r := range []*rawNode{reading, pending} {
+		go func() {
+			for {
+				_, _, err := r.c.Read(context.Background())
+				if err != nil {
+					closes <- fmt.Sprintf("%d %q", websocket.CloseStatus(err), closeReason(err))
+					return
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 2 { // concurrent calls both return once everything ended
+		wg.Go(func() { d.srv.Close() })
+	}
+	wg.Wait()
+	// The deaf peer costs the library's close handshake timeout (5s).
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("Close took %v", took)
+	}
+	for range 2 {
+		select {
+		case got := <-closes:
+			if want := `1001 "gateway shutting down"`; got != want {
+				t.Errorf("node socket closed with %s, want %s", got, want)
+			}
+		case <-time.After(waitFor):
+			t.Fatal("a node socket was not closed")
+		}
+	}
+	eventually(t, waitFor, func() (string, bool) {
+		out := proc.out.String()
+		return out, strings.Contains(out, "gateway shutting down")
+	})
+	d.waitServed(t)
+
+	start = time.Now()
+	d.srv.Close()
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("a second Close took %v", took)
+	}
+	if _, err := http.Get(d.base + "/healthz"); err == nil {
+		t.Error("the gateway still answers after Close")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := d.srv.Serve(ctx, mustListen(t)); !errors.Is(err, http.ErrServerClosed) {
+		t.Errorf("Serve after Close = %v, want http.ErrServerClosed", err)
+	}
+}
+
+func closeReason(err error) string {
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		return ce.Reason
+	}
+	return err.Error()
+}
+
+func mustListen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}

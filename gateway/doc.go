@@ -1,0 +1,20 @@
+// Package gateway is the skillgate server: the WebSocket endpoint for
+// nodes, the HTTP API for agents and operators, and the state behind them.
+//
+// It owns the system's mutable shared state and its goroutines: the node
+// registry (registry.go), the storage snapshot (snapshot.go), the config in
+// force (config.go), the live eligibility counts (live.go), the prompt and
+// /skills caches (cache.go) and the caps on sockets that have not yet
+// connected (pending.go). One lock, Server.mu, guards the registry, the
+// snapshot, the config and the live counts, since a node event or a reload
+// changes them together. Everything the server starts, Server.Close ends
+// and waits for (lifecycle.go). Handlers stay thin: they translate HTTP
+// requests and node frames into calls on the Server.
+//
+// It decides nothing itself: skills come parsed through r2store, verdicts
+// from eligibility, prompt text from promptbuild, frames and close codes
+// from protocol. It must never import node or a cmd package (nodes are
+// peers on the wire, not a library), nor a storage SDK or a messaging
+// client directly: storage is an r2store.Store (imports_test.go checks
+// it).
+package gateway

@@ -1,0 +1,212 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/bitset"
+	"github.com/skillgate/skillgate/protocol"
+)
+
+// registry is the gateway's set of connected nodes: which connection holds
+// each node id, since when, and the host facts each node reported. It owns
+// the rules of membership:
+//
+//   - at most max nodes are connected (gateway.maxNodes); lowering max
+//     refuses new nodes but disconnects none;
+//   - a connection with the id of a connected node replaces it at once,
+//     even on a full gateway, and a replaced connection never removes its
+//     successor;
+//   - a node has a host (counts for prompt builds) from its first
+//     facts.update on, and keeps only the names the gateway asked for.
+//
+// It is guarded by Server.mu, the lock of the live eligibility counts
+// (live.go) too, since one node event changes both. Its methods must be
+// called with Server.mu held for writing; its fields may be read under the
+// read lock. The Server methods below take the lock and apply each event
+// to the counts as well.
+type registry struct {
+	nodes map[string]*nodeConn
+	gen   uint64           // bumped on every change; keys the GET /v1/nodes cache
+	max   int              // gateway.maxNodes in force
+	gauge prometheus.Gauge // skillgate_nodes_connected
+}
+
+// nodeRecord is what the registry holds of one connected node, kept in
+// its nodeConn. Guarded by Server.mu. The reported binaries are two
+// bitsets over the (shared, sorted) interest list they answered: a map per
+// node over hundreds of asked names would dominate the gateway's memory.
+type nodeRecord struct {
+	info        protocol.NodeInfo
+	env         []string
+	binNames    []string // the interest.Bins the bitsets index
+	binReported bitset.Set
+	binTrue     bitset.Set
+	host        *eligibility.Host // nil until the first facts.update
+	connectedAt time.Time
+	factsAt     time.Time
+	warned      bool // an unasked name was already logged
+}
+
+// errGatewayFull refuses a connect past maxNodes.
+var errGatewayFull = errors.New("gateway full: it holds gateway.maxNodes nodes; retry later or connect to another gateway")
+
+// errTokenRevoked refuses a connect whose token a reload revoked since it
+// was checked.
+var errTokenRevoked = errors.New("token revoked")
+
+// add registers c as the node info describes and returns the connection it
+// replaces (nil if none), or errGatewayFull.
+func (r *registry) add(c *nodeConn, info protocol.NodeInfo, now time.Time) (replaced *nodeConn, err error) {
+	replaced = r.nodes[c.id]
+	if replaced == nil && len(r.nodes) >= r.max {
+		return nil, errGatewayFull
+	}
+	info.OS = protocol.NormalizeOS(info.OS) // validated in this form
+	c.info = info
+	c.connectedAt = now.UTC()
+	r.nodes[c.id] = c
+	r.changed()
+	return replaced, nil
+}
+
+// remove unregisters c unless a newer connection replaced it, and reports
+// whether it did.
+func (r *registry) remove(c *nodeConn) bool {
+	if r.nodes[c.id] != c {
+		return false
+	}
+	delete(r.nodes, c.id)
+	r.changed()
+	return true
+}
+
+// report applies a facts.update of c, keeping only the names of interest
+// (the interest in force, which the update answers). It returns c's host
+// before and after: the same pointer when nothing changed, so that the
+// caches stay. ok is false when c is not registered (replaced, or gone).
+func (r *registry) report(c *nodeConn, u protocol.FactsUpdate, interest protocol.Interest, now time.Time) (old, cur *eligibility.Host, ok bool) {
+	if r.nodes[c.id] != c {
+		return nil, nil, false
+	}
+	var unasked []string
+	env := make([]string, 0, len(u.Env))
+	for _, e := range u.Env {
+		if _, ok := slices.BinarySearch(interest.Env, e); ok {
+			env = append(env, e)
+		} else {
+			unasked = append(unasked, e)
+		}
+	}
+	slices.Sort(env)
+	env = slices.Compact(env)
+	names := interest.Bins
+	var reported, present bitset.Set
+	for b, ok := range u.HostBinStatus {
+		i, asked := slices.BinarySearch(names, b)
+		if !asked {
+			unasked = append(unasked, b)
+			continue
+		}
+		reported.Add(i)
+		if ok {
+			present.Add(i)
+		}
+	}
+	if len(unasked) > 0 && !c.warned {
+		c.warned = true
+		slices.Sort(unasked)
+		if len(unasked) > 20 {
+			unasked = unasked[:20]
+		}
+		c.log.Warn("protocol: node reported names the gateway did not ask for; ignored", "names", unasked)
+	}
+	c.factsAt = now.UTC()
+	r.gen++
+	old = c.host
+	if old != nil && slices.Equal(c.env, env) && sameStrings(c.binNames, names) &&
+		c.binReported.Equal(reported) && c.binTrue.Equal(present) {
+		return old, old, true
+	}
+	c.env, c.binNames, c.binReported, c.binTrue = env, names, reported, present
+	facts := c.factsLocked()
+	c.host = eligibility.NewHost(&facts)
+	return old, c.host, true
+}
+
+// changed records a change of membership: the cached GET /v1/nodes answer
+// is stale and the gauge moves.
+func (r *registry) changed() {
+	r.gen++
+	r.gauge.Set(float64(len(r.nodes)))
+}
+
+// factsLocked returns the node's host facts as reported. Server.mu must be
+// held.
+func (n *nodeRecord) factsLocked() protocol.HostFacts {
+	f := n.info.HostFacts()
+	if n.env != nil {
+		f.Env = n.env
+	}
+	n.binReported.Each(func(i int) { f.HostBinStatus[n.binNames[i]] = n.binTrue.Has(i) })
+	return f
+}
+
+// sameStrings reports whether a and b are the same slice (interest lists
+// are replaced, never changed, so identity is equality).
+func sameStrings(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// register adds a node, replacing a connection with the same id at once,
+// and returns the current interest.
+func (s *Server) register(c *nodeConn, info protocol.NodeInfo) (json.RawMessage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.tokenOKLocked(c.id, c.token) {
+		return nil, errTokenRevoked // revoked by a reload since the check
+	}
+	old, err := s.reg.add(c, info, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if old != nil {
+		old.log.Info("node replaced by a new connection with the same id")
+		// Not waited on: the new connect is answered at once. When Close
+		// has begun it closes old itself.
+		s.life.goFunc(func() { old.close(protocol.ClosePolicyViolation, protocol.CloseReasonReplaced) })
+		if old.host != nil {
+			s.hostChangedLocked(old.id, old.host, nil)
+		}
+	}
+	return s.interestJSON, nil
+}
+
+// unregister removes a node unless a newer connection replaced it.
+func (s *Server) unregister(c *nodeConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unregisterLocked(c)
+}
+
+// unregisterLocked removes a node now: it stops counting before any close
+// handshake. s.mu must be held for writing.
+func (s *Server) unregisterLocked(c *nodeConn) {
+	if s.reg.remove(c) && c.host != nil {
+		s.hostChangedLocked(c.id, c.host, nil)
+	}
+}
+
+// updateFacts applies a facts.update, keeping only the names the gateway
+// asked for.
+func (s *Server) updateFacts(c *nodeConn, u protocol.FactsUpdate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, cur, ok := s.reg.report(c, u, s.interest, time.Now()); ok && cur != old {
+		s.hostChangedLocked(c.id, old, cur)
+	}
+}
