@@ -57,7 +57,7 @@ func (s *Server) rebuildLocked() {
 		// Encoded once here, not once per connect or push.
 		s.interestJSON, _ = json.Marshal(s.interest)
 		s.interestEvt, _ = protocol.NewEvt(protocol.EventInterest, s.interestJSON)
-		for _, n := range s.nodes {
+		for _, n := range s.reg.nodes {
 			n.notifyInterest()
 		}
 	}

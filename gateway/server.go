@@ -37,10 +37,7 @@ type Server struct {
 	listenAddr string // the address checkExposure last checked
 	health     storeHealth
 	reg        registry // the connected nodes (registry.go)
-	// nodes is reg.nodes (the same map), for live.go until it ranges
-	// over s.reg.nodes; then it goes.
-	nodes    map[string]*nodeConn
-	interest protocol.Interest
+	interest   protocol.Interest
 	// interestJSON and interestEvt are interest encoded, for connect
 	// answers and evt pushes.
 	interestJSON json.RawMessage
@@ -114,7 +111,6 @@ func New(cfg Config) (*Server, error) {
 		s.log.Warn("config: "+d.Message, "file", d.Location)
 	}
 	s.reg = registry{nodes: map[string]*nodeConn{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected}
-	s.nodes = s.reg.nodes
 	s.snap = &snapshot{agents: map[string][]*skill.Skill{}}
 	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
 	s.index = eligibility.NewIndex()

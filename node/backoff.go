@@ -34,19 +34,3 @@ func (b *Backoff) Next() time.Duration {
 
 // Reset starts again from Min, after a connection that was healthy.
 func (b *Backoff) Reset() { b.ceiling = 0 }
-
-// backoff is the name the client used before Backoff was exported; it
-// stays until client.go calls Backoff directly.
-//
-// Deprecated: use Backoff.
-type backoff struct {
-	min, max time.Duration
-	b        Backoff
-}
-
-func (b *backoff) next() time.Duration {
-	b.b.Min, b.b.Max = b.min, b.max
-	return b.b.Next()
-}
-
-func (b *backoff) reset() { b.b.Reset() }

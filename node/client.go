@@ -25,8 +25,6 @@ import (
 // Timing of the connection loop. Client copies them into fields so that
 // tests can shorten them.
 const (
-	backoffMin     = 500 * time.Millisecond
-	backoffMax     = 30 * time.Second
 	stableAfter    = 30 * time.Second // a session this long resets the backoff
 	connectTimeout = 10 * time.Second // dial + answer to connect
 	writeTimeout   = 10 * time.Second
@@ -114,8 +112,8 @@ func New(cfg Config) (*Client, error) {
 		cfg:            cfg,
 		url:            u,
 		log:            cfg.Logger,
-		backoffMin:     backoffMin,
-		backoffMax:     backoffMax,
+		backoffMin:     BackoffMin,
+		backoffMax:     BackoffMax,
 		stableAfter:    stableAfter,
 		connectTimeout: connectTimeout,
 		writeTimeout:   writeTimeout,
@@ -140,7 +138,7 @@ func (c *Client) Run(ctx context.Context) error {
 		"roles", c.cfg.Roles, "capabilities", c.cfg.Capabilities,
 		"path", c.cfg.Path, "recheck", c.cfg.Recheck.String(),
 		"token", c.cfg.Token != "") // whether one is set, never the token
-	b := backoff{min: c.backoffMin, max: c.backoffMax}
+	b := Backoff{Min: c.backoffMin, Max: c.backoffMax}
 	for {
 		connectedAt, err := c.runConn(ctx)
 		if ctx.Err() != nil {
@@ -152,9 +150,9 @@ func (c *Client) Run(ctx context.Context) error {
 			return fe
 		}
 		if !connectedAt.IsZero() && time.Since(connectedAt) >= c.stableAfter {
-			b.reset()
+			b.Reset()
 		}
-		d := b.next()
+		d := b.Next()
 		msg := "cannot connect to gateway; retrying"
 		if !connectedAt.IsZero() {
 			msg = "gateway connection lost; reconnecting"

@@ -309,18 +309,3 @@ func TestConnectTimeout(t *testing.T) {
 		t.Errorf("logs lack the connect timeout:\n%s", l)
 	}
 }
-
-func TestBackoff(t *testing.T) {
-	b := backoff{min: 500 * time.Millisecond, max: 30 * time.Second}
-	ceilings := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second}
-	for i, ceil := range ceilings {
-		d := b.next()
-		if d < 0 || d >= ceil {
-			t.Errorf("delay %d: %v, want in [0, %v)", i, d, ceil)
-		}
-	}
-	b.reset()
-	if d := b.next(); d > 500*time.Millisecond {
-		t.Errorf("after reset: %v", d)
-	}
-}

@@ -265,7 +265,7 @@ func (f *fleet) ended(n *simNode, kind string, err error) connEnd {
 		return endStop
 	}
 	var ce websocket.CloseError
-	if errors.As(err, &ce) && ce.Code == websocket.StatusPolicyViolation && ce.Reason == "replaced" {
+	if errors.As(err, &ce) && ce.Code == protocol.ClosePolicyViolation && ce.Reason == protocol.CloseReasonReplaced {
 		f.errs.add("replaced", "the gateway replaced a node with a newer connection of the same id; is another fleet using --id-prefix "+strconv.Quote(f.opt.prefix)+"? Use a different prefix")
 		return endGone
 	}
