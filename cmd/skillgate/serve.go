@@ -48,15 +48,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return cli.Usagef("--config: %v", err)
 		}
 		fsettings := file.Settings
-		if !set["listen"] && fsettings.Listen != "" {
-			*listen = fsettings.Listen
-		}
-		if !set["store"] && fsettings.Store != "" {
-			*storeURL = fsettings.Store
-		}
-		if !set["poll"] && fsettings.Poll != "" {
-			*poll, _ = time.ParseDuration(fsettings.Poll) // checked by ReadConfigFile
-		}
+		*listen = cli.FlagOverFile(fs, "listen", *listen, fsettings.Listen, fsettings.Listen != "")
+		*storeURL = cli.FlagOverFile(fs, "store", *storeURL, fsettings.Store, fsettings.Store != "")
+		filePoll, _ := time.ParseDuration(fsettings.Poll) // checked by ReadConfigFile
+		*poll = cli.FlagOverFile(fs, "poll", *poll, filePoll, fsettings.Poll != "")
 	}
 	if *storeURL == "" {
 		return cli.Usagef("--store is required (a directory, or s3://BUCKET?endpoint=…&region=…)")
@@ -78,8 +73,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Flags:      set,
 		Poll:       *poll,
 		Insecure:   *insecure,
-		NodeToken:  os.Getenv("SKILLGATE_NODE_TOKEN"),
-		AgentToken: os.Getenv("SKILLGATE_AGENT_TOKEN"),
+		NodeToken:  os.Getenv(cli.NodeTokenEnv),
+		AgentToken: os.Getenv(cli.AgentTokenEnv),
 		Logger:     log,
 	})
 	if err != nil {
