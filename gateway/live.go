@@ -54,9 +54,11 @@ func (s *Server) rebuildLocked() {
 	s.interestCut = cut
 	if s.interestJSON == nil || !slices.Equal(bins, s.interest.Bins) || !slices.Equal(env, s.interest.Env) {
 		s.interest = protocol.Interest{Bins: bins, Env: env}
+		s.interestAt = newInterestIndex(s.interest)
 		// Encoded once here, not once per connect or push.
 		s.interestJSON, _ = json.Marshal(s.interest)
 		s.interestEvt, _ = protocol.NewEvt(protocol.EventInterest, s.interestJSON)
+		s.connectPayload, _ = json.Marshal(connectResult{Protocol: protocol.Version, Interest: s.interestJSON})
 		for _, n := range s.reg.nodes {
 			n.notifyInterest()
 		}

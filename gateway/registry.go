@@ -42,7 +42,8 @@ type registry struct {
 // node over hundreds of asked names would dominate the gateway's memory.
 type nodeRecord struct {
 	info        protocol.NodeInfo
-	env         []string
+	roles, caps []string // info's, sorted without repeats
+	env         []string // asked env names set on the node: strings of the interest, sorted
 	binNames    []string // the interest.Bins the bitsets index
 	binReported bitset.Set
 	binTrue     bitset.Set
@@ -68,6 +69,10 @@ func (r *registry) add(c *nodeConn, info protocol.NodeInfo, now time.Time) (repl
 	}
 	info.OS = protocol.NormalizeOS(info.OS) // validated in this form
 	c.info = info
+	// In the form eligibility.Host keeps, once per connection: every Host
+	// of the node shares them.
+	c.roles = slices.Compact(slices.Sorted(slices.Values(info.Roles)))
+	c.caps = slices.Compact(slices.Sorted(slices.Values(info.Capabilities)))
 	c.connectedAt = now.UTC()
 	r.nodes[c.id] = c
 	r.changed()
@@ -86,40 +91,42 @@ func (r *registry) remove(c *nodeConn) bool {
 }
 
 // report applies a facts.update of c, keeping only the names of interest
-// (the interest in force, which the update answers). It returns c's host
-// before and after: the same pointer when nothing changed, so that the
-// caches stay. ok is false when c is not registered (replaced, or gone).
-func (r *registry) report(c *nodeConn, u protocol.FactsUpdate, interest protocol.Interest, now time.Time) (old, cur *eligibility.Host, ok bool) {
+// (the interest in force, which the update answers). The update is read
+// as scanned, name by name into bit positions of the interest lists, and
+// the host is built from those: no map and no copy of a name. It returns
+// c's host before and after: the same pointer when nothing changed, so
+// that the caches stay. ok is false when c is not registered (replaced, or
+// gone).
+func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex, now time.Time) (old, cur *eligibility.Host, ok bool) {
 	if r.nodes[c.id] != c {
 		return nil, nil, false
 	}
 	var unasked []string
-	env := make([]string, 0, len(u.Env))
+	var envSet, reported, present bitset.Set
 	for _, e := range u.Env {
-		if _, ok := slices.BinarySearch(interest.Env, e); ok {
-			env = append(env, e)
+		if i, ok := in.env[string(e)]; ok {
+			envSet.Add(i)
 		} else {
-			unasked = append(unasked, e)
+			unasked = append(unasked, string(e))
 		}
 	}
-	slices.Sort(env)
-	env = slices.Compact(env)
-	names := interest.Bins
-	var reported, present bitset.Set
-	for b, ok := range u.HostBinStatus {
-		i, asked := slices.BinarySearch(names, b)
+	for k, b := range u.Bins {
+		i, asked := in.bins[string(b)]
 		if !asked {
-			unasked = append(unasked, b)
+			unasked = append(unasked, string(b))
 			continue
 		}
 		reported.Add(i)
-		if ok {
+		if u.Present[k] {
 			present.Add(i)
+		} else {
+			present.Remove(i) // a repeated name: the last counts
 		}
 	}
 	if len(unasked) > 0 && !c.warned {
 		c.warned = true
 		slices.Sort(unasked)
+		unasked = slices.Compact(unasked)
 		if len(unasked) > 20 {
 			unasked = unasked[:20]
 		}
@@ -127,15 +134,38 @@ func (r *registry) report(c *nodeConn, u protocol.FactsUpdate, interest protocol
 	}
 	c.factsAt = now.UTC()
 	r.gen++
+	names := in.Bins
+	env := make([]string, 0, envSet.Len())
+	envSet.Each(func(i int) { env = append(env, in.Env[i]) }) // sorted, as the interest is
 	old = c.host
 	if old != nil && slices.Equal(c.env, env) && sameStrings(c.binNames, names) &&
 		c.binReported.Equal(reported) && c.binTrue.Equal(present) {
 		return old, old, true
 	}
 	c.env, c.binNames, c.binReported, c.binTrue = env, names, reported, present
-	facts := c.factsLocked()
-	c.host = eligibility.NewHost(&facts)
+	bins := make([]string, 0, present.Len())
+	present.Each(func(i int) { bins = append(bins, names[i]) })
+	c.host = &eligibility.Host{ID: c.id, OS: c.info.OS, Roles: c.roles, Capabilities: c.caps, Env: env, Bins: bins}
 	return old, c.host, true
+}
+
+// interestIndex is the interest in force with the position of each name,
+// so that a reported name is found with one map lookup that copies
+// nothing. Rebuilt when the interest changes.
+type interestIndex struct {
+	protocol.Interest
+	env, bins map[string]int
+}
+
+func newInterestIndex(in protocol.Interest) *interestIndex {
+	x := &interestIndex{Interest: in, env: make(map[string]int, len(in.Env)), bins: make(map[string]int, len(in.Bins))}
+	for i, n := range in.Env {
+		x.env[n] = i
+	}
+	for i, n := range in.Bins {
+		x.bins[n] = i
+	}
+	return x
 }
 
 // changed records a change of membership: the cached GET /v1/nodes answer
@@ -163,7 +193,7 @@ func sameStrings(a, b []string) bool {
 }
 
 // register adds a node, replacing a connection with the same id at once,
-// and returns the current interest.
+// and returns the payload of the answer to connect (the current interest).
 func (s *Server) register(c *nodeConn, info protocol.NodeInfo) (json.RawMessage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -183,7 +213,7 @@ func (s *Server) register(c *nodeConn, info protocol.NodeInfo) (json.RawMessage,
 			s.hostChangedLocked(old.id, old.host, nil)
 		}
 	}
-	return s.interestJSON, nil
+	return s.connectPayload, nil
 }
 
 // unregister removes a node unless a newer connection replaced it.
@@ -203,10 +233,10 @@ func (s *Server) unregisterLocked(c *nodeConn) {
 
 // updateFacts applies a facts.update, keeping only the names the gateway
 // asked for.
-func (s *Server) updateFacts(c *nodeConn, u protocol.FactsUpdate) {
+func (s *Server) updateFacts(c *nodeConn, u *protocol.FactsScan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, cur, ok := s.reg.report(c, u, s.interest, time.Now()); ok && cur != old {
+	if old, cur, ok := s.reg.report(c, u, s.interestAt, time.Now()); ok && cur != old {
 		s.hostChangedLocked(c.id, old, cur)
 	}
 }

@@ -38,11 +38,16 @@ type Server struct {
 	health     storeHealth
 	reg        registry // the connected nodes (registry.go)
 	interest   protocol.Interest
+	// interestAt is interest with the position of each name (registry.go).
+	interestAt *interestIndex
 	// interestJSON and interestEvt are interest encoded, for connect
 	// answers and evt pushes.
 	interestJSON json.RawMessage
-	interestEvt  []byte
-	interestCut  int // names left out of the interest by its limits
+	// connectPayload is the payload of the answer to connect (protocol
+	// version and interest), encoded with the interest.
+	connectPayload json.RawMessage
+	interestEvt    []byte
+	interestCut    int // names left out of the interest by its limits
 
 	// Live eligibility (see live.go).
 	prepared   map[*skill.Skill]*eligibility.Prepared
@@ -113,6 +118,7 @@ func New(cfg Config) (*Server, error) {
 	s.reg = registry{nodes: map[string]*nodeConn{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected}
 	s.snap = &snapshot{agents: map[string][]*skill.Skill{}}
 	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
+	s.interestAt = newInterestIndex(s.interest)
 	s.index = eligibility.NewIndex()
 	s.rebuildLocked()
 	s.handler = s.routes()

@@ -62,13 +62,18 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.sockets.Add(1)
-	defer s.sockets.Add(-1)
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			s.sockets.Add(-1)
+		}
+	}()
 	// The HTTP server's read and write deadlines are for requests; a node's
 	// socket lives for days and is bounded by pings and per-write timeouts.
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Time{})
 	rc.SetWriteDeadline(time.Time{})
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	ws, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		s.metrics.frames.WithLabelValues("upgrade", "error").Inc()
 		return // Accept has answered
@@ -86,7 +91,6 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 		c.close(protocol.CloseGoingAway, protocol.CloseReasonGatewayStop)
 		return
 	}
-	defer s.life.untrack(c)
 	for _, old := range s.pending.add(c, r.RemoteAddr) {
 		s.metrics.frames.WithLabelValues("upgrade", "evicted").Inc()
 		// No close handshake: a silent peer would hold the socket for
@@ -95,8 +99,20 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	// The connection outlives the server's base context on purpose: on
 	// shutdown Close ends it with a 1001 close frame rather than the
-	// library dropping the connection.
-	c.serve(context.WithoutCancel(r.Context()))
+	// library dropping the connection. It is served on a goroutine of its
+	// own and the handler returns: net/http's request, headers and buffers
+	// are then freed, and the goroutine's stack holds no HTTP frames
+	// (together a third of a node's memory at 10,000 nodes).
+	ctx := context.WithoutCancel(r.Context())
+	handedOff = s.life.goFunc(func() {
+		defer s.sockets.Add(-1)
+		defer s.life.untrack(c)
+		c.serve(ctx)
+	})
+	if !handedOff {
+		s.life.untrack(c)
+		c.close(protocol.CloseGoingAway, protocol.CloseReasonGatewayStop)
+	}
 }
 
 // close ends the connection with a close handshake (which the library
@@ -220,7 +236,7 @@ func (c *nodeConn) serve(ctx context.Context) {
 	c.armPing()
 	pace := newPacer(time.Now())
 	for {
-		typ, data, err := c.conn.Read(ctx)
+		typ, buf, err := readFrame(ctx, c.conn)
 		if err != nil {
 			c.logClosed(err)
 			return
@@ -241,11 +257,15 @@ func (c *nodeConn) serve(ctx context.Context) {
 		start := time.Now()
 		pace.start(start)
 		if typ != websocket.MessageText {
+			putFrame(buf)
 			c.srv.metrics.frames.WithLabelValues("binary", "error").Inc()
 			c.close(protocol.CloseUnsupportedData, protocol.CloseReasonBinaryFrame)
 			return
 		}
-		c.handleFrame(ctx, data)
+		// Nothing of the frame's bytes outlives handleFrame (names are
+		// copied into strings), so its buffer goes back at once.
+		c.handleFrame(ctx, buf.Bytes())
+		putFrame(buf)
 		pace.charge(time.Since(start))
 	}
 }
@@ -320,7 +340,7 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 	// An interest push must not overtake the connect answer: the node
 	// would drop it and keep the older interest of the answer.
 	c.pushMu.Lock()
-	interest, err := c.srv.register(c, p.Node)
+	answer, err := c.srv.register(c, p.Node)
 	if err != nil {
 		c.pushMu.Unlock()
 		if errors.Is(err, errGatewayFull) {
@@ -331,11 +351,8 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 		c.refuse(ctx, f.ID, protocol.CodeUnauthorized, "token not valid for node "+c.id)
 		return false
 	}
-	res, err := protocol.NewRes(f.ID, connectResult{Protocol: protocol.Version, Interest: interest})
-	if err == nil {
-		c.srv.metrics.frames.WithLabelValues("connect", "ok").Inc()
-		err = c.write(ctx, res)
-	}
+	c.srv.metrics.frames.WithLabelValues("connect", "ok").Inc()
+	err = c.write(ctx, protocol.NewResRaw(f.ID, answer))
 	c.pushMu.Unlock()
 	if err != nil {
 		c.srv.unregister(c)
@@ -361,8 +378,9 @@ func (c *nodeConn) handleFrame(ctx context.Context, data []byte) {
 	}
 	switch f.Method {
 	case protocol.MethodFactsUpdate:
-		u, err := protocol.ParseFactsUpdate(f.Params)
-		if err != nil {
+		u := factsScans.Get().(*protocol.FactsScan)
+		defer factsScans.Put(u)
+		if err := u.Scan(f.Params); err != nil {
 			code := protocol.CodeBadRequest
 			var pe *protocol.Error
 			if errors.As(err, &pe) {
@@ -388,6 +406,10 @@ func (c *nodeConn) handleFrame(ctx context.Context, data []byte) {
 		c.write(ctx, protocol.NewErr(f.ID, protocol.CodeUnknownMethod, "unknown method "+f.Method+" (known: connect, facts.update)"))
 	}
 }
+
+// factsScans holds the decoders of facts.update: one per frame being
+// handled, not one per node.
+var factsScans = sync.Pool{New: func() any { return new(protocol.FactsScan) }}
 
 // connectResult is protocol.ConnectResult with the interest encoded once
 // per change rather than once per connect.

@@ -492,6 +492,20 @@ func NewRes(id string, payload any) ([]byte, error) {
 	return json.Marshal(Frame{Type: TypeRes, ID: id, OK: &ok, Payload: p})
 }
 
+// NewResRaw is NewRes for a payload already encoded by encoding/json
+// (compact, HTML-escaped), which is written as it is: the gateway encodes
+// the answer to connect once per interest, not once per node. The bytes
+// are those NewRes would write.
+func NewResRaw(id string, payload json.RawMessage) []byte {
+	qid, _ := json.Marshal(id) // a string always encodes
+	b := make([]byte, 0, len(`{"type":"res","id":,"ok":true,"payload":}`)+len(qid)+len(payload))
+	b = append(b, `{"type":"res","id":`...)
+	b = append(b, qid...)
+	b = append(b, `,"ok":true,"payload":`...)
+	b = append(b, payload...)
+	return append(b, '}')
+}
+
 // NewErr encodes a failed res frame. id may be empty when the frame being
 // answered had no readable id.
 func NewErr(id, code, message string) []byte {

@@ -380,3 +380,16 @@ func TestCloseCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestNewResRaw(t *testing.T) {
+	payload, _ := json.Marshal(map[string]any{"protocol": 1, "interest": map[string]any{"bins": []string{"a<b"}, "env": []string{}}})
+	for _, id := range []string{"1", "x<y&z", "é\"q"} {
+		want, err := NewRes(id, json.RawMessage(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := NewResRaw(id, payload); string(got) != string(want) {
+			t.Errorf("NewResRaw(%q) = %s, NewRes %s", id, got, want)
+		}
+	}
+}
