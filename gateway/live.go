@@ -46,6 +46,11 @@ func (s *Server) rebuildLocked() {
 			s.matches[p] = s.index.Count(&p.Req)
 		}
 	}
+	reqs := make([]*eligibility.Requirements, len(s.hostSkills))
+	for i, p := range s.hostSkills {
+		reqs[i] = &p.Req
+	}
+	s.matcher = eligibility.NewMatcher(reqs)
 	bins, env, cut := eligibility.Interest(all)
 	if cut > 0 && cut != s.interestCut {
 		s.log.Error("interest over the limit: names past it count as absent on every host, so the skills needing them are not offered; trim the skills' requirement lists",
@@ -113,21 +118,20 @@ func (s *Server) hostChangedLocked(id string, old, cur *eligibility.Host) {
 }
 
 // recountLocked moves old's matches to cur and reports whose verdicts
-// flipped: any global skill, or the agents with a flipped local skill.
+// flipped: any global skill, or the agents with a flipped local skill. The
+// matcher finds the skills each host satisfies; only the skills in one of
+// the two lists and not the other change count.
 func (s *Server) recountLocked(old, cur *eligibility.Host) (global bool, agents map[string]bool) {
-	for _, p := range s.hostSkills {
-		was, is := old != nil && p.Req.Matches(old), cur != nil && p.Req.Matches(cur)
-		if was == is {
-			continue
-		}
+	was := s.matcher.Matching(s.wasBuf[:0], old)
+	is := s.matcher.Matching(s.isBuf[:0], cur)
+	s.wasBuf, s.isBuf = was, is
+	move := func(i int32, delta int) {
+		p := s.hostSkills[i]
 		prev := s.matches[p]
-		n := prev - 1
-		if is {
-			n = prev + 1
-		}
+		n := prev + delta
 		s.matches[p] = n
 		if (prev == 0) == (n == 0) {
-			continue // the verdict did not change
+			return // the verdict did not change
 		}
 		if p.Skill.Scope == skill.ScopeAgent {
 			if agents == nil {
@@ -136,6 +140,18 @@ func (s *Server) recountLocked(old, cur *eligibility.Host) (global bool, agents 
 			agents[p.Skill.Agent] = true
 		} else {
 			global = true
+		}
+	}
+	for len(was) > 0 || len(is) > 0 {
+		switch {
+		case len(is) == 0 || len(was) > 0 && was[0] < is[0]:
+			move(was[0], -1)
+			was = was[1:]
+		case len(was) == 0 || is[0] < was[0]:
+			move(is[0], +1)
+			is = is[1:]
+		default: // both: the count stays
+			was, is = was[1:], is[1:]
 		}
 	}
 	return global, agents

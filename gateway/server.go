@@ -54,7 +54,11 @@ type Server struct {
 	fragments  map[*skill.Skill]string       // each skill's rendered <skill> element
 	hostSkills []*eligibility.Prepared       // reach runtime, have host requirements
 	matches    map[*eligibility.Prepared]int // hosts satisfying all host requirements
-	index      *eligibility.Index            // nodes that reported facts
+	// matcher finds the hostSkills a host satisfies (indexes into
+	// hostSkills); wasBuf and isBuf are recountLocked's scratch.
+	matcher       *eligibility.Matcher
+	wasBuf, isBuf []int32
+	index         *eligibility.Index // nodes that reported facts
 
 	loggedMu sync.Mutex
 	logged   map[string]string // skill key → last verdict logged

@@ -1,0 +1,49 @@
+package eligibility
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestMatcherAgreesWithMatches checks the Matcher against checking every
+// list, on random requirements and hosts.
+func TestMatcherAgreesWithMatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	pick := func(vals []string, max int) []string {
+		var out []string
+		for range rng.IntN(max + 1) {
+			out = append(out, vals[rng.IntN(len(vals))])
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	bins := []string{"gh", "git", "jq", "tmux", "uv", "docker"}
+	env := []string{"A", "B", "C"}
+	caps := []string{"filesystem.list", "filesystem.read", "shell.exec", "text.search"}
+	oses := []string{"linux", "darwin", "windows"}
+	roles := []string{"execution", "specialized"}
+	var reqs []*Requirements
+	for range 300 {
+		reqs = append(reqs, &Requirements{
+			HostRoles: pick(roles, 1), Capabilities: pick(caps, 2), AnyCapabilities: pick(caps, 2),
+			OS: pick(oses, 2), Env: pick(env, 2), Bins: pick(bins, 2), AnyBins: pick(bins, 2),
+		})
+	}
+	m := NewMatcher(reqs)
+	for range 500 {
+		h := &Host{ID: "h", OS: oses[rng.IntN(len(oses))], Roles: pick(roles, 2), Capabilities: pick(caps, 4), Env: pick(env, 3), Bins: pick(bins, 6)}
+		var want []int32
+		for i, r := range reqs {
+			if r.Matches(h) {
+				want = append(want, int32(i))
+			}
+		}
+		if got := m.Matching(nil, h); !slices.Equal(got, want) {
+			t.Fatalf("host %+v: Matching %v, every list checked %v", h, got, want)
+		}
+	}
+	if got := m.Matching(nil, nil); got != nil {
+		t.Errorf("nil host: %v", got)
+	}
+}
