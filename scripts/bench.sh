@@ -65,6 +65,7 @@ echo; echo "== fleet load run"
 gw=$!; pids+=($gw)
 for _ in $(seq 100); do curl -fsS -o /dev/null $base/readyz 2>/dev/null && break; sleep 0.1; done
 rss() { awk '/VmRSS/{print $2}' /proc/$gw/status; }
+cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d\n", ($14+$15)*1000/hz}' /proc/$gw/stat; }
 rss0=$(rss)
 
 fleet() { # name, extra flags…
@@ -95,7 +96,10 @@ PY
 
 # The fleet runs for a fixed time and prints its summary (with the probe's
 # connect-to-prompt figures) when it ends; the load runs while it is up.
-fleet steady --duration 80s --probe-agent main
+cpu0=$(cpu_ms)
+fleet steady --duration 95s --probe-agent main
+cpu1=$(cpu_ms)
+awk -v a=$cpu0 -v b=$cpu1 'BEGIN{printf "gateway CPU per node connect (upgrade + connect + first facts.update, user+system): %.3f ms (%d ms for 10,000 nodes)\n", (b-a)/10000, b-a}' | tee "$out/cpu.txt"
 sleep 3
 rss1=$(rss)
 awk -v a=$rss0 -v b=$rss1 'BEGIN{printf "gateway RSS: %d KiB idle, %d KiB with 10,000 nodes: %.1f KiB per node\n", a, b, (b-a)/10000}' | tee "$out/memory.txt"
@@ -104,6 +108,7 @@ echo "prompt block: $(wc -c <"$work/block") bytes, $(grep -c '<skill ' "$work/bl
 load steady-c32-plain -c 32 | tee "$out/load.txt"
 load steady-c32-gzip -c 32 --gzip | tee -a "$out/load.txt"
 load steady-c4-gzip -c 4 --gzip | tee -a "$out/load.txt"
+load steady-open2000-gzip --rate 2000/s -c 256 --gzip | tee -a "$out/load.txt"
 wait $fl || true
 python3 - "$out/nodes-steady.json" <<'PY' | tee -a "$out/connect.txt"
 import json, sys
