@@ -59,9 +59,15 @@ print(f"eval 1000 skills x 10000 hosts: median {statistics.median(runs)*1e3:.0f}
       f"({len(runs)} runs; hosts file {os.path.getsize(work + '/hosts.json')/1e6:.1f} MB, JSON answer {os.path.getsize(work + '/eval.json')/1e6:.1f} MB)")
 PY
 
-echo; echo "== fleet load run"
 "$B/skillgate-fleet" skills --out "$work/store" -n 1000 --probe >/dev/null
-"$B/skillgate" serve --store "$work/store" --listen $listen 2>"$work/gateway.log" &
+
+# fleet_run LABEL GATEWAY-BINARY: the fleet load run against one build of
+# the gateway (the simulated fleet and the load are this tree's). The body
+# is not indented: it holds here-documents.
+fleet_run() {
+local label=$1 gwbin=$2
+echo; echo "== fleet load run ($label: gateway $("$gwbin" version 2>/dev/null | head -1))"
+"$gwbin" serve --store "$work/store" --listen $listen 2>"$work/gateway.log" &
 gw=$!; pids+=($gw)
 for _ in $(seq 100); do curl -fsS -o /dev/null $base/readyz 2>/dev/null && break; sleep 0.1; done
 rss() { awk '/VmRSS/{print $2}' /proc/$gw/status; }
@@ -71,15 +77,15 @@ rss0=$(rss)
 fleet() { # name, extra flags…
   local name=$1; shift
   rm -f "$work/ready"
-  "$B/skillgate-fleet" nodes --gateway $base -n 10000 --ready-file "$work/ready" --json "$@" >"$out/nodes-$name.json" 2>"$work/nodes-$name.log" &
+  "$B/skillgate-fleet" nodes --gateway $base -n 10000 --ready-file "$work/ready" --json "$@" >"$out/$label-nodes-$name.json" 2>"$work/nodes-$name.log" &
   fl=$!; pids+=($fl)
   for _ in $(seq 1800); do [ -f "$work/ready" ] && break; sleep 0.1; done
   [ -f "$work/ready" ] || { echo "fleet $name did not come up:"; tail "$work/nodes-$name.log"; exit 1; }
 }
 load() { # name, load flags…
   local name=$1; shift
-  "$B/skillgate-fleet" load --gateway $base --agents main --duration 15s --json "$@" >"$out/load-$name.json"
-  python3 - "$out/load-$name.json" "$name" <<'PY'
+  "$B/skillgate-fleet" load --gateway $base --agents main --duration 15s --json "$@" >"$out/$label-load-$name.json"
+  python3 - "$out/$label-load-$name.json" "$name" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); l = d["latency"]; o = d.get("openLoop")
 if o is None:
@@ -99,18 +105,18 @@ PY
 cpu0=$(cpu_ms)
 fleet steady --duration 95s --probe-agent main
 cpu1=$(cpu_ms)
-awk -v a=$cpu0 -v b=$cpu1 'BEGIN{printf "gateway CPU per node connect (upgrade + connect + first facts.update, user+system): %.3f ms (%d ms for 10,000 nodes)\n", (b-a)/10000, b-a}' | tee "$out/cpu.txt"
+awk -v a=$cpu0 -v b=$cpu1 'BEGIN{printf "gateway CPU per node connect (upgrade + connect + first facts.update, user+system): %.3f ms (%d ms for 10,000 nodes)\n", (b-a)/10000, b-a}' | tee "$out/$label-cpu.txt"
 sleep 3
 rss1=$(rss)
-awk -v a=$rss0 -v b=$rss1 'BEGIN{printf "gateway RSS: %d KiB idle, %d KiB with 10,000 nodes: %.1f KiB per node\n", a, b, (b-a)/10000}' | tee "$out/memory.txt"
+awk -v a=$rss0 -v b=$rss1 'BEGIN{printf "gateway RSS: %d KiB idle, %d KiB with 10,000 nodes: %.1f KiB per node\n", a, b, (b-a)/10000}' | tee "$out/$label-memory.txt"
 curl -fsS -o "$work/block" $base/v1/agents/main/prompt
-echo "prompt block: $(wc -c <"$work/block") bytes, $(grep -c '<skill ' "$work/block") skills" | tee "$out/connect.txt"
-load steady-c32-plain -c 32 | tee "$out/load.txt"
-load steady-c32-gzip -c 32 --gzip | tee -a "$out/load.txt"
-load steady-c4-gzip -c 4 --gzip | tee -a "$out/load.txt"
-load steady-open2000-gzip --rate 2000/s -c 256 --gzip | tee -a "$out/load.txt"
+echo "prompt block: $(wc -c <"$work/block") bytes, $(grep -c '<skill ' "$work/block") skills" | tee "$out/$label-connect.txt"
+load steady-c32-plain -c 32 | tee "$out/$label-load.txt"
+load steady-c32-gzip -c 32 --gzip | tee -a "$out/$label-load.txt"
+load steady-c4-gzip -c 4 --gzip | tee -a "$out/$label-load.txt"
+load steady-open2000-gzip --rate 2000/s -c 256 --gzip | tee -a "$out/$label-load.txt"
 wait $fl || true
-python3 - "$out/nodes-steady.json" <<'PY' | tee -a "$out/connect.txt"
+python3 - "$out/$label-nodes-steady.json" <<'PY' | tee -a "$out/$label-connect.txt"
 import json, sys
 d = json.load(open(sys.argv[1])); p = d["probe"]
 print(f"10,000 nodes connected and reported in {d['allConnectedSeconds']:.1f} s ({d['errors']} errors)")
@@ -123,10 +129,22 @@ PY
 # request's scheduled time (so a stall cannot hide behind a slowed-down
 # client), at most 256 in flight.
 fleet churn --duration 75s --churn 50/s
-load churn50-c32-gzip -c 32 --gzip | tee -a "$out/load.txt"
-load churn50-c4-gzip -c 4 --gzip | tee -a "$out/load.txt"
-load churn50-open2000-gzip --rate 2000/s -c 256 --gzip | tee -a "$out/load.txt"
-curl -fsS $base/metrics | grep -E '^skillgate_(prompt_builds_total|evaluation_seconds_(sum|count))' > "$out/metrics.txt" || true
+load churn50-c32-gzip -c 32 --gzip | tee -a "$out/$label-load.txt"
+load churn50-c4-gzip -c 4 --gzip | tee -a "$out/$label-load.txt"
+load churn50-open2000-gzip --rate 2000/s -c 256 --gzip | tee -a "$out/$label-load.txt"
+curl -fsS $base/metrics | grep -E '^skillgate_(prompt_builds_total|evaluation_seconds_(sum|count))' > "$out/$label-metrics.txt" || true
 wait $fl || true
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(f\"churn run: {d['churned']} nodes churned, {d['errors']} errors\")" "$out/nodes-churn.json" | tee -a "$out/load.txt"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(f\"churn run: {d['churned']} nodes churned, {d['errors']} errors\")" "$out/$label-nodes-churn.json" | tee -a "$out/$label-load.txt"
+kill $gw 2>/dev/null || true; wait $gw 2>/dev/null || true
+}
+
+fleet_run after "$B/skillgate"
+# BEFORE=REV make bench: the same run against the gateway of another
+# commit, for before/after figures from one run.
+if [ -n "${BEFORE:-}" ]; then
+  git worktree add -q --detach "$work/before-src" "$BEFORE"
+  (cd "$work/before-src" && go build -o "$work/before/" ./cmd/skillgate)
+  git worktree remove --force "$work/before-src"
+  fleet_run before "$work/before/skillgate"
+fi
 echo; echo "raw results in $out/"
