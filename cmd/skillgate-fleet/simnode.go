@@ -157,10 +157,7 @@ func (f *fleet) runConnection(n *simNode, facts *simNodeFacts, id string, client
 
 	nextID := 2
 	sendFacts := func(in protocol.Interest) error {
-		b, err := protocol.NewReq(strconv.Itoa(nextID), protocol.MethodFactsUpdate, facts.answer(in))
-		if err != nil {
-			return err
-		}
+		b := facts.appendFactsReq(nil, strconv.Itoa(nextID), in)
 		nextID++
 		wctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		defer cancel()
