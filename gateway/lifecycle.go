@@ -12,8 +12,8 @@ import (
 //     HTTP server's accept loop, interest pushes, closes of replaced or
 //     revoked nodes);
 //   - calls into the gateway on goroutines it does not own, through
-//     enter and leave: every HTTP request, node connections among them
-//     (their read loop runs on net/http's goroutine for days);
+//     enter and leave: every HTTP request (a node's upgrade among them;
+//     its read loop then runs on a goroutine of goFunc, for days);
 //   - timer functions that are due (connect timeouts, pings): counted from
 //     arming until they have run or were stopped before running;
 //   - the open node connections (track), which Close closes.

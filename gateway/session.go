@@ -110,6 +110,7 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 		c.serve(ctx)
 	})
 	if !handedOff {
+		s.pending.done(c)
 		s.life.untrack(c)
 		c.close(protocol.CloseGoingAway, protocol.CloseReasonGatewayStop)
 	}
@@ -249,8 +250,10 @@ func (c *nodeConn) serve(ctx context.Context) {
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
+				putFrame(buf)
 				return
 			case <-c.done:
+				putFrame(buf)
 				return
 			}
 		}
@@ -379,7 +382,10 @@ func (c *nodeConn) handleFrame(ctx context.Context, data []byte) {
 	switch f.Method {
 	case protocol.MethodFactsUpdate:
 		u := factsScans.Get().(*protocol.FactsScan)
-		defer factsScans.Put(u)
+		defer func() {
+			u.Reset() // keep no frame buffer alive from the pool
+			factsScans.Put(u)
+		}()
 		if err := u.Scan(f.Params); err != nil {
 			code := protocol.CodeBadRequest
 			var pe *protocol.Error

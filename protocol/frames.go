@@ -548,7 +548,7 @@ type object struct {
 }
 
 func parseObject(what string, data []byte) (object, error) {
-	data = bytes.TrimSpace(data)
+	data = bytes.Trim(data, " \t\r\n") // JSON's whitespace only, as encoding/json
 	if len(data) == 0 || data[0] != '{' {
 		return object{}, fmt.Errorf("%s: must be a JSON object", what)
 	}

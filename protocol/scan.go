@@ -208,6 +208,15 @@ type FactsScan struct {
 	s       scanner
 }
 
+// Reset drops every reference into the last frame scanned (keeping the
+// lists' capacity), so that a FactsScan kept for reuse holds no frame.
+func (f *FactsScan) Reset() {
+	clear(f.Env[:cap(f.Env)])
+	clear(f.Bins[:cap(f.Bins)])
+	f.Env, f.Bins, f.Present = f.Env[:0], f.Bins[:0], f.Present[:0]
+	f.s = scanner{}
+}
+
 // Scan decodes raw, accepting and refusing exactly what ParseFactsUpdate
 // does, with the same errors.
 func (f *FactsScan) Scan(raw []byte) error {

@@ -146,3 +146,17 @@ func BenchmarkDecodeConnect(b *testing.B) {
 		}
 	}
 }
+
+// TestFrameWhitespace: only JSON's whitespace may surround a frame, as
+// encoding/json allows; Unicode spaces are refused.
+func TestFrameWhitespace(t *testing.T) {
+	const fr = `{"type":"evt","event":"x"}`
+	if _, err := DecodeFrame([]byte(" \t\r\n" + fr + "\n")); err != nil {
+		t.Errorf("JSON whitespace: %v", err)
+	}
+	for _, pre := range []string{"\v", "\f", "\u00a0", "\u0085"} {
+		if _, err := DecodeFrame([]byte(pre + fr)); err == nil || err.Error() != "frame: must be a JSON object" {
+			t.Errorf("%q before a frame: %v, want frame: must be a JSON object", pre, err)
+		}
+	}
+}

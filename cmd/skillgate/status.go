@@ -51,6 +51,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return cli.Usagef("--gateway: %v", err)
 	}
+	if base.RawQuery != "" || base.Fragment != "" {
+		return cli.Usagef("--gateway: %q: give the gateway's base URL, without a query or fragment", *gw)
+	}
 	if *agent != "" {
 		if err := skill.ValidateID(*agent); err != nil {
 			return cli.Usagef("--agent: agent id %v", err)

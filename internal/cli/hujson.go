@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,9 +51,14 @@ type huJSONReader struct {
 	out   []byte // the part of buf not yet returned
 	state int
 	comma bool // a ',' held until the next significant byte shows whether it trails
+	last  byte // the last significant byte written (0 before any): a ',' after '[', '{', ',' or ':' never trails
 	slash bool // a '/' held: a comment opens if '/' or '*' follows
 	err   error
 }
+
+// errUnclosedComment ends a stream whose last /* comment is not closed,
+// which hujson refuses too.
+var errUnclosedComment = errors.New("not valid HuJSON: a /* comment is not closed")
 
 const (
 	hjCode = iota
@@ -79,6 +85,9 @@ func (h *huJSONReader) Read(p []byte) (int, error) {
 				}
 				if h.comma {
 					h.buf = append(h.buf, ',')
+				}
+				if h.state == hjBlockComment || h.state == hjBlockStar {
+					h.err = errUnclosedComment
 				}
 			}
 		}
@@ -108,6 +117,7 @@ func (h *huJSONReader) standardize(dst, chunk []byte) []byte {
 			i = j
 			if chunk[j] == '"' {
 				h.state = hjCode
+				h.last = '"'
 			} else {
 				h.state = hjEscape
 			}
@@ -141,6 +151,12 @@ func (h *huJSONReader) standardize(dst, chunk []byte) []byte {
 				j++
 			}
 			dst = append(dst, chunk[i:j]...)
+			for k := j - 1; k >= i; k-- {
+				if b := chunk[k]; b != ' ' && b != '\t' && b != '\n' && b != '\r' {
+					h.last = b
+					break
+				}
+			}
 			if j == len(chunk) {
 				return dst
 			}
@@ -169,6 +185,14 @@ func (h *huJSONReader) standardize(dst, chunk []byte) []byte {
 			if h.comma {
 				dst = append(dst, ',') // two in a row: let the decoder complain
 				h.comma = false
+				h.last = ','
+			}
+			if h.last == 0 || h.last == '[' || h.last == '{' || h.last == ',' || h.last == ':' {
+				// Not after a value, so not a trailing comma: the decoder
+				// refuses it, as hujson does.
+				dst = append(dst, ',')
+				h.last = ','
+				continue
 			}
 			// Usually what follows is in this chunk: decide at once, so
 			// that the comma stays in place.
@@ -183,6 +207,7 @@ func (h *huJSONReader) standardize(dst, chunk []byte) []byte {
 				dst = append(dst, ' ')
 			default:
 				dst = append(dst, ',')
+				h.last = ','
 			}
 		default:
 			dst = h.significant(dst, c)
@@ -209,6 +234,7 @@ func (h *huJSONReader) significant(dst []byte, c byte) []byte {
 			dst = append(dst, ',')
 		}
 	}
+	h.last = c
 	return append(dst, c)
 }
 

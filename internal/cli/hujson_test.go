@@ -25,7 +25,9 @@ func TestHuJSONReader(t *testing.T) {
 		{"[1, /* x\n*/ 2,/**/]", "[1     \n   ,2     ]"},
 		{`["http://x/*y*/", "a\"//b", "c\\"]`, `["http://x/*y*/", "a\"//b", "c\\"]`},
 		{"[1,\n// last\n]", "[1\n       \n ]"},
-		{"[1,,]", "[1, ]"}, // invalid either way: the decoder says so
+		{"[1,,]", "[1,,]"}, // invalid: the decoder says so
+		{"[,]", "[,]"},     // a comma after '[', '{', ',' or ':' never trails
+		{"{ /* c */ ,}", "{         ,}"},
 		{"[1 / 2]", "[1 / 2]"},
 		{"[1,", "[1,"},
 		{"/", "/"},
@@ -89,12 +91,16 @@ func TestReadHuJSON(t *testing.T) {
 // FuzzHuJSONReader: on any HuJSON that hujson can read, the stream is the
 // same JSON as hujson.Standardize makes of it, and as long.
 func FuzzHuJSONReader(f *testing.F) {
-	for _, s := range []string{"[1, /* c */ 2, // d\n]", `{"a": "//", "b": [1,],}`, "[\"\\\"/*\",\n]"} {
+	for _, s := range []string{"[1, /* c */ 2, // d\n]", `{"a": "//", "b": [1,],}`, "[\"\\\"/*\",\n]", "[,]", "{,}", `{"a":,1}`, "[1,,]", "[ /* c */ ,]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		std, err := hujson.Standardize([]byte(s))
 		if err != nil || !json.Valid(std) {
+			// What hujson refuses, the stream must not turn into JSON.
+			if got, err := io.ReadAll(NewHuJSONReader(strings.NewReader(s))); err == nil && json.Valid(got) {
+				t.Fatalf("%q: hujson refuses it, the stream makes valid JSON %q", s, got)
+			}
 			return
 		}
 		for _, one := range []bool{false, true} {
