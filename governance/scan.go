@@ -276,6 +276,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		fenceLen     int
 		fenceCtx     ctx
 		fenceShell   bool
+		fenceCmds    bool // a fence labeled as shell: its commands are checked against requires
 		heredoc      string
 		continued    bool
 		section      bool // under a Prerequisites/Install/Setup heading
@@ -297,7 +298,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 				continue
 			}
 			s.checkLine(line, n, fenceCtx)
-			if fenceShell && isSkillMD {
+			if fenceCmds && isSkillMD {
 				switch {
 				case heredoc != "":
 					if strings.TrimSpace(line) == heredoc {
@@ -317,6 +318,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 				lang = ""
 			}
 			fenceShell = shellLangs[lang]
+			fenceCmds = fenceShell && lang != ""
 			fenceCtx = ctxQuoted
 			if fenceShell {
 				fenceCtx = ctxExec
@@ -405,10 +407,9 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, isSkillMD bool)
 		quoted = true
 	case isBullet(t):
 		item = strings.TrimLeft(t[1:], " \t")
-		imperative = section || imperativeStart(item) || wholeCode(item)
+		imperative = section || imperativeStart(item)
 		quoted = !imperative
 	case isNumbered(t):
-		item = strings.TrimLeft(strings.TrimLeft(t, "0123456789"), ".) \t")
 		imperative = true
 	default:
 		imperative = imperativeStart(t)
@@ -429,11 +430,27 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, isSkillMD bool)
 			s.checkExec(line, sp.text, sp.off, n, ctxExec)
 		}
 		if isSkillMD && !strings.HasPrefix(t, "|") {
-			if f := strings.Fields(sp.text); len(f) >= 2 {
+			if commandLike(sp.text) {
 				s.commands(sp.text, n, true)
 			}
 		}
 	}
+}
+
+// commandLike reports an inline code span that reads as a command line, not
+// a phrase: at least two words, and an argument that is a flag, a path, a
+// variable, a quoted string, a pipe or an assignment.
+func commandLike(t string) bool {
+	f := strings.Fields(t)
+	if len(f) < 2 {
+		return false
+	}
+	for _, a := range f[1:] {
+		if strings.HasPrefix(a, "-") || strings.ContainsAny(a, "/$\"'|=~") {
+			return true
+		}
+	}
+	return false
 }
 
 type span struct {
@@ -477,10 +494,6 @@ func isNumbered(t string) bool {
 	return i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && (t[i+1] == ' ' || t[i+1] == '\t')
 }
 
-func wholeCode(item string) bool {
-	item = strings.TrimSpace(item)
-	return len(item) > 2 && item[0] == '`' && item[len(item)-1] == '`' && strings.Count(item, "`")%2 == 0 && len(codeSpans(item)) == 1
-}
 
 var imperativeVerbs = map[string]bool{"run": true, "execute": true, "exec": true, "paste": true, "type": true,
 	"enter": true, "copy": true, "download": true, "install": true, "launch": true, "start": true,
@@ -591,19 +604,20 @@ func (s *scanner) checkExec(line, text string, off, n int, c ctx) {
 // terminator when the line opens one.
 func (s *scanner) commands(line string, n int, inline bool) (heredoc string) {
 	t := strings.TrimSpace(line)
-	if strings.HasPrefix(t, "#") || t == "" {
+	if strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || t == "" {
 		return ""
 	}
 	t = strings.TrimPrefix(strings.TrimPrefix(t, "$ "), "> ")
 	if m := reHeredoc.FindStringSubmatch(t); m != nil {
 		heredoc = m[1]
 	}
-	for _, seg := range splitShell(t) {
+	segs := splitShell(t)
+	if inline {
+		segs = segs[:1]
+	}
+	for _, seg := range segs {
 		w := commandWord(seg)
 		if w == "" || s.bins[w] || knownCommands[w] || s.undecl[w] {
-			continue
-		}
-		if inline && !strings.Contains(seg, " ") {
 			continue
 		}
 		s.undecl[w] = true
@@ -638,9 +652,17 @@ var prefixWords = map[string]bool{"sudo": true, "env": true, "time": true, "nohu
 
 // commandWord returns the binary a shell segment runs, or "".
 func commandWord(seg string) string {
+	afterPrefix := false
 	for _, w := range strings.Fields(seg) {
 		w = strings.TrimLeft(w, "({")
-		if w == "" || prefixWords[w] || strings.HasPrefix(w, "-") {
+		if w == "" || prefixWords[w] {
+			afterPrefix = true
+			continue
+		}
+		if strings.HasPrefix(w, "-") {
+			if !afterPrefix {
+				return ""
+			}
 			continue
 		}
 		if eq := strings.IndexByte(w, '='); eq > 0 && !strings.Contains(w[:eq], "/") {
@@ -689,4 +711,3 @@ var knownCommands = func() map[string]bool {
 	}
 	return m
 }()
-
