@@ -494,7 +494,6 @@ func isNumbered(t string) bool {
 	return i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && (t[i+1] == ' ' || t[i+1] == '\t')
 }
 
-
 var imperativeVerbs = map[string]bool{"run": true, "execute": true, "exec": true, "paste": true, "type": true,
 	"enter": true, "copy": true, "download": true, "install": true, "launch": true, "start": true,
 	"invoke": true, "call": true, "first": true, "then": true, "next": true, "now": true, "please": true,
