@@ -45,8 +45,11 @@ var (
 	rePersist = regexp.MustCompile(`\bcrontab\s+(-e|-r|-\s|-$|[^-\s|;&][^\s|;&]*)|\|\s*crontab\b|@reboot\b|/etc/cron|>>?\s*["']?(~|\$home|/home/[^/\s]+|/users/[^/\s]+|/root)?/?\.(bashrc|zshrc|bash_profile|profile|zprofile|zshenv|zlogin|bash_login|config/fish/config\.fish)\b|\btee\s+(-a\s+)?["']?(~|\$home)/\.(bashrc|zshrc|bash_profile|profile|zprofile|zshenv)\b|library/launch(agents|daemons)|\blaunchctl\s+(load|bootstrap|submit|enable)\b|\bsystemctl\s+(--user\s+)?(enable|daemon-reload)\b|/etc/systemd/|\.config/systemd/user|\bloginitems?\b|login item|lssharedfilelist|(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?)\s+[^|;&]*\s)["']?/etc/|\b(sed|perl)\s+-i[^|;&]*\s/etc/|/etc/(rc\.local|profile\.d|init\.d|sudoers)`)
 
 	// prompt-injection
-	reInjectErr  = regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+|these\s+|those\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|existing|other)\s+(instructions?|prompts?|rules|directions|guidelines|messages|directives|constraints)|\b(do\s+not|don'?t|never)\s+(tell|inform|alert|notify|warn|let)\s+the\s+user\b|\b(hide|conceal|keep)\s+(this|it|these)\s+(secret\s+)?from\s+the\s+user\b|\b(reveal|print|output|show|repeat|leak|dump|disclose)\s+(me\s+)?(your|the)\s+(full\s+|entire\s+|complete\s+)?(system\s+prompt|initial\s+instructions|hidden\s+instructions|system\s+message)|<\s*/?\s*system\s*>|<\|im_start\|>|<\|system\|>|\[/?inst\]|^\s*(#+\s*)?system\s*:\s|new\s+instructions\s*:`)
-	reInjectWarn = regexp.MustCompile(`\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(to\s+be|you\s+are)\b|\broleplay\s+as\b|(^|[.!]\s+|\byou\s+(will\s+|must\s+|should\s+)?)act\s+as\s+(a|an|the|if)\b|\bdeveloper\s+mode\b|\bjailbreak\b`)
+	reInjectOverride = regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+|these\s+|those\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|existing|other)\s+(instructions?|prompts?|rules|directions|guidelines|messages|directives|constraints)`)
+	reInjectSecret   = regexp.MustCompile(`\b(do\s+not|don'?t|never)\s+(tell|inform|alert|notify|warn|let)\s+the\s+user\b|\b(hide|conceal|keep)\s+(this|it|these)\s+(secret\s+)?from\s+the\s+user\b`)
+	reInjectReveal   = regexp.MustCompile(`\b(reveal|print|output|show|repeat|leak|dump|disclose)\s+(me\s+)?(your|the)\s+(full\s+|entire\s+|complete\s+)?(system\s+prompt|initial\s+instructions|hidden\s+instructions|system\s+message)`)
+	reInjectTag      = regexp.MustCompile(`<\s*/?\s*system\s*>|<\|im_start\|>|<\|system\|>|\[/?inst\]|^\s*(#+\s*)?system\s*:\s|new\s+instructions\s*:`)
+	reInjectWarn     = regexp.MustCompile(`\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(to\s+be|you\s+are)\b|\broleplay\s+as\b|(^|[.!]\s+|\byou\s+(will\s+|must\s+|should\s+)?)act\s+as\s+(a|an|the|if)\b|\bdeveloper\s+mode\b|\bjailbreak\b`)
 
 	// password-archive
 	reArchive  = regexp.MustCompile(`\.(zip|7z|rar|tar\.gz|tgz|tar|dmg|iso)\b|\b(archive|zip file)\b`)
@@ -63,13 +66,30 @@ var pasteHosts = []string{"pastebin.com", "paste.ee", "hastebin.com", "ghostbin"
 
 // injection: prompt-injection, error for overrides, warn for role play.
 func (s *scanner) injection(line, low string, n int, c ctx) {
-	if loc := reInjectErr.FindStringIndex(low); loc != nil {
-		s.add(RulePromptInjection, SeverityError, c, n, line, loc[0])
-		return
+	for _, p := range []pass{
+		{reInjectOverride, []string{"ignore", "disregard", "forget", "override", "bypass"}},
+		{reInjectSecret, []string{"the user"}},
+		{reInjectReveal, []string{"system prompt", "instructions", "system message"}},
+		{reInjectTag, []string{"system", "[inst", "[/inst", "instructions"}},
+	} {
+		if containsAny(low, p.keys...) {
+			if loc := p.re.FindStringIndex(low); loc != nil {
+				s.add(RulePromptInjection, SeverityError, c, n, line, loc[0])
+				return
+			}
+		}
 	}
-	if loc := reInjectWarn.FindStringIndex(low); loc != nil {
-		s.add(RulePromptInjection, SeverityWarn, c, n, line, loc[0])
+	if containsAny(low, "you are now", "from now on", "pretend", "roleplay", "act as", "developer mode", "jailbreak") {
+		if loc := reInjectWarn.FindStringIndex(low); loc != nil {
+			s.add(RulePromptInjection, SeverityWarn, c, n, line, loc[0])
+		}
 	}
+}
+
+// pass is a regexp run only on lines holding one of its keywords.
+type pass struct {
+	re   *regexp.Regexp
+	keys []string
 }
 
 // urls: raw-ip-url, paste-host and network-egress over every http(s) URL.
@@ -120,7 +140,7 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 
 // host classifies one URL host.
 func (s *scanner) host(host, line string, n, at int, c ctx) {
-	if host == "" {
+	if host == "" || s.hosts[host] {
 		return
 	}
 	if a, ok := ipHost(host); ok {
@@ -135,10 +155,10 @@ func (s *scanner) host(host, line string, n, at int, c ctx) {
 			return
 		}
 	}
-	if !plausibleHost(host) || exampleHost(host) || hostAllowed(host, s.opts.AllowedHosts) || s.hosts[host] {
+	s.hosts[host] = true // an ordinary host: classified once
+	if !plausibleHost(host) || exampleHost(host) || hostAllowed(host, s.opts.AllowedHosts) {
 		return
 	}
-	s.hosts[host] = true
 	s.add(RuleNetworkEgress, SeverityWarn, ctxExec, n, line, at)
 }
 
@@ -171,13 +191,17 @@ func plausibleHost(h string) bool {
 	return len(tld) >= 2 && tld[0] >= 'a' && tld[0] <= 'z'
 }
 
+var exampleDomains = []string{"example.com", "example.org", "example.net", "localhost"}
+
+var reservedSuffixes = []string{".example", ".test", ".invalid", ".local", ".localhost", ".internal", ".lan", ".home.arpa"}
+
 func exampleHost(h string) bool {
-	for _, e := range []string{"example.com", "example.org", "example.net", "localhost"} {
+	for _, e := range exampleDomains {
 		if h == e || strings.HasSuffix(h, "."+e) {
 			return true
 		}
 	}
-	for _, t := range []string{".example", ".test", ".invalid", ".local", ".localhost", ".internal", ".lan", ".home.arpa"} {
+	for _, t := range reservedSuffixes {
 		if strings.HasSuffix(h, t) {
 			return true
 		}
@@ -227,8 +251,17 @@ func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx) {
 	if !containsAny(low, "curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring") {
 		return
 	}
-	for _, re := range []*regexp.Regexp{reFetchPipe, reProcSubst, reChmodRun, rePSDownload, rePythonFetch} {
-		if loc := re.FindStringIndex(low); loc != nil {
+	for _, p := range []pass{
+		{reFetchPipe, []string{"|"}},
+		{reProcSubst, []string{"<(", "$("}},
+		{reChmodRun, []string{"chmod"}},
+		{rePSDownload, []string{"iex", "invoke-expression"}},
+		{rePythonFetch, []string{"exec", "eval"}},
+	} {
+		if !containsAny(low, p.keys...) {
+			continue
+		}
+		if loc := p.re.FindStringIndex(low); loc != nil {
 			sev := SeverityError
 			if s.vendorInstall(low) {
 				sev = SeverityWarn // the declared tool's own https install script
@@ -283,27 +316,35 @@ func (s *scanner) encoded(line, low string, off, n int, c ctx) {
 }
 
 func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
-	if !containsAny(low, "$'", "ifs", "rev", "\\x", "$", "'", "\"") {
+	ansi := strings.Contains(low, "$'")
+	quoteCat := containsAny(low, `"+`, `" +`, `'+`, `' +`, `""`, `''`)
+	if !ansi && !quoteCat && !containsAny(low, "ifs", "rev", `\x`, "$") {
 		return
 	}
-	execHint := reExecHint.MatchString(low)
 	sev := SeverityWarn
-	if execHint {
+	if reExecHint.MatchString(low) {
 		sev = SeverityError
 	}
-	if m := reANSIC.FindStringSubmatchIndex(text); m != nil {
-		dec := unescapeANSIC(text[m[2]:m[3]])
-		if execHint || fetcher(dec) {
+	if m := reANSIC.FindStringSubmatchIndex(text); ansi && m != nil {
+		if fetcher(unescapeANSIC(text[m[2]:m[3]])) {
 			sev = SeverityError
 		}
 		s.add(RuleObfuscation, sev, c, n, line, off+m[0])
 		return
 	}
-	for _, re := range []*regexp.Regexp{reIFS, reRev, reHexEsc, reVarCat} {
-		if loc := re.FindStringIndex(low); loc != nil {
+	for _, p := range []pass{
+		{reIFS, []string{"ifs"}}, {reRev, []string{"rev"}}, {reHexEsc, []string{`\x`}}, {reVarCat, []string{"$"}},
+	} {
+		if !containsAny(low, p.keys...) {
+			continue
+		}
+		if loc := p.re.FindStringIndex(low); loc != nil {
 			s.add(RuleObfuscation, sev, c, n, line, off+loc[0])
 			return
 		}
+	}
+	if !quoteCat {
+		return
 	}
 	if loc := reQuoteCat.FindStringIndex(low); loc != nil {
 		collapsed := strings.NewReplacer(`"`, "", `'`, "", "+", "", " ", "").Replace(low)
