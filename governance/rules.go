@@ -18,7 +18,6 @@ var (
 	reCommentDirective = regexp.MustCompile(`(?i)\b(ignore|disregard|you must|you should|you are|assistant|agent|ai model|llm|claude|chatgpt|do not tell|don'?t tell|instructions?|execute|run the|send|upload|exfiltrate|always|never)\b`)
 
 	// download-exec
-	reFetchPipe   = regexp.MustCompile(`\b(curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^|]*\|\s*(sudo\s+(-\S+\s+)*)?(ba|z|da|k|fi)?sh\b|\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(python[0-9.]*|perl|ruby|node|php)\b`)
 	reProcSubst   = regexp.MustCompile(`\b(ba|z|k)?sh\s+<\(\s*(curl|wget)\b|\b(ba|z|k)?sh\s+-c\s+["']?\$\(\s*(curl|wget)\b|\bsource\s+<\(\s*(curl|wget)\b|\beval\s+["']?\$\(\s*(curl|wget)\b`)
 	reChmodRun    = regexp.MustCompile(`\b(curl|wget)\b.*&&.*chmod\s+(\+x|[0-7]*7[0-7]*)\b.*&&\s*(sudo\s+)?\.?/`)
 	rePSDownload  = regexp.MustCompile(`\b(iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient)\b.*(\|\s*iex\b|invoke-expression)|\b(iex|invoke-expression)\b\s*\(?\s*(\(?\s*new-object\s+(system\.)?net\.webclient|iwr|irm|invoke-webrequest|invoke-restmethod)`)
@@ -251,8 +250,15 @@ func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx) {
 	if !containsAny(low, "curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring") {
 		return
 	}
+	if at := fetchPipe(low); at >= 0 {
+		sev := SeverityError
+		if s.vendorInstall(low) {
+			sev = SeverityWarn
+		}
+		s.add(RuleDownloadExec, sev, c, n, line, off+at)
+		return
+	}
 	for _, p := range []pass{
-		{reFetchPipe, []string{"|"}},
 		{reProcSubst, []string{"<(", "$("}},
 		{reChmodRun, []string{"chmod"}},
 		{rePSDownload, []string{"iex", "invoke-expression"}},
@@ -271,6 +277,47 @@ func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx) {
 		}
 	}
 }
+
+var fetchers = []string{"curl", "wget", "iwr", "irm", "invoke-webrequest", "invoke-restmethod", "fetch"}
+
+var pipeInterpreters = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true,
+	"fish": true, "perl": true, "ruby": true, "node": true, "php": true, "python": true}
+
+// fetchPipe finds a fetcher whose output is piped (at the first pipe after
+// it) into a shell or interpreter: the reFetchPipe pattern, without a
+// regexp. It returns the fetcher's offset or -1.
+func fetchPipe(low string) int {
+	for _, f := range fetchers {
+		for from := 0; from < len(low); {
+			i := strings.Index(low[from:], f)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + len(f)
+			if i > 0 && isWordByte(low[i-1]) || from < len(low) && isWordByte(low[from]) {
+				continue
+			}
+			j := strings.IndexByte(low[from:], '|')
+			if j < 0 {
+				break
+			}
+			rest := strings.Fields(low[from+j+1 : min(len(low), from+j+1+200)])
+			for len(rest) > 0 && (rest[0] == "sudo" || strings.HasPrefix(rest[0], "-")) {
+				rest = rest[1:]
+			}
+			if len(rest) > 0 {
+				w := strings.TrimRight(rest[0], ";)&\"'`")
+				if pipeInterpreters[strings.TrimRight(w, "0123456789.")] {
+					return i
+				}
+			}
+		}
+	}
+	return -1
+}
+
+func isWordByte(b byte) bool { return isAlnum(b) || b == '_' }
 
 // vendorInstall reports a fetch-and-run of an https URL on a code host
 // whose path names a declared binary (e.g. the official install script of
