@@ -141,7 +141,7 @@ func TestScoreWeightsAndBands(t *testing.T) {
 		got, want int
 	}{
 		{"shell exec", WeightShellExec, 30}, {"code eval", WeightCodeEval, 30}, {"fs write", WeightFSWrite, 25},
-		{"secrets read", WeightSecretsRead, 25}, {"network egress", WeightNetworkEgres, 20}, {"no error", MitigationNoErrs, -5},
+		{"secrets read", WeightSecretsRead, 25}, {"network egress", WeightNetworkEgress, 20}, {"no error", MitigationNoErrs, -5},
 	}
 	for _, w := range weights {
 		if w.got != w.want {

@@ -160,7 +160,7 @@ func (s *scanner) capabilities(fm []string) {
 		low := strings.ToLower(l)
 		for _, c := range dangerousCaps {
 			if j := strings.Index(low, c.id); j >= 0 && isIDBoundary(low, j, len(c.id)) {
-				s.add(RuleDangerousCapabilty, SeverityInfo, ctxExec, i+1, l, j)
+				s.add(RuleDangerousCapability, SeverityInfo, ctxExec, i+1, l, j)
 				s.caps = append(s.caps, c.cat)
 			}
 		}

@@ -3,11 +3,11 @@ package governance
 // Capability weights: a declared dangerous capability adds its weight once
 // (the seed's weights).
 const (
-	WeightShellExec    = 30 // shell execution (shell.exec)
-	WeightCodeEval     = 30 // arbitrary code evaluation (code.eval, code.exec)
-	WeightFSWrite      = 25 // filesystem write outside the workspace (filesystem.write)
-	WeightSecretsRead  = 25 // secrets read (secrets.read, keychain.read, …)
-	WeightNetworkEgres = 20 // external network egress (network.*)
+	WeightShellExec     = 30 // shell execution (shell.exec)
+	WeightCodeEval      = 30 // arbitrary code evaluation (code.eval, code.exec)
+	WeightFSWrite       = 25 // filesystem write outside the workspace (filesystem.write)
+	WeightSecretsRead   = 25 // secrets read (secrets.read, keychain.read, …)
+	WeightNetworkEgress = 20 // external network egress (network.*)
 )
 
 // Finding weights: each finding adds its category's weight, and each
@@ -73,7 +73,7 @@ var capabilityWeight = map[string]int{
 	capEval:    WeightCodeEval,
 	capFSWrite: WeightFSWrite,
 	capSecrets: WeightSecretsRead,
-	capEgress:  WeightNetworkEgres,
+	capEgress:  WeightNetworkEgress,
 }
 
 // category returns a finding's score category, its weight and its cap.
