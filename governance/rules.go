@@ -71,14 +71,14 @@ func (s *scanner) injection(line, low string, n int, c ctx) {
 		{reInjectReveal, []string{"system prompt", "instructions", "system message"}},
 		{reInjectTag, []string{"system", "[inst", "[/inst", "instructions"}},
 	} {
-		if containsAny(low, p.keys...) {
+		if s.has(low, p.keys...) {
 			if loc := p.re.FindStringIndex(low); loc != nil {
 				s.add(RulePromptInjection, SeverityError, c, n, line, loc[0])
 				return
 			}
 		}
 	}
-	if containsAny(low, "you are now", "from now on", "pretend", "roleplay", "act as", "developer mode", "jailbreak") {
+	if s.has(low, "you are now", "from now on", "pretend", "roleplay", "act as", "developer mode", "jailbreak") {
 		if loc := reInjectWarn.FindStringIndex(low); loc != nil {
 			s.add(RulePromptInjection, SeverityWarn, c, n, line, loc[0])
 		}
@@ -127,9 +127,16 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 		host = strings.TrimRight(host, ".")
 		s.host(host, line, n, j, c)
 	}
-	if c != ctxProse {
+	// A bare paste host (no URL on the line: URLs were classified above).
+	if c != ctxProse && len(low) >= 3 && !strings.Contains(low, "://") {
+		if !s.grams.valid || s.grams.of != low {
+			s.grams.build(low)
+		}
 		for _, p := range pasteHosts {
-			if k := strings.Index(low, p); k >= 0 && !strings.Contains(low, "://") && (k == 0 || !isAlnum(low[k-1]) && low[k-1] != '-') {
+			if len(p) >= 3 && !s.grams.may(p) {
+				continue
+			}
+			if k := strings.Index(low, p); k >= 0 && (k == 0 || !isAlnum(low[k-1]) && low[k-1] != '-') {
 				s.add(RulePasteHost, SeverityError, c, n, line, k)
 				break
 			}
@@ -237,6 +244,55 @@ func abs(x int) int {
 	return x
 }
 
+// has is containsAny for the lowercased line low, with a filter first: the
+// 3-byte sequences of low are kept in a bitmap (built once per line), and
+// a keyword whose first three bytes are not among them cannot be in low.
+// Most keywords are absent from most lines; checking each with
+// strings.Contains was a third of a scan.
+func (s *scanner) has(low string, subs ...string) bool {
+	if len(low) < 3 {
+		return containsAny(low, subs...)
+	}
+	g := &s.grams
+	if !g.valid || g.of != low {
+		g.build(low)
+	}
+	for _, x := range subs {
+		if len(x) >= 3 && !g.may(x) {
+			continue
+		}
+		if strings.Contains(low, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// grams is the bitmap of has: one bit per hash of a 3-byte sequence.
+type grams struct {
+	of    string
+	valid bool
+	bits  [64]uint64
+}
+
+func gramHash(a, b, c byte) uint { return (uint(a)*961 + uint(b)*31 + uint(c)) & 4095 }
+
+func (g *grams) build(s string) {
+	clear(g.bits[:])
+	for i := 0; i+2 < len(s); i++ {
+		h := gramHash(s[i], s[i+1], s[i+2])
+		g.bits[h>>6] |= 1 << (h & 63)
+	}
+	g.of, g.valid = s, true
+}
+
+// may reports whether x (3 bytes or more) may be in the line: its first
+// three bytes are among the line's.
+func (g *grams) may(x string) bool {
+	h := gramHash(x[0], x[1], x[2])
+	return g.bits[h>>6]&(1<<(h&63)) != 0
+}
+
 func containsAny(s string, subs ...string) bool {
 	for _, x := range subs {
 		if strings.Contains(s, x) {
@@ -247,7 +303,7 @@ func containsAny(s string, subs ...string) bool {
 }
 
 func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx) {
-	if !containsAny(low, "curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring") {
+	if !s.has(low, "curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring") {
 		return
 	}
 	if at := fetchPipe(low); at >= 0 {
@@ -264,7 +320,7 @@ func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx) {
 		{rePSDownload, []string{"iex", "invoke-expression"}},
 		{rePythonFetch, []string{"exec", "eval"}},
 	} {
-		if !containsAny(low, p.keys...) {
+		if !s.has(low, p.keys...) {
 			continue
 		}
 		if loc := p.re.FindStringIndex(low); loc != nil {
@@ -351,7 +407,7 @@ func (s *scanner) vendorInstall(low string) bool {
 }
 
 func (s *scanner) encoded(line, low string, off, n int, c ctx) {
-	if !containsAny(low, "base64", "xxd", "frombase64", "b64decode", "atob(", "certutil", "-e", "-en") {
+	if !s.has(low, "base64", "xxd", "frombase64", "b64decode", "atob(", "certutil", "-e", "-en") {
 		return
 	}
 	for _, re := range []*regexp.Regexp{reDecodeExec, reExecDecode, rePSEnc} {
@@ -364,8 +420,8 @@ func (s *scanner) encoded(line, low string, off, n int, c ctx) {
 
 func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 	ansi := strings.Contains(low, "$'")
-	quoteCat := containsAny(low, `"+`, `" +`, `'+`, `' +`, `""`, `''`)
-	if !ansi && !quoteCat && !containsAny(low, "ifs", "rev", `\x`, "$") {
+	quoteCat := s.has(low, `"+`, `" +`, `'+`, `' +`, `""`, `''`)
+	if !ansi && !quoteCat && !s.has(low, "ifs", "rev", `\x`, "$") {
 		return
 	}
 	sev := SeverityWarn
@@ -382,7 +438,7 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 	for _, p := range []pass{
 		{reIFS, []string{"ifs"}}, {reRev, []string{"rev"}}, {reHexEsc, []string{`\x`}}, {reVarCat, []string{"$"}},
 	} {
-		if !containsAny(low, p.keys...) {
+		if !s.has(low, p.keys...) {
 			continue
 		}
 		if loc := p.re.FindStringIndex(low); loc != nil {
@@ -444,7 +500,7 @@ func unescapeANSIC(s string) string {
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 func (s *scanner) secrets(line, low string, off, n int, c ctx) {
-	if !containsAny(low, ".ssh", ".aws", "gcloud", "security", "keychain", "library/", "mozilla", "chrome", "cookies",
+	if !s.has(low, ".ssh", ".aws", "gcloud", "security", "keychain", "library/", "mozilla", "chrome", "cookies",
 		"login data", "local state", "wallet", "electrum", "bitcoin", "ethereum", "metamask", "solana", ".kube", ".docker",
 		"netrc", "credentials", ".npmrc", ".pypirc", ".env", "printenv", "env", "/etc/") {
 		return
@@ -459,7 +515,7 @@ func (s *scanner) secrets(line, low string, off, n int, c ctx) {
 }
 
 func (s *scanner) persistence(line, low string, off, n int, c ctx) {
-	if !containsAny(low, "cron", "rc", "profile", "zshenv", "zlogin", "launch", "systemd", "systemctl", "login", "/etc/") {
+	if !s.has(low, "cron", "rc", "profile", "zshenv", "zlogin", "launch", "systemd", "systemctl", "login", "/etc/") {
 		return
 	}
 	if loc := rePersist.FindStringIndex(low); loc != nil {

@@ -54,6 +54,10 @@ type scanner struct {
 
 	arcLine, pwLine, pwCheckedTo int
 	pwReported                   string
+
+	grams grams // of the line has last looked at
+
+	lowOf, low string // the last lower call: a line is checked by several passes
 }
 
 func newScanner(opts Options, sk *skill.Skill) *scanner {
@@ -514,7 +518,7 @@ func imperativeStart(t string) bool {
 // checkLine runs the line rules over one line in context c.
 func (s *scanner) checkLine(line string, n int, c ctx) {
 	s.hiddenUnicode(line, n)
-	low := lowerASCII(line)
+	low := s.lower(line)
 	s.injection(line, low, n, c)
 	s.urls(line, low, n, c)
 	s.passwordArchive(line, low, n, c)
@@ -523,6 +527,14 @@ func (s *scanner) checkLine(line string, n int, c ctx) {
 	} else {
 		s.blobs(line, line, 0, n, c)
 	}
+}
+
+// lower is lowerASCII, remembering the last line it lowercased.
+func (s *scanner) lower(t string) string {
+	if t != s.lowOf || s.low == "" && t != "" {
+		s.lowOf, s.low = t, lowerASCII(t)
+	}
+	return s.low
 }
 
 // lowerASCII lowercases ASCII letters only, keeping byte offsets.
@@ -589,7 +601,7 @@ func emojiish(r rune) bool {
 // checkExec runs the rules that need an execution context over text (a
 // line or an inline code span at offset off of line).
 func (s *scanner) checkExec(line, text string, off, n int, c ctx) {
-	low := lowerASCII(text)
+	low := s.lower(text)
 	s.downloadExec(line, text, low, off, n, c)
 	s.encoded(line, low, off, n, c)
 	s.obfuscation(line, text, low, off, n, c)
