@@ -23,8 +23,8 @@ trap cleanup EXIT INT TERM
   echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 } | tee "$out/machine.txt"
 
-echo; echo "== go benchmarks (go test -run '^\$' -bench . -benchmem ./skill ./eligibility ./promptbuild ./gateway)"
-go test -run '^$' -bench . -benchmem -benchtime 1s -timeout 20m ./skill ./eligibility ./promptbuild ./gateway | tee "$out/go-bench.txt"
+echo; echo "== go benchmarks (go test -run '^\$' -bench . -benchmem ./skill ./governance ./eligibility ./promptbuild ./gateway)"
+go test -run '^$' -bench . -benchmem -benchtime 1s -timeout 20m ./skill ./governance ./eligibility ./promptbuild ./gateway | tee "$out/go-bench.txt"
 
 ns() { awk -v n="$1" '$1 ~ n"-[0-9]+$" {print $3}' "$out/go-bench.txt"; }
 echo; echo "== ratios from this run"
