@@ -35,6 +35,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSplitObject$$' -fuzztime $(FUZZTIME) ./protocol
 	$(GO) test -run '^$$' -fuzz '^FuzzHostParser$$' -fuzztime $(FUZZTIME) ./cmd/skillgate
 	$(GO) test -run '^$$' -fuzz '^FuzzHuJSONReader$$' -fuzztime $(FUZZTIME) ./internal/cli
+	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./governance
 
 lint:
 	$(GO) vet ./...
