@@ -3,36 +3,81 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
 
+// Bounds of what validate reads.
+const (
+	// maxValidateSkills bounds the SKILL.md files a directory walk checks.
+	maxValidateSkills = 10000
+	// Caps on a skill directory's other files passed to the governance
+	// scanner; files over them are passed unread, as findings.
+	maxScanFileSize  = 256 << 10
+	maxScanFiles     = 64
+	maxScanDirBytes  = 1 << 20
+	maxScanDirWalked = 10000 // entries of one skill directory looked at
+)
+
+// validateDiag is one line of validate's report: a parse, requirement or
+// format diagnostic, or a governance finding (Rule set, Line when known).
+type validateDiag struct {
+	Location string      `json:"location"`
+	Level    skill.Level `json:"level"`
+	Message  string      `json:"message"`
+	Line     int         `json:"line,omitempty"`
+	Rule     string      `json:"rule,omitempty"`
+}
+
 // validateResult is the --json answer of validate.
 type validateResult struct {
-	Files       int                `json:"files"`
-	Errors      int                `json:"errors"`
-	Warnings    int                `json:"warnings"`
-	Diagnostics []skill.Diagnostic `json:"diagnostics"`
+	Files       int            `json:"files"`
+	Errors      int            `json:"errors"`
+	Warnings    int            `json:"warnings"`
+	Diagnostics []validateDiag `json:"diagnostics"`
+}
+
+// validateSkill is one SKILL.md found under a validate path.
+type validateSkill struct {
+	s      *skill.Skill
+	data   []byte // the SKILL.md's bytes
+	dir    string // the skill directory on disk; "" to scan SKILL.md alone
+	shown  string // the SKILL.md path as shown
+	global bool   // in a store: a global skill (else agent-local, or not a store)
 }
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("skillgate validate", stderr)
-	asJSON := fs.Bool("json", false, "print findings as JSON")
-	paths, err := parseFlags(fs, args)
+	fset := cli.NewFlagSet("skillgate validate", stderr)
+	asJSON := fset.Bool("json", false, "print findings as JSON")
+	format := fset.String("format", "human", "output format: human or github (GitHub Actions annotations)")
+	strict := fset.Bool("strict", false, "fail (exit 1) on warnings too")
+	paths, err := parseFlags(fset, args)
 	if err != nil {
 		return err
 	}
-	if len(paths) == 0 {
-		return cli.Usagef("give one or more SKILL.md files or store directories")
+	if *format != "human" && *format != "github" {
+		return cli.Usagef("--format: %q is not human or github", *format)
 	}
-	res := validateResult{Diagnostics: []skill.Diagnostic{}}
+	if *asJSON && *format != "human" {
+		return cli.Usagef("--json and --format %s exclude each other", *format)
+	}
+	if len(paths) == 0 {
+		return cli.Usagef("give one or more SKILL.md files, skill directories or directories holding skills")
+	}
+	res := validateResult{Diagnostics: []validateDiag{}}
 	for _, p := range paths {
 		skills, diags, root, err := loadForValidate(ctx, p)
 		if err != nil {
@@ -45,17 +90,31 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				if root != "" {
 					d.Location = filepath.Join(root, filepath.FromSlash(d.Location))
 				}
-				res.Diagnostics = append(res.Diagnostics, d)
+				res.Diagnostics = append(res.Diagnostics, validateDiag{Location: d.Location, Level: d.Level, Message: d.Message})
 			}
 		}
 		add(diags)
-		for _, s := range skills {
+		for _, vs := range skills {
+			s := vs.s
 			res.Files++
 			add(s.Diagnostics)
 			// Requirement problems as the gateway would see them with no
 			// config overrides.
 			add(eligibility.Prepare(s, nil).Diagnostics())
+			if vs.data == nil {
+				continue // not readable again: reported by the loader
+			}
+			var exists func(string) bool
+			if vs.dir != "" {
+				exists = func(rel string) bool {
+					_, err := os.Lstat(filepath.Join(vs.dir, filepath.FromSlash(rel)))
+					return err == nil
+				}
+			}
+			add(skill.CheckFormat(s, vs.data, exists))
+			res.Diagnostics = append(res.Diagnostics, scanForValidate(vs)...)
 		}
+		add(duplicateNames(skills))
 	}
 	for _, d := range res.Diagnostics {
 		switch d.Level {
@@ -65,72 +124,372 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			res.Warnings++
 		}
 	}
-	if *asJSON {
+	switch {
+	case *asJSON:
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
-	} else {
+	case *format == "github":
+		for _, d := range res.Diagnostics {
+			fmt.Fprintln(stdout, githubAnnotation(d))
+		}
+		fmt.Fprintf(stdout, "%d files checked: %d errors, %d warnings\n", res.Files, res.Errors, res.Warnings)
+	default:
 		// Locations and messages quote SKILL.md files: keep them printable.
 		for _, d := range res.Diagnostics {
-			fmt.Fprintf(stdout, "%s: %s: %s\n", cli.Printable(d.Location), cli.Printable(string(d.Level)), cli.Printable(d.Message))
+			loc := d.Location
+			if d.Line > 0 {
+				loc += ":" + strconv.Itoa(d.Line)
+			}
+			msg := d.Message
+			if d.Rule != "" {
+				msg = d.Rule + ": " + msg
+			}
+			fmt.Fprintf(stdout, "%s: %s: %s\n", cli.Printable(loc), cli.Printable(string(d.Level)), cli.Printable(msg))
 		}
 		fmt.Fprintf(stdout, "%d files checked: %d errors, %d warnings\n", res.Files, res.Errors, res.Warnings)
 	}
-	if res.Errors > 0 {
+	if res.Errors > 0 || (*strict && res.Warnings > 0) {
 		return cli.ExitError{Code: 1}
 	}
 	return nil
 }
 
+// githubAnnotation renders d as a GitHub Actions workflow command.
+func githubAnnotation(d validateDiag) string {
+	cmd := "notice"
+	switch d.Level {
+	case skill.LevelError:
+		cmd = "error"
+	case skill.LevelWarn:
+		cmd = "warning"
+	}
+	props := "file=" + githubProperty(filepath.ToSlash(d.Location))
+	if d.Line > 0 {
+		props += ",line=" + strconv.Itoa(d.Line)
+	}
+	msg := d.Message
+	if d.Rule != "" {
+		props += ",title=" + githubProperty(d.Rule)
+		msg = d.Rule + ": " + msg
+	}
+	return "::" + cmd + " " + props + "::" + cli.Printable(githubData(msg))
+}
+
+// githubData escapes a workflow command's message as GitHub requires.
+func githubData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+// githubProperty escapes a workflow command's property value.
+func githubProperty(s string) string {
+	return cli.Printable(strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s))
+}
+
+// duplicateNames warns about skills sharing a name in one agent's view:
+// among the global skills, and among an agent's skills plus the global
+// skills it does not shadow. Outside a store every skill is in one view.
+func duplicateNames(skills []validateSkill) []skill.Diagnostic {
+	var global []validateSkill
+	agents := map[string][]validateSkill{}
+	var agentIDs []string
+	for _, vs := range skills {
+		if vs.global || vs.s.Scope != skill.ScopeAgent {
+			global = append(global, vs)
+			continue
+		}
+		if _, ok := agents[vs.s.Agent]; !ok {
+			agentIDs = append(agentIDs, vs.s.Agent)
+		}
+		agents[vs.s.Agent] = append(agents[vs.s.Agent], vs)
+	}
+	var out []skill.Diagnostic
+	seen := map[string]bool{} // location+message, to report once
+	check := func(view []validateSkill) {
+		first := map[string]validateSkill{}
+		for _, vs := range view {
+			f, dup := first[vs.s.Name]
+			if !dup {
+				first[vs.s.Name] = vs
+				continue
+			}
+			d := skill.Diagnostic{Location: vs.s.Key, Level: skill.LevelWarn,
+				Message: fmt.Sprintf("name %q is also the name of %s; an agent sees two skills with the same name — rename one", vs.s.Name, f.shown)}
+			if k := d.Location + "\x00" + d.Message; !seen[k] {
+				seen[k] = true
+				out = append(out, d)
+			}
+		}
+	}
+	check(global)
+	for _, id := range agentIDs {
+		own := agents[id]
+		view := append([]validateSkill(nil), own...)
+		shadowed := map[string]bool{}
+		for _, vs := range own {
+			shadowed[vs.s.Dir] = true
+		}
+		for _, vs := range global {
+			if !shadowed[vs.s.Dir] {
+				view = append(view, vs)
+			}
+		}
+		check(view)
+	}
+	return out
+}
+
+// scanForValidate runs the governance scanner on a skill's directory and
+// returns its findings at the file paths shown.
+func scanForValidate(vs validateSkill) []validateDiag {
+	in := &governance.Input{SkillMD: vs.data}
+	if vs.dir != "" {
+		in.Files = readSkillFiles(vs.dir)
+	}
+	rep := governance.Scan(in, governance.Options{})
+	out := make([]validateDiag, 0, len(rep.Findings))
+	for _, f := range rep.Findings {
+		loc := vs.shown
+		if f.File != governance.SkillFile {
+			loc = filepath.Join(filepath.Dir(vs.shown), filepath.FromSlash(f.File))
+		}
+		out = append(out, validateDiag{Location: loc, Level: skill.Level(f.Severity), Message: f.Excerpt, Line: f.Line, Rule: f.Rule})
+	}
+	return out
+}
+
+// readSkillFiles reads the files of a skill directory other than its
+// SKILL.md, within the caps; files over them, unreadable ones, symbolic
+// links and skipped directories come back with Err set.
+func readSkillFiles(dir string) []governance.File {
+	var files []governance.File
+	total, read, walked, unread := 0, 0, 0, 0
+	firstUnread := ""
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "." || rel == skill.FileName {
+			return nil
+		}
+		walked++
+		if walked > maxScanDirWalked {
+			files = append(files, governance.File{Path: rel, Err: fmt.Sprintf("over the %d-entry walk limit: the rest of the directory is not read", maxScanDirWalked)})
+			return filepath.SkipAll
+		}
+		switch {
+		case err != nil:
+			files = append(files, governance.File{Path: rel, Err: "unreadable: " + errText(err)})
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			files = append(files, governance.File{Path: rel, Err: "symbolic link, not followed"})
+			return nil
+		case d.IsDir():
+			if d.Name() == ".git" || d.Name() == "node_modules" {
+				files = append(files, governance.File{Path: rel, Err: "directory not read (" + d.Name() + ")"})
+				return filepath.SkipDir
+			}
+			return nil
+		case !d.Type().IsRegular():
+			files = append(files, governance.File{Path: rel, Err: "not a regular file"})
+			return nil
+		}
+		if read >= maxScanFiles {
+			if unread == 0 {
+				firstUnread = rel
+			}
+			unread++
+			return nil
+		}
+		info, err := d.Info()
+		switch {
+		case err != nil:
+			files = append(files, governance.File{Path: rel, Err: "unreadable: " + errText(err)})
+		case info.Size() > maxScanFileSize:
+			files = append(files, governance.File{Path: rel, Err: fmt.Sprintf("%d bytes, over the 256 KiB file limit", info.Size())})
+		case total+int(info.Size()) > maxScanDirBytes:
+			files = append(files, governance.File{Path: rel, Err: "over the 1 MiB limit of a skill directory"})
+		default:
+			data, err := readCapped(p, maxScanFileSize)
+			if err != nil {
+				files = append(files, governance.File{Path: rel, Err: "unreadable: " + errText(err)})
+				return nil
+			}
+			read++
+			total += len(data)
+			files = append(files, governance.File{Path: rel, Data: data})
+		}
+		return nil
+	})
+	if unread > 0 {
+		files = append(files, governance.File{Path: firstUnread,
+			Err: fmt.Sprintf("over the %d-file limit of a skill directory: this and %d more files are not read", maxScanFiles, unread-1)})
+	}
+	return files
+}
+
+// errText is an error's text without the path it repeats.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// readCapped reads at most limit+1 bytes of a file; more is an error.
+func readCapped(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("over the %d KiB file limit", limit>>10)
+	}
+	return data, nil
+}
+
 // loadForValidate loads what a path names: one SKILL.md file, a skill
-// directory holding a SKILL.md, or a store directory laid out like the
-// bucket (every agent's skills and the global ones); root is the store
-// directory, "" for the other two.
-func loadForValidate(ctx context.Context, path string) (skills []*skill.Skill, diags []skill.Diagnostic, root string, err error) {
+// directory holding a SKILL.md, a store directory laid out like the bucket
+// (every agent's skills and the global ones), or any other directory, in
+// which every SKILL.md beneath it is a skill. root is the store directory,
+// "" for the others (their locations are file paths already).
+func loadForValidate(ctx context.Context, path string) (skills []validateSkill, diags []skill.Diagnostic, root string, err error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, "", cli.Usagef("%v", err)
 	}
-	if fi.IsDir() {
-		if _, err := os.Stat(filepath.Join(path, skill.FileName)); err == nil {
-			path = filepath.Join(path, skill.FileName)
-		} else {
-			st, err := r2store.NewDir(path)
-			if err != nil {
-				return nil, nil, "", cli.Usagef("%s: %v", path, err)
-			}
-			objs, diags, err := r2store.ListAll(ctx, st)
-			if err != nil {
-				return nil, nil, "", fmt.Errorf("%s: %w", path, err)
-			}
-			if len(objs) == 0 && len(diags) == 0 {
-				diags = append(diags, skill.Diagnostic{Location: ".", Level: skill.LevelWarn, // the store itself
-					Message: "no skills found: expected skills/{dir}/SKILL.md or agents/{agentId}/skills/{dir}/SKILL.md under this directory"})
-			}
-			skills, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
-			if err != nil {
-				return nil, nil, "", fmt.Errorf("%s: %w", path, err)
-			}
-			return skills, append(diags, loadDiags...), path, nil
-		}
+	if !fi.IsDir() {
+		vs, diags, err := loadSkillFile(path, filepath.Base(path) == skill.FileName)
+		return vs, diags, "", err
 	}
+	if _, err := os.Stat(filepath.Join(path, skill.FileName)); err == nil {
+		vs, diags, err := loadSkillFile(filepath.Join(path, skill.FileName), true)
+		return vs, diags, "", err
+	}
+	st, err := r2store.NewDir(path)
+	if err != nil {
+		return nil, nil, "", cli.Usagef("%s: %v", path, err)
+	}
+	objs, diags, err := r2store.ListAll(ctx, st)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	if len(objs) == 0 && len(diags) == 0 {
+		// Not a store: a repository of skill directories, or any tree.
+		return walkForValidate(path)
+	}
+	loaded, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	for _, s := range loaded {
+		file := filepath.Join(path, filepath.FromSlash(s.Key))
+		vs := validateSkill{s: s, dir: filepath.Dir(file), shown: file, global: s.Scope == skill.ScopeGlobal}
+		if data, err := readCapped(file, r2store.MaxFileSize); err == nil {
+			vs.data = data
+		}
+		skills = append(skills, vs)
+	}
+	return skills, append(diags, loadDiags...), path, nil
+}
+
+// loadSkillFile reads and parses one SKILL.md; withDir scans the files of
+// its directory too.
+func loadSkillFile(path string, withDir bool) ([]validateSkill, []skill.Diagnostic, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, "", cli.Usagef("%v", err)
+		return nil, nil, cli.Usagef("%v", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, r2store.MaxFileSize+1))
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(data) > r2store.MaxFileSize {
 		return nil, []skill.Diagnostic{{Location: path, Level: skill.LevelError,
-			Message: "file is over the 256 KiB limit; the gateway will not load it"}}, "", nil
+			Message: "file is over the 256 KiB limit; the gateway will not load it"}}, nil
 	}
 	abs, _ := filepath.Abs(path)
 	ref := skill.Ref{Key: path, Dir: filepath.Base(filepath.Dir(abs)), Scope: skill.ScopeGlobal}
-	return []*skill.Skill{skill.Parse(ref, data)}, nil, "", nil
+	vs := validateSkill{s: skill.Parse(ref, data), data: data, shown: path}
+	if withDir {
+		vs.dir = filepath.Dir(path)
+	}
+	return []validateSkill{vs}, nil, nil
+}
+
+// walkForValidate finds every SKILL.md beneath root, in lexical order. It
+// skips .git and node_modules, does not follow symbolic links and stops
+// after maxValidateSkills files, saying so in a diagnostic each time.
+func walkForValidate(root string) (skills []validateSkill, diags []skill.Diagnostic, _ string, err error) {
+	var found []string
+	stopped := false
+	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			diags = append(diags, skill.Diagnostic{Location: p, Level: skill.LevelWarn,
+				Message: "not searched for skills: " + errText(err)})
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				diags = append(diags, skill.Diagnostic{Location: p, Level: skill.LevelInfo,
+					Message: "symbolic link to a directory, not followed; validate its target directly"})
+			} else if d.Name() == skill.FileName {
+				diags = append(diags, skill.Diagnostic{Location: p, Level: skill.LevelInfo,
+					Message: "symbolic link, not followed; validate its target directly"})
+			}
+			return nil
+		case d.IsDir():
+			if p != root && (d.Name() == ".git" || d.Name() == "node_modules") {
+				diags = append(diags, skill.Diagnostic{Location: p, Level: skill.LevelInfo,
+					Message: "not searched for skills (" + d.Name() + ")"})
+				return filepath.SkipDir
+			}
+			return nil
+		case d.Name() == skill.FileName && d.Type().IsRegular():
+			if len(found) == maxValidateSkills {
+				stopped = true
+				return filepath.SkipAll
+			}
+			found = append(found, p)
+		}
+		return nil
+	})
+	if walkErr != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", root, walkErr)
+	}
+	if stopped {
+		diags = append(diags, skill.Diagnostic{Location: root, Level: skill.LevelWarn,
+			Message: fmt.Sprintf("more than %d SKILL.md files; only the first %d (in path order) are checked — validate subdirectories separately", maxValidateSkills, maxValidateSkills)})
+	}
+	if len(found) == 0 {
+		diags = append(diags, skill.Diagnostic{Location: root, Level: skill.LevelWarn,
+			Message: "no skills found: no SKILL.md file beneath this directory (a skill is a directory holding a SKILL.md, e.g. {dir}/SKILL.md, skills/{dir}/SKILL.md or agents/{agentId}/skills/{dir}/SKILL.md)"})
+	}
+	sort.Strings(found)
+	for _, p := range found {
+		vs, ds, err := loadSkillFile(p, true)
+		if err != nil {
+			diags = append(diags, skill.Diagnostic{Location: p, Level: skill.LevelWarn, Message: "not read: " + err.Error()})
+			continue
+		}
+		skills = append(skills, vs...)
+		diags = append(diags, ds...)
+	}
+	return skills, diags, "", nil
 }
