@@ -632,7 +632,17 @@ func (s *scanner) commands(line string, n int, inline bool) (heredoc string) {
 			continue
 		}
 		s.undecl[w] = true
-		s.add(RuleUndeclaredBinary, SeverityWarn, ctxExec, n, line, strings.Index(line, w))
+		// The excerpt names the binary first (the line may run several),
+		// then the line from a little before it.
+		text := strings.TrimLeft(line, " \t")
+		if at := strings.Index(text, w); at > 40 {
+			from := at - 30
+			for from < at && !utf8.RuneStart(text[from]) {
+				from++
+			}
+			text = "…" + text[from:]
+		}
+		s.add(RuleUndeclaredBinary, SeverityWarn, ctxExec, n, w+": "+text, 0)
 	}
 	return heredoc
 }
