@@ -239,3 +239,17 @@ func BenchmarkScan(b *testing.B) {
 		Scan(in, Options{})
 	}
 }
+
+func TestSplitShellQuotes(t *testing.T) {
+	for in, want := range map[string]int{
+		`a | b`:                   2,
+		`grep -E "x|y|z" f`:       1,
+		`grep 'x|y' f | wc -l`:    2,
+		`echo "$(whoami)" && ls`:  4, // && leaves an empty segment between its two &
+		`printf "a;b&c" ; curl x`: 2,
+	} {
+		if got := len(splitShell(in)); got != want {
+			t.Errorf("splitShell(%q): %d segments %q, want %d", in, got, splitShell(in), want)
+		}
+	}
+}

@@ -659,6 +659,8 @@ func splitShell(t string) []string {
 		case ch == '"' && !sq:
 			dq = !dq
 		case sq:
+		case dq && !(ch == '(' && i > 0 && t[i-1] == '$'):
+			// Inside double quotes only a command substitution runs a command.
 		case ch == '|' || ch == ';' || ch == '&' || (ch == '(' && i > 0 && t[i-1] == '$'):
 			out = append(out, t[start:i])
 			start = i + 1
