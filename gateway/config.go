@@ -253,18 +253,6 @@ func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 	return fs, nil
 }
 
-// LoadConfigFile reads a gateway config file once: the whole object (the
-// root requires.config paths resolve against, and skills.entries) and the
-// checked settings under its "gateway" key. A file the gateway would refuse
-// is an error naming the file and field.
-func LoadConfigFile(path string) (root map[string]any, settings FileSettings, err error) {
-	f, err := ReadConfigFile(path)
-	if err != nil {
-		return nil, FileSettings{}, err
-	}
-	return f.Root, f.Settings, nil
-}
-
 // tokenOK checks a node's token: a per-node token binds the id; otherwise
 // the shared token; with neither configured any token is accepted (the
 // gateway then only listens on loopback, or was told --insecure).

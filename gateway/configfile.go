@@ -15,16 +15,6 @@ import (
 // MaxConfigFileSize bounds how much of a config file is read.
 const MaxConfigFileSize = 4 << 20
 
-// ReadHuJSONFile reads a HuJSON file (JSON with comments and trailing
-// commas) into v. Errors name the file.
-func ReadHuJSONFile(path string, v any) error {
-	data, err := readLimited(path)
-	if err != nil {
-		return err
-	}
-	return decodeHuJSON(path, data, v)
-}
-
 func readLimited(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -353,19 +353,6 @@ func (f *FactsScan) bins() bool {
 	return ok && lit == "null"
 }
 
-// facts returns the update as a FactsUpdate, for tests comparing the two
-// paths.
-func (f *FactsScan) facts() FactsUpdate {
-	u := FactsUpdate{Env: []string{}, HostBinStatus: map[string]bool{}}
-	for _, e := range f.Env {
-		u.Env = append(u.Env, string(e))
-	}
-	for i, b := range f.Bins {
-		u.HostBinStatus[string(b)] = f.Present[i]
-	}
-	return u
-}
-
 // member is one member of a scanned object: its key and its value's JSON
 // text, both slices of the input.
 type member struct {

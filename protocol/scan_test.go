@@ -160,3 +160,16 @@ func TestFrameWhitespace(t *testing.T) {
 		}
 	}
 }
+
+// facts returns the update as a FactsUpdate, for tests comparing the two
+// paths.
+func (f *FactsScan) facts() FactsUpdate {
+	u := FactsUpdate{Env: []string{}, HostBinStatus: map[string]bool{}}
+	for _, e := range f.Env {
+		u.Env = append(u.Env, string(e))
+	}
+	for i, b := range f.Bins {
+		u.HostBinStatus[string(b)] = f.Present[i]
+	}
+	return u
+}

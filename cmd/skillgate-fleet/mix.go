@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/protocol"
+	"github.com/tailscale/hujson"
 )
 
 // The synthetic vocabulary shared by the simulated nodes (mix profiles) and
@@ -113,7 +114,7 @@ func loadMix(path string, seed uint64) (*mix, error) {
 // parseMix parses a HuJSON mix: an object {"profiles": [...]} or a bare
 // array of profiles. Errors name the file and the field.
 func parseMix(name string, data []byte, seed uint64) (*mix, error) {
-	std, err := cli.StandardizeHuJSON(data)
+	std, err := hujson.Standardize(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not valid HuJSON: %v", name, err)
 	}

@@ -127,10 +127,11 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 	root := map[string]any{}
 	if configPath != "" {
 		// A file the gateway would refuse is refused here too.
-		var err error
-		if root, _, err = gateway.LoadConfigFile(configPath); err != nil {
+		f, err := gateway.ReadConfigFile(configPath)
+		if err != nil {
 			return nil, fmt.Errorf("--config: %w", err)
 		}
+		root = f.Root
 	}
 	v := &evalView{}
 	v.cfg, v.cfgDiags = eligibility.NewConfig(root, configLocation(configPath))

@@ -489,14 +489,7 @@ func followNodePages(ctx context.Context, client *http.Client, u *url.URL, notFo
 
 // getPage GETs one page and hands its body to page.
 func getPage(ctx context.Context, client *http.Client, u string, budget *budgetReader, notFound string, page func(io.Reader) (string, error)) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return "", err
-	}
-	if tok := os.Getenv(cli.AgentTokenEnv); tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	resp, err := client.Do(req)
+	resp, err := agentGet(ctx, client, u)
 	if err != nil {
 		return "", fmt.Errorf("%w (is the gateway running? each page must arrive within %v)", err, client.Timeout)
 	}
@@ -513,6 +506,19 @@ func getPage(ctx context.Context, client *http.Client, u string, budget *budgetR
 		return "", fmt.Errorf("GET %s: %w", u, err)
 	}
 	return next, nil
+}
+
+// agentGet GETs u as an agent: with SKILLGATE_AGENT_TOKEN as bearer token
+// when it is set.
+func agentGet(ctx context.Context, client *http.Client, u string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if tok := os.Getenv(cli.AgentTokenEnv); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return client.Do(req)
 }
 
 // statusErr words a non-200 answer: the URL, the status and the gateway's

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -222,14 +221,7 @@ func joinSorted(s []string) string {
 }
 
 func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	if tok := os.Getenv(cli.AgentTokenEnv); tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	resp, err := client.Do(req)
+	resp, err := agentGet(ctx, client, u)
 	if err != nil {
 		return fmt.Errorf("%v (is the gateway running? start it with skillgate serve)", err)
 	}

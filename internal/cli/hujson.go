@@ -24,12 +24,6 @@ func ReadHuJSON(name string) ([]byte, error) {
 	return std, nil
 }
 
-// StandardizeHuJSON returns HuJSON data as standard JSON. It reuses the
-// memory of data, which must not be used afterwards.
-func StandardizeHuJSON(data []byte) ([]byte, error) {
-	return hujson.Standardize(data)
-}
-
 // NewHuJSONReader returns a reader of the standard JSON form of the HuJSON
 // that r yields, for files too large to standardize whole; see
 // huJSONReader.
