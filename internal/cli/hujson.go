@@ -9,13 +9,25 @@ import (
 	"github.com/tailscale/hujson"
 )
 
+// MaxHuJSONFile bounds what ReadHuJSON reads (4 MiB, as the gateway's
+// config file).
+const MaxHuJSONFile = 4 << 20
+
 // ReadHuJSON reads a HuJSON file (JSON with comments and trailing commas)
-// and returns it as standard JSON. A read error is returned as it is; a
+// and returns it as standard JSON, up to MaxHuJSONFile bytes. A read error is returned as it is; a
 // file that is not HuJSON is an error naming the file.
 func ReadHuJSON(name string) ([]byte, error) {
-	data, err := os.ReadFile(name)
+	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxHuJSONFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxHuJSONFile {
+		return nil, fmt.Errorf("%s: larger than %d bytes; a config file is a few KiB", name, MaxHuJSONFile)
 	}
 	std, err := hujson.Standardize(data)
 	if err != nil {

@@ -120,3 +120,12 @@ func FuzzHuJSONReader(f *testing.F) {
 		}
 	})
 }
+
+func TestReadHuJSONBounded(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.hujson")
+	os.WriteFile(big, []byte("["+strings.Repeat(" ", MaxHuJSONFile)+"]"), 0o644)
+	want := big + ": larger than 4194304 bytes; a config file is a few KiB"
+	if _, err := ReadHuJSON(big); err == nil || err.Error() != want {
+		t.Errorf("ReadHuJSON(big): %v, want %s", err, want)
+	}
+}
