@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/skillgate/skillgate/internal/jsonscan"
 )
 
 // Version is the protocol version this package speaks. A node sends it in
@@ -544,7 +546,7 @@ func marshalOptional(v any) (json.RawMessage, error) {
 type object struct {
 	what    string // frame kind or structure, the error prefix
 	prefix  string // prepended to key names in errors ("node.")
-	members []member
+	members []jsonscan.Member
 }
 
 func parseObject(what string, data []byte) (object, error) {
@@ -552,16 +554,16 @@ func parseObject(what string, data []byte) (object, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return object{}, fmt.Errorf("%s: must be a JSON object", what)
 	}
-	if ms, ok := splitObject(make([]member, 0, 8), data); ok {
+	if ms, ok := jsonscan.SplitObject(make([]jsonscan.Member, 0, 8), data); ok {
 		return object{what: what, members: ms}, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		return object{}, fmt.Errorf("%s: not valid JSON: %v", what, err)
 	}
-	ms := make([]member, 0, len(m))
+	ms := make([]jsonscan.Member, 0, len(m))
 	for k, v := range m {
-		ms = append(ms, member{key: []byte(k), raw: v})
+		ms = append(ms, jsonscan.Member{Key: []byte(k), Raw: v})
 	}
 	return object{what: what, members: ms}, nil
 }
@@ -570,11 +572,11 @@ func parseObject(what string, data []byte) (object, error) {
 // a repeated key the last counts, as with encoding/json.
 func (o object) raw(key string) json.RawMessage {
 	for i := len(o.members) - 1; i >= 0; i-- {
-		if m := &o.members[i]; string(m.key) == key {
-			if string(m.raw) == "null" {
+		if m := &o.members[i]; string(m.Key) == key {
+			if string(m.Raw) == "null" {
 				return nil
 			}
-			return m.raw
+			return m.Raw
 		}
 	}
 	return nil
@@ -595,7 +597,7 @@ func (o object) str(key string) (s string, present bool, err error) {
 	if r == nil {
 		return "", false, nil
 	}
-	if s, ok := plainString(r); ok {
+	if s, ok := jsonscan.PlainString(r); ok {
 		return s, true, nil
 	}
 	if r[0] != '"' || json.Unmarshal(r, &s) != nil {
@@ -642,7 +644,7 @@ func (o object) strings(key string) ([]string, error) {
 	if r == nil {
 		return nil, nil
 	}
-	if l, ok := plainStrings(r); ok {
+	if l, ok := jsonscan.PlainStrings(r); ok {
 		return l, nil
 	}
 	var l []string

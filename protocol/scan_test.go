@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"maps"
 	"slices"
 	"testing"
@@ -81,54 +80,6 @@ func BenchmarkFactsDecode(b *testing.B) {
 		for b.Loop() {
 			if err := fs.Scan(in); err != nil {
 				b.Fatal(err)
-			}
-		}
-	})
-}
-
-// FuzzSplitObject checks the scanner's split of an object against
-// encoding/json's: whenever the scanner takes an input, encoding/json
-// takes it too, with the same keys and, for a repeated key, the last value.
-// Lists of plain strings are checked the same way.
-func FuzzSplitObject(f *testing.F) {
-	for _, s := range factsScanSeeds {
-		f.Add([]byte(s))
-	}
-	for _, s := range []string{
-		`{"type":"req","id":"1","method":"connect","params":{"protocol":1,"node":{"id":"a","roles":["execution"]}}}`,
-		`{"a":1,"a":2}`, `{"a":[1,{"b":[]}],"c":"\n"}`, `{"a":-0.5e+10,"b":true,"c":null}`, `["a","b"]`, `[]`, `["a",1]`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if ms, ok := splitObject(nil, data); ok {
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal(data, &m); err != nil {
-				t.Fatalf("split %q, which encoding/json refuses: %v", data, err)
-			}
-			last := map[string]string{}
-			for _, mb := range ms {
-				last[string(mb.key)] = string(mb.raw)
-			}
-			if len(last) != len(m) {
-				t.Fatalf("%q: %d keys, encoding/json %d", data, len(last), len(m))
-			}
-			for k, v := range m {
-				if last[k] != string(v) {
-					t.Fatalf("%q: %s = %s, encoding/json %s", data, k, last[k], v)
-				}
-			}
-		}
-		if l, ok := plainStrings(data); ok {
-			var want []string
-			if err := json.Unmarshal(data, &want); err != nil || !slices.Equal(l, want) {
-				t.Fatalf("plainStrings(%q) = %q, encoding/json %q, %v", data, l, want, err)
-			}
-		}
-		if s, ok := plainString(data); ok {
-			var want string
-			if err := json.Unmarshal(data, &want); err != nil || s != want {
-				t.Fatalf("plainString(%q) = %q, encoding/json %q, %v", data, s, want, err)
 			}
 		}
 	})

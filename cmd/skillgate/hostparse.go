@@ -1,6 +1,10 @@
 package main
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/skillgate/skillgate/internal/jsonscan"
+)
 
 // hostParser decodes host objects into nodeFacts exactly as encoding/json
 // would, for the shape nodes and the gateway write: known keys spelled as
@@ -13,7 +17,7 @@ import "bytes"
 // parsed. Not safe for concurrent use.
 type hostParser struct {
 	data  []byte
-	off   int
+	s     jsonscan.Scanner
 	names map[string]string // interned names
 	lists [3][]string       // roles, capabilities, env, reused
 	bins  map[string]bool   // hostBinStatus, reused
@@ -30,17 +34,18 @@ func newHostParser() *hostParser { return &hostParser{names: map[string]string{}
 // nodes selects the fields of a GET /v1/nodes node (factsAt too). n is
 // valid until the next call.
 func (p *hostParser) parse(data []byte, n *nodeFacts, nodes bool) bool {
-	p.data, p.off = data, 0
-	if !p.consume('{') {
+	p.data = data
+	p.s.Reset(data)
+	if !p.s.Consume('{') {
 		return false
 	}
 	var seen uint8
-	if p.consume('}') {
-		return p.end()
+	if p.s.Consume('}') {
+		return p.s.End()
 	}
 	for {
-		key, ok := p.str()
-		if !ok || !p.consume(':') {
+		key, ok := p.s.Plain()
+		if !ok || !p.s.Consume(':') {
 			return false
 		}
 		field := hostField(key, nodes)
@@ -48,7 +53,7 @@ func (p *hostParser) parse(data []byte, n *nodeFacts, nodes bool) bool {
 		case field < 0:
 			return false
 		case field == fieldOther:
-			if !p.skip() {
+			if !p.s.Skip() {
 				return false
 			}
 		case seen&(1<<field) != 0:
@@ -59,10 +64,10 @@ func (p *hostParser) parse(data []byte, n *nodeFacts, nodes bool) bool {
 				return false
 			}
 		}
-		if p.consume(',') {
+		if p.s.Consume(',') {
 			continue
 		}
-		return p.consume('}') && p.end()
+		return p.s.Consume('}') && p.s.End()
 	}
 }
 
@@ -106,64 +111,9 @@ func hostField(key []byte, nodes bool) int {
 	return fieldOther
 }
 
-func (p *hostParser) space() {
-	for p.off < len(p.data) {
-		switch p.data[p.off] {
-		case ' ', '\t', '\n', '\r':
-			p.off++
-		default:
-			return
-		}
-	}
-}
-
-// consume skips space and then c, reporting whether c was there.
-func (p *hostParser) consume(c byte) bool {
-	p.space()
-	if p.off < len(p.data) && p.data[p.off] == c {
-		p.off++
-		return true
-	}
-	return false
-}
-
-func (p *hostParser) end() bool {
-	p.space()
-	return p.off == len(p.data)
-}
-
-// peekNull consumes a null literal if one is next.
-func (p *hostParser) peekNull() bool {
-	p.space()
-	if bytes.HasPrefix(p.data[p.off:], []byte("null")) {
-		p.off += 4
-		return true
-	}
-	return false
-}
-
-// str reads a string without escapes or non-ASCII bytes; the bytes are
-// those of data.
-func (p *hostParser) str() ([]byte, bool) {
-	if !p.consume('"') {
-		return nil, false
-	}
-	rest := p.data[p.off:]
-	for i, c := range rest {
-		switch {
-		case c == '"':
-			p.off += i + 1
-			return rest[:i], true
-		case c == '\\' || c >= 0x80:
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
 // name reads such a string and interns it.
 func (p *hostParser) name() (string, bool) {
-	b, ok := p.str()
+	b, ok := p.s.Plain()
 	if !ok {
 		return "", false
 	}
@@ -178,14 +128,14 @@ func (p *hostParser) name() (string, bool) {
 // list reads a list of names into buf[:0]; null is a nil list, as
 // encoding/json makes it.
 func (p *hostParser) list(buf []string) ([]string, bool) {
-	if p.peekNull() {
+	if p.s.Null() {
 		return nil, true
 	}
-	if !p.consume('[') {
+	if !p.s.Consume('[') {
 		return nil, false
 	}
 	out := buf[:0]
-	if p.consume(']') {
+	if p.s.Consume(']') {
 		return out, true
 	}
 	for {
@@ -194,19 +144,19 @@ func (p *hostParser) list(buf []string) ([]string, bool) {
 			return nil, false
 		}
 		out = append(out, s)
-		if p.consume(',') {
+		if p.s.Consume(',') {
 			continue
 		}
-		return out, p.consume(']')
+		return out, p.s.Consume(']')
 	}
 }
 
 // bools reads an object of booleans into p.bins; null is a nil map.
 func (p *hostParser) bools() (map[string]bool, bool) {
-	if p.peekNull() {
+	if p.s.Null() {
 		return nil, true
 	}
-	if !p.consume('{') {
+	if !p.s.Consume('{') {
 		return nil, false
 	}
 	if p.bins == nil || len(p.bins) > 1024 {
@@ -214,29 +164,23 @@ func (p *hostParser) bools() (map[string]bool, bool) {
 	}
 	out := p.bins
 	clear(out)
-	if p.consume('}') {
+	if p.s.Consume('}') {
 		return out, true
 	}
 	for {
 		k, ok := p.name()
-		if !ok || !p.consume(':') {
+		if !ok || !p.s.Consume(':') {
 			return nil, false
 		}
-		p.space()
-		switch rest := p.data[p.off:]; {
-		case bytes.HasPrefix(rest, []byte("true")):
-			out[k] = true
-			p.off += 4
-		case bytes.HasPrefix(rest, []byte("false")):
-			out[k] = false
-			p.off += 5
-		default:
-			return nil, false
+		lit, ok := p.s.Literal()
+		if !ok || lit == "null" {
+			return nil, false // null is encoding/json's to judge
 		}
-		if p.consume(',') {
+		out[k] = lit == "true"
+		if p.s.Consume(',') {
 			continue
 		}
-		return out, p.consume('}')
+		return out, p.s.Consume('}')
 	}
 }
 
@@ -244,7 +188,7 @@ func (p *hostParser) field(n *nodeFacts, field int) bool {
 	var ok bool
 	switch field {
 	case fieldID, fieldOS:
-		if p.peekNull() {
+		if p.s.Null() {
 			return true // null leaves a string as it is
 		}
 		if field == fieldOS {
@@ -252,7 +196,7 @@ func (p *hostParser) field(n *nodeFacts, field int) bool {
 			return ok
 		}
 		var b []byte
-		if b, ok = p.str(); ok {
+		if b, ok = p.s.Plain(); ok {
 			n.ID = string(b)
 		}
 	case fieldRoles:
@@ -267,63 +211,11 @@ func (p *hostParser) field(n *nodeFacts, field int) bool {
 	case fieldHostBinStatus:
 		n.HostBinStatus, ok = p.bools()
 	case fieldFactsAt:
-		start := p.off
-		if ok = p.skip(); ok {
-			n.FactsAt = bytes.TrimSpace(p.data[start:p.off])
+		p.s.Space()
+		start := p.s.Off()
+		if ok = p.s.Skip(); ok {
+			n.FactsAt = p.data[start:p.s.Off()]
 		}
 	}
 	return ok
-}
-
-// skip skips one value of valid JSON.
-func (p *hostParser) skip() bool {
-	p.space()
-	depth := 0
-	for p.off < len(p.data) {
-		c := p.data[p.off]
-		p.off++
-		switch c {
-		case '"':
-			if !p.skipString() {
-				return false
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth < 0 {
-				return false
-			}
-		case ',', ':', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return false
-			}
-		default: // a literal or a number
-			for p.off < len(p.data) && isLiteralByte(p.data[p.off]) {
-				p.off++
-			}
-		}
-		if depth == 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// skipString skips the rest of a string whose '"' was read.
-func (p *hostParser) skipString() bool {
-	for p.off < len(p.data) {
-		switch p.data[p.off] {
-		case '"':
-			p.off++
-			return true
-		case '\\':
-			p.off++
-		}
-		p.off++
-	}
-	return false
-}
-
-func isLiteralByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '+' || c == '.'
 }
