@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -28,7 +29,7 @@ func ReadToken(file, env string) (string, error) {
 	if file == "" {
 		return strings.TrimSpace(os.Getenv(env)), nil
 	}
-	b, err := os.ReadFile(file)
+	b, err := readTokenFile(file)
 	if err != nil {
 		return "", err
 	}
@@ -56,7 +57,7 @@ func ReadTokenStrict(file, env string, log *slog.Logger) (string, error) {
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
 		log.Warn("token file is readable by other users; chmod 600 it", "file", file, "mode", fi.Mode().Perm().String())
 	}
-	b, err := os.ReadFile(file)
+	b, err := readTokenFile(file)
 	if err != nil {
 		return "", err
 	}
@@ -71,4 +72,24 @@ func ReadTokenStrict(file, env string, log *slog.Logger) (string, error) {
 		log.Info("using the token file; " + env + " is ignored")
 	}
 	return token, nil
+}
+
+// maxTokenFile bounds what is read of a token file: a token is a line.
+const maxTokenFile = 64 << 10
+
+// readTokenFile reads a token file, at most maxTokenFile bytes.
+func readTokenFile(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxTokenFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes; it must hold only the token", file, maxTokenFile)
+	}
+	return b, nil
 }

@@ -75,3 +75,15 @@ func TestReadTokenStrict(t *testing.T) {
 		t.Errorf("absent file: %v", err)
 	}
 }
+
+func TestTokenFileBounded(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(big, []byte(strings.Repeat("x", maxTokenFile+1)), 0o600)
+	want := big + " is larger than 65536 bytes; it must hold only the token"
+	if _, err := ReadToken(big, ""); err == nil || err.Error() != want {
+		t.Errorf("ReadToken: %v, want %s", err, want)
+	}
+	if _, err := ReadTokenStrict(big, "", slog.New(slog.DiscardHandler)); err == nil || err.Error() != want {
+		t.Errorf("ReadTokenStrict: %v, want %s", err, want)
+	}
+}
