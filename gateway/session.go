@@ -294,7 +294,12 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 		c.log.Warn("node sent no connect in time; closing", "timeout", c.srv.cfg.ConnectTimeout.String())
 		c.close(protocol.ClosePolicyViolation, protocol.CloseReasonConnectTimeout)
 	})
-	typ, data, err := c.conn.Read(ctx)
+	typ, buf, err := readFrame(ctx, c.conn)
+	if err == nil {
+		// Nothing of the connect frame's bytes outlives the handshake
+		// (names are copied into strings).
+		defer putFrame(buf)
+	}
 	stillPending := c.srv.pending.done(c)
 	if !stopTimer() {
 		return false // timed out: closed above
@@ -314,7 +319,7 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 		c.refuse(ctx, "", protocol.CodeBadRequest, "binary frames are not part of the protocol; send req connect as a JSON text frame")
 		return false
 	}
-	f, err := protocol.DecodeFrame(data)
+	f, err := protocol.DecodeFrame(buf.Bytes())
 	if err != nil {
 		c.refuse(ctx, "", protocol.CodeBadRequest, err.Error())
 		return false
