@@ -3,6 +3,7 @@ package eligibility
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/skillgate/skillgate/internal/bitset"
 )
@@ -159,6 +160,31 @@ func (st *hostStage) holds(h *Host, vals []string) bool {
 		}
 	}
 	return !st.any
+}
+
+// Lacking says what h lacks to meet one host requirement (field with its
+// values), by the host filter chain's rules: "field: a, b", the values h
+// lacks, for an every-value requirement; "field: one of a, b" for a
+// one-value requirement none of whose values h has. ok is false when h
+// meets it, or field is no host requirement.
+func Lacking(h *Host, field string, vals []string) (lack string, ok bool) {
+	for i := range hostStages {
+		st := &hostStages[i]
+		if st.field != field || st.holds(h, vals) {
+			continue
+		}
+		if st.any {
+			return field + ": one of " + strings.Join(vals, ", "), true
+		}
+		var miss []string
+		for _, v := range vals {
+			if !h.has(st.attr, v) {
+				miss = append(miss, v)
+			}
+		}
+		return field + ": " + strings.Join(miss, ", "), true
+	}
+	return "", false
 }
 
 // filter runs the host filter chain over the hosts of x and returns the

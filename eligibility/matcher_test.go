@@ -47,3 +47,30 @@ func TestMatcherAgreesWithMatches(t *testing.T) {
 		t.Errorf("nil host: %v", got)
 	}
 }
+
+func TestLacking(t *testing.T) {
+	h := &Host{ID: "h", OS: "linux", Roles: []string{"execution"}, Capabilities: []string{"filesystem.read", "shell.exec"},
+		Env: []string{"A"}, Bins: []string{"gh", "jq"}}
+	for _, tt := range []struct {
+		field string
+		vals  []string
+		want  string // "" when met
+	}{
+		{FieldBins, []string{"gh", "tmux", "uv"}, "bins: tmux, uv"},
+		{FieldBins, []string{"gh"}, ""},
+		{FieldAnyBins, []string{"tmux", "uv"}, "anyBins: one of tmux, uv"},
+		{FieldAnyBins, []string{"tmux", "jq"}, ""},
+		{FieldEnv, []string{"A", "B"}, "env: B"},
+		{FieldOS, []string{"darwin", "windows"}, "os: one of darwin, windows"},
+		{FieldOS, []string{"linux"}, ""},
+		{FieldHostRoles, []string{"specialized"}, "hostRoles: one of specialized"},
+		{FieldCapabilities, []string{"shell.exec", "text.search"}, "capabilities: text.search"},
+		{FieldAnyCapabilities, []string{"text.search"}, "anyCapabilities: one of text.search"},
+		{FieldConfig, []string{"x"}, ""},
+	} {
+		got, ok := Lacking(h, tt.field, tt.vals)
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("Lacking(%s %v) = %q, %v; want %q", tt.field, tt.vals, got, ok, tt.want)
+		}
+	}
+}

@@ -129,6 +129,12 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // lack: where an operator would install the missing piece.
 func printClosest(w io.Writer, rep *report.Report, nodes []statusNode) {
 	header := false
+	hosts := make([]*eligibility.Host, 0, len(nodes)) // the nodes that reported facts
+	for i := range nodes {
+		if nodes[i].FactsAt != nil {
+			hosts = append(hosts, eligibility.NewHost(&nodes[i].HostFacts))
+		}
+	}
 	for _, s := range rep.Skills {
 		if s.Eligible || s.Stage != eligibility.StageRuntime {
 			continue
@@ -145,16 +151,13 @@ func printClosest(w io.Writer, rep *report.Report, nodes []statusNode) {
 		}
 		best, bestLack := []string{}, -1
 		var bestWhat []string
-		for _, n := range nodes {
-			if n.FactsAt == nil {
-				continue
-			}
-			lack := lacking(&n.HostFacts, req)
+		for _, h := range hosts {
+			lack := lacking(h, req)
 			switch {
 			case bestLack < 0 || len(lack) < bestLack:
-				best, bestLack, bestWhat = []string{n.ID}, len(lack), lack
+				best, bestLack, bestWhat = []string{h.ID}, len(lack), lack
 			case len(lack) == bestLack:
-				best = append(best, n.ID)
+				best = append(best, h.ID)
 			}
 		}
 		if bestLack < 0 {
@@ -171,42 +174,15 @@ func printClosest(w io.Writer, rep *report.Report, nodes []statusNode) {
 	}
 }
 
-// lacking lists which of the failing requirements a host does not meet.
-func lacking(h *protocol.HostFacts, req map[string][]string) []string {
+// lacking lists which of the failing requirements a host does not meet, in
+// pipeline order.
+func lacking(h *eligibility.Host, req map[string][]string) []string {
 	var out []string
 	for _, field := range eligibility.Fields {
-		vals, ok := req[field]
-		if !ok {
-			continue
-		}
-		var miss []string
-		anyOK := false
-		for _, v := range vals {
-			var has bool
-			switch field {
-			case eligibility.FieldBins, eligibility.FieldAnyBins:
-				has = h.HostBinStatus[v]
-			case eligibility.FieldEnv:
-				has = slices.Contains(h.Env, v)
-			case eligibility.FieldOS:
-				has = protocol.NormalizeOS(h.OS) == v
-			case eligibility.FieldHostRoles:
-				has = slices.Contains(h.Roles, v)
-			case eligibility.FieldCapabilities, eligibility.FieldAnyCapabilities:
-				has = slices.Contains(h.Capabilities, v)
+		if vals, ok := req[field]; ok {
+			if lack, ok := eligibility.Lacking(h, field, vals); ok {
+				out = append(out, lack)
 			}
-			anyOK = anyOK || has
-			if !has {
-				miss = append(miss, v)
-			}
-		}
-		anyField := field == eligibility.FieldAnyBins || field == eligibility.FieldAnyCapabilities ||
-			field == eligibility.FieldOS || field == eligibility.FieldHostRoles
-		switch {
-		case anyField && !anyOK:
-			out = append(out, field+": one of "+strings.Join(vals, ", "))
-		case !anyField && len(miss) > 0:
-			out = append(out, field+": "+strings.Join(miss, ", "))
 		}
 	}
 	return out
