@@ -24,11 +24,8 @@ import (
 const (
 	// maxValidateSkills bounds the SKILL.md files a directory walk checks.
 	maxValidateSkills = 10000
-	// Caps on a skill directory's other files passed to the governance
-	// scanner; files over them are passed unread, as findings.
-	maxScanFileSize  = 256 << 10
-	maxScanFiles     = 64
-	maxScanDirBytes  = 1 << 20
+	// maxScanDirWalked bounds the entries of one skill directory looked
+	// at; governance.Budget caps the files read.
 	maxScanDirWalked = 10000 // entries of one skill directory looked at
 )
 
@@ -266,8 +263,8 @@ func scanForValidate(vs validateSkill) []validateDiag {
 // links and skipped directories come back with Err set.
 func readSkillFiles(dir string) []governance.File {
 	var files []governance.File
-	total, read, walked, unread := 0, 0, 0, 0
-	firstUnread := ""
+	var budget governance.Budget
+	walked := 0
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
@@ -299,38 +296,26 @@ func readSkillFiles(dir string) []governance.File {
 			files = append(files, governance.File{Path: rel, Err: "not a regular file"})
 			return nil
 		}
-		if read >= maxScanFiles {
-			if unread == 0 {
-				firstUnread = rel
-			}
-			unread++
+		info, err := d.Info()
+		if err != nil {
+			files = append(files, governance.File{Path: rel, Err: "unreadable: " + errText(err)})
 			return nil
 		}
-		info, err := d.Info()
-		switch {
-		case err != nil:
-			files = append(files, governance.File{Path: rel, Err: "unreadable: " + errText(err)})
-		case info.Size() > maxScanFileSize:
-			files = append(files, governance.File{Path: rel, Err: fmt.Sprintf("%d bytes, over the 256 KiB file limit", info.Size())})
-		case total+int(info.Size()) > maxScanDirBytes:
-			files = append(files, governance.File{Path: rel, Err: "over the 1 MiB limit of a skill directory"})
-		default:
-			data, err := readCapped(p, maxScanFileSize)
-			if err != nil {
-				files = append(files, governance.File{Path: rel, Err: "unreadable: " + errText(err)})
-				return nil
+		if ok, refused := budget.Admit(rel, info.Size()); !ok {
+			if refused != nil {
+				files = append(files, *refused)
 			}
-			read++
-			total += len(data)
-			files = append(files, governance.File{Path: rel, Data: data})
+			return nil
 		}
+		data, err := readCapped(p, governance.MaxFileBytes)
+		if err != nil {
+			files = append(files, governance.File{Path: rel, Err: "unreadable: " + errText(err)})
+			return nil
+		}
+		files = append(files, governance.File{Path: rel, Data: data})
 		return nil
 	})
-	if unread > 0 {
-		files = append(files, governance.File{Path: firstUnread,
-			Err: fmt.Sprintf("over the %d-file limit of a skill directory: this and %d more files are not read", maxScanFiles, unread-1)})
-	}
-	return files
+	return append(files, budget.Unread()...)
 }
 
 // errText is an error's text without the path it repeats.
