@@ -44,7 +44,7 @@ func benchFleet(nSkills, nHosts int) ([]*Prepared, []*Host) {
 			delete(req, "bins")
 		}
 		s := &skill.Skill{Ref: skill.Ref{Key: fmt.Sprintf("skills/s%04d/SKILL.md", i)}, Name: fmt.Sprint(i), Requires: req}
-		prepared[i] = Prepare(s, nil)
+		prepared[i] = Prepare(s, nil, nil)
 	}
 	return prepared, hosts
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -14,6 +15,10 @@ import (
 type Config struct {
 	Root    map[string]any
 	Entries map[string]Entry
+	// Governance is gateway.governance: NewConfig sets the default
+	// (enforce); the caller sets what the config file says
+	// (governance.ParsePolicy), as the gateway refuses a bad one.
+	Governance governance.Policy
 }
 
 // Entry is one skills.entries value.
@@ -27,6 +32,13 @@ type Entry struct {
 	// value (including []) replaces it. A non-object requires is kept here
 	// as is and makes the requirements invalid.
 	Requires any
+	// Approve is "sha256:<digest>": the operator approves exactly the
+	// skill content of that governance digest, which turns the scanner's
+	// quarantine or block into allow. "" when not set.
+	Approve string
+	// Mode is the operator's governance mode for the skill, "quarantine"
+	// or "block" ("" when not set): it only tightens.
+	Mode string
 }
 
 // NewConfig reads skills.entries out of a gateway config object (decoded
@@ -34,7 +46,7 @@ type Entry struct {
 // diagnostics located at location (the config file name); an entry with a
 // problem keeps its valid fields.
 func NewConfig(root map[string]any, location string) (*Config, []skill.Diagnostic) {
-	c := &Config{Root: root, Entries: map[string]Entry{}}
+	c := &Config{Root: root, Entries: map[string]Entry{}, Governance: governance.DefaultPolicy()}
 	var diags []skill.Diagnostic
 	warn := func(format string, args ...any) {
 		diags = append(diags, skill.Diagnostic{Location: location, Level: skill.LevelWarn, Message: fmt.Sprintf(format, args...)})
@@ -90,9 +102,42 @@ func NewConfig(root map[string]any, location string) (*Config, []skill.Diagnosti
 					Message: fmt.Sprintf("skills.entries.%s.requires: must be an object of lists, got %s; the skill's requirements are invalid", k, typeName(x))})
 			}
 		}
+		if x, ok := v["approve"]; ok && x != nil {
+			if d, ok := x.(string); ok && validDigest(d) {
+				e.Approve = d
+			} else {
+				warn("skills.entries.%s.approve: must be a governance digest \"sha256:\" followed by 64 lowercase hex digits (copy it from eval --json or GET /v1/governance), got %v; it is ignored", k, x)
+			}
+		}
+		if x, ok := v["mode"]; ok && x != nil {
+			if m, ok := x.(string); ok && (m == governance.ModeQuarantine || m == governance.ModeBlock) {
+				e.Mode = m
+			} else {
+				// An operator's decision we cannot read is read as the
+				// strictest: a typo must not let a skill through.
+				e.Mode = governance.ModeBlock
+				diags = append(diags, skill.Diagnostic{Location: location, Level: skill.LevelError,
+					Message: fmt.Sprintf("skills.entries.%s.mode: must be \"quarantine\" or \"block\", got %v; the skill is blocked until this is fixed", k, x)})
+			}
+		}
 		c.Entries[k] = e
 	}
 	return c, diags
+}
+
+// validDigest reports whether d is "sha256:" and 64 lowercase hex digits,
+// the form governance.Digest returns.
+func validDigest(d string) bool {
+	hexPart, ok := strings.CutPrefix(d, "sha256:")
+	if !ok || len(hexPart) != 64 {
+		return false
+	}
+	for _, c := range hexPart {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Lookup finds the entry for a skill: by name, then directory name, then

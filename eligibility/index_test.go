@@ -106,7 +106,7 @@ func TestIndexMatchesNaive(t *testing.T) {
 			}
 			hosts := NewHosts(facts)
 			for _, s := range skills {
-				p := Prepare(s, cfg)
+				p := Prepare(s, nil, cfg)
 				want := naiveEvaluate(p, hosts)
 				got := p.EvaluateIndexed(x)
 				if !reflect.DeepEqual(got, want) {

@@ -118,7 +118,7 @@ func indexOf(facts []protocol.HostFacts) *Index {
 // production path) and fails the test when the oracle disagrees.
 func evaluate(t *testing.T, s *skill.Skill, cfg *Config, facts []protocol.HostFacts) Result {
 	t.Helper()
-	p := Prepare(s, cfg)
+	p := Prepare(s, nil, cfg)
 	got := p.EvaluateIndexed(indexOf(facts))
 	if want := naiveEvaluate(p, NewHosts(facts)); !reflect.DeepEqual(got, want) {
 		t.Errorf("index and oracle disagree:\nindexed %+v\noracle  %+v", got, want)

@@ -5,12 +5,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/skill"
 )
 
 // Stages, as reported in Result.Stage ("" when eligible).
 const (
 	StageConfig       = "config"
+	StageGovernance   = "governance"
 	StageRequirements = "requirements"
 	StageRuntime      = "runtime"
 )
@@ -24,7 +26,7 @@ const (
 )
 
 // Prepared is a skill after the host-independent stages (prepareStages):
-// the config filter and requirement validation. It is computed once per
+// the config filter, governance and requirement validation. It is computed once per
 // skill and config, and evaluated against hosts as often as they change.
 type Prepared struct {
 	Skill    *skill.Skill
@@ -32,6 +34,9 @@ type Prepared struct {
 	Req      Requirements // effective, validated requirements
 	Problems []Problem    // why the requirements are invalid, if they are
 	Unknown  []string     // unknown requirement fields (ignored)
+	// Gov is the governance stage's outcome; nil when the skill was not
+	// scanned (gateway.governance.mode off) or the config filter excluded it.
+	Gov *Governance
 
 	// Excluded is set when the skill is out before runtime evaluation:
 	// Stage and Reason say why.
@@ -55,6 +60,7 @@ type prepareStage struct {
 // prepareState is what the stages of one Prepare pass on to each other.
 type prepareState struct {
 	cfg      *Config
+	report   *governance.Report // the skill's scan; nil when not scanned
 	entry    Entry // the skill's skills.entries value
 	hasEntry bool
 }
@@ -63,13 +69,16 @@ type prepareState struct {
 // one place a stage before the host filter chain (hostStages) is added.
 var prepareStages = []prepareStage{
 	{StageConfig, configFilter},
+	{StageGovernance, governanceStage},
 	{StageRequirements, validateRequirements},
 }
 
-// Prepare runs the host-independent stages for one skill.
-func Prepare(s *skill.Skill, cfg *Config) *Prepared {
+// Prepare runs the host-independent stages for one skill. report is the
+// governance scan of the skill's directory (governance.Scan under
+// cfg.Governance's options); nil when it was not scanned.
+func Prepare(s *skill.Skill, report *governance.Report, cfg *Config) *Prepared {
 	p := &Prepared{Skill: s, Always: s.Always}
-	c := prepareState{cfg: cfg}
+	c := prepareState{cfg: cfg, report: report}
 	for _, st := range prepareStages {
 		if reason := st.run(p, &c); reason != "" {
 			p.Excluded, p.Stage, p.Reason = true, st.name, reason

@@ -286,7 +286,7 @@ func TestInterest(t *testing.T) {
 	skills[4].Always = true
 	var prepared []*Prepared
 	for _, s := range skills {
-		prepared = append(prepared, Prepare(s, cfg))
+		prepared = append(prepared, Prepare(s, nil, cfg))
 	}
 	bins, env, cut := Interest(prepared)
 	if cut != 0 {
@@ -327,7 +327,7 @@ func TestLimits(t *testing.T) {
 			vals[i] = fmt.Sprintf("s%02d-bin%03d", s, i)
 		}
 		sk := &skill.Skill{Ref: skill.Ref{Key: fmt.Sprintf("skills/s%02d/SKILL.md", s)}, Name: fmt.Sprint(s), Requires: map[string]any{"bins": vals}}
-		prepared = append(prepared, Prepare(sk, nil))
+		prepared = append(prepared, Prepare(sk, nil, nil))
 	}
 	bins, _, cut := Interest(prepared)
 	if len(bins) != MaxInterestNames || cut != 20*MaxValues-MaxInterestNames || bins[0] != "s00-bin000" {

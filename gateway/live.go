@@ -36,7 +36,7 @@ func (s *Server) rebuildLocked() {
 	s.matches = make(map[*eligibility.Prepared]int)
 	all := make([]*eligibility.Prepared, 0, len(s.snap.all))
 	for _, sk := range s.snap.all {
-		p := eligibility.Prepare(sk, s.pol.cfg)
+		p := eligibility.Prepare(sk, nil, s.pol.cfg)
 		s.prepared[sk] = p
 		entry := promptbuild.SkillEntry(sk, p.Always)
 		s.fragments[sk] = promptbuild.Fragment(&entry)

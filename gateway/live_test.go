@@ -99,7 +99,7 @@ func TestLiveMatchesPipeline(t *testing.T) {
 		for _, agent := range []string{"a1", "a2", "nobody"} {
 			view := snap.view(agent)
 			want := report.Build(&report.View{Skills: view, Prepare: func(i int) *eligibility.Prepared {
-				return eligibility.Prepare(view[i], s.pol.cfg)
+				return eligibility.Prepare(view[i], nil, s.pol.cfg)
 			}}, x, 1, nil).Prompt
 			if got := s.promptFor(agent); got != want {
 				t.Fatalf("step %d agent %s: live block differs from the pipeline\n got: %s\nwant: %s", step, agent, got, want)

@@ -177,10 +177,11 @@ func ModeOf(band, verdict, flagged string) string {
 	case verdict == VerdictFlagged && flagged == FlaggedQuarantine:
 		v = ModeQuarantine
 	}
-	return stricter(m, v)
+	return Stricter(m, v)
 }
 
-func modeRank(m string) int {
+// ModeRank orders modes: allow (and "") 0, quarantine 1, block 2.
+func ModeRank(m string) int {
 	switch m {
 	case ModeBlock:
 		return 2
@@ -190,8 +191,9 @@ func modeRank(m string) int {
 	return 0
 }
 
-func stricter(a, b string) string {
-	if modeRank(b) > modeRank(a) {
+// Stricter returns the stricter of two modes ("" counts as allow).
+func Stricter(a, b string) string {
+	if ModeRank(b) > ModeRank(a) {
 		return b
 	}
 	return a

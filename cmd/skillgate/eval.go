@@ -101,7 +101,7 @@ func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) 
 	rep := report.Build(&report.View{
 		Agent:             agent,
 		Skills:            v.skills,
-		Prepare:           func(i int) *eligibility.Prepared { return eligibility.Prepare(v.skills[i], v.cfg) },
+		Prepare:           func(i int) *eligibility.Prepared { return eligibility.Prepare(v.skills[i], nil, v.cfg) },
 		Diagnostics:       v.diags,
 		ConfigDiagnostics: v.cfgDiags,
 	}, index, runtime.GOMAXPROCS(0), each)

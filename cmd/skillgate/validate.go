@@ -97,7 +97,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			add(s.Diagnostics)
 			// Requirement problems as the gateway would see them with no
 			// config overrides.
-			add(eligibility.Prepare(s, nil).Diagnostics())
+			add(eligibility.Prepare(s, nil, nil).Diagnostics())
 			if vs.data == nil {
 				continue // not readable again: reported by the loader
 			}

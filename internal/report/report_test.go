@@ -35,7 +35,7 @@ func TestBuild(t *testing.T) {
 	v := &View{
 		Agent:             "main",
 		Skills:            skills,
-		Prepare:           func(i int) *eligibility.Prepared { return eligibility.Prepare(skills[i], cfg) },
+		Prepare:           func(i int) *eligibility.Prepared { return eligibility.Prepare(skills[i], nil, cfg) },
 		Diagnostics:       []skill.Diagnostic{{Location: "skills/x/y/SKILL.md", Level: skill.LevelWarn, Message: "not a skill"}},
 		ConfigDiagnostics: []skill.Diagnostic{{Location: "gw.json", Level: skill.LevelWarn, Message: "config"}},
 	}
