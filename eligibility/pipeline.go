@@ -61,7 +61,7 @@ type prepareStage struct {
 type prepareState struct {
 	cfg      *Config
 	report   *governance.Report // the skill's scan; nil when not scanned
-	entry    Entry // the skill's skills.entries value
+	entry    Entry              // the skill's skills.entries value
 	hasEntry bool
 }
 
