@@ -31,6 +31,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /v1/agents/{agentId}/skills", s.agentAuth(s.handleSkills))
 	mux.Handle("GET /v1/agents/{agentId}/read", s.agentAuth(s.handleRead))
 	mux.Handle("GET /v1/nodes", s.agentAuth(s.handleNodes))
+	mux.Handle("GET /v1/governance", s.agentAuth(s.handleGovernance))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

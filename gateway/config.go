@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -121,6 +122,7 @@ type FileSettings struct {
 	Insecure   bool              `json:"insecure"`
 	NodeTokens map[string]string `json:"nodeTokens"`
 	MaxNodes   int               `json:"maxNodes"`
+	Governance governance.Policy `json:"governance"`
 }
 
 // ConfigFile is a gateway config file as read and checked: the whole
@@ -147,6 +149,18 @@ func ReadConfigFile(path string) (*ConfigFile, error) {
 	return &ConfigFile{Path: path, Root: root, Settings: settings, sum: sum}, nil
 }
 
+// Eligibility returns the pipeline's config from the file: skills.entries,
+// the root requires.config paths resolve against, and gateway.governance.
+// The gateway and eval both read it here, so that both run one pipeline.
+func (f *ConfigFile) Eligibility() (*eligibility.Config, []skill.Diagnostic) {
+	if f == nil {
+		return eligibility.NewConfig(map[string]any{}, "config")
+	}
+	cfg, diags := eligibility.NewConfig(f.Root, f.Path)
+	cfg.Governance = f.Settings.Governance
+	return cfg, diags
+}
+
 // policy is one version of the config file in force, with the settings it
 // resolves against the command line and Config's defaults.
 type policy struct {
@@ -166,7 +180,7 @@ func newPolicy(f *ConfigFile, cfg *Config) *policy {
 		p.cfg, _ = eligibility.NewConfig(map[string]any{}, "config")
 		return p
 	}
-	p.cfg, p.diags = eligibility.NewConfig(f.Root, f.Path)
+	p.cfg, p.diags = f.Eligibility()
 	p.settings, p.nodeTokens, p.sum = f.Settings, f.Settings.NodeTokens, f.sum
 	if f.Settings.MaxNodes > 0 && !cfg.Flags["maxNodes"] {
 		p.maxNodes = f.Settings.MaxNodes
@@ -180,7 +194,7 @@ func newPolicy(f *ConfigFile, cfg *Config) *policy {
 // parseFileSettings reads the "gateway" key of a config object. Errors
 // name the file and field.
 func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
-	var fs FileSettings
+	fs := FileSettings{Governance: governance.DefaultPolicy()}
 	raw, ok := root["gateway"]
 	if !ok || raw == nil {
 		return fs, nil
@@ -229,6 +243,9 @@ func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 		}
 		fs.MaxNodes = int(f)
 	}
+	if fs.Governance, err = governance.ParsePolicy(m["governance"]); err != nil {
+		return fs, fmt.Errorf("%s: %w", path, err)
+	}
 	if v, ok := m["nodeTokens"]; ok && v != nil {
 		tm, ok := v.(map[string]any)
 		if !ok {
@@ -245,9 +262,9 @@ func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch k {
-		case "listen", "store", "poll", "insecure", "nodeTokens", "maxNodes":
+		case "listen", "store", "poll", "insecure", "nodeTokens", "maxNodes", "governance":
 		default:
-			return fs, fmt.Errorf("%s: gateway.%s: unknown setting (known: listen, store, poll, insecure, nodeTokens, maxNodes)", path, k)
+			return fs, fmt.Errorf("%s: gateway.%s: unknown setting (known: listen, store, poll, insecure, nodeTokens, maxNodes, governance)", path, k)
 		}
 	}
 	return fs, nil

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/skillgate/skillgate/eligibility"
 	"net/http"
 	"slices"
 	"strings"
@@ -140,6 +141,9 @@ type skillReportJSON struct {
 	Stage    string   `json:"stage"`
 	Reasons  []string `json:"reasons"`
 	Hosts    []string `json:"hosts"`
+	// Governance is decoded as the gateway's own type: the test asserts
+	// on its values, not on its declaration.
+	Governance *eligibility.Governance `json:"governance"`
 }
 
 func skillReport(t *testing.T, g *gw, agent, name string) skillReportJSON {

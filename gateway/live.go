@@ -36,7 +36,7 @@ func (s *Server) rebuildLocked() {
 	s.matches = make(map[*eligibility.Prepared]int)
 	all := make([]*eligibility.Prepared, 0, len(s.snap.all))
 	for _, sk := range s.snap.all {
-		p := eligibility.Prepare(sk, nil, s.pol.cfg)
+		p := eligibility.Prepare(sk, s.snap.reports[sk], s.pol.cfg)
 		s.prepared[sk] = p
 		entry := promptbuild.SkillEntry(sk, p.Always)
 		s.fragments[sk] = promptbuild.Fragment(&entry)
@@ -57,6 +57,7 @@ func (s *Server) rebuildLocked() {
 			"cut", cut, "max_names", eligibility.MaxInterestNames, "max_bytes", eligibility.MaxInterestBytes)
 	}
 	s.interestCut = cut
+	s.noteGovernanceLocked()
 	if s.interestJSON == nil || !slices.Equal(bins, s.interest.Bins) || !slices.Equal(env, s.interest.Env) {
 		s.interest = protocol.Interest{Bins: bins, Env: env}
 		s.interestAt = newInterestIndex(s.interest)

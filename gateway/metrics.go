@@ -22,6 +22,9 @@ type metrics struct {
 	evalSeconds    prometheus.Histogram
 	storeRequests  *prometheus.CounterVec
 	frames         *prometheus.CounterVec
+	govTightened   prometheus.Counter
+	govScans       prometheus.Counter
+	govSkills      *prometheus.GaugeVec
 }
 
 func newMetrics(s *Server) *metrics {
@@ -40,6 +43,12 @@ func newMetrics(s *Server) *metrics {
 			Name: "skillgate_store_requests_total", Help: "Storage requests by operation and result."}, []string{"op", "result"}),
 		frames: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillgate_node_frames_total", Help: "Frames received from nodes by kind and result."}, []string{"kind", "result"}),
+		govTightened: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "skillgate_governance_tightened_total", Help: "Times a skill's effective governance mode tightened (new content, new rules, or a skill first seen in quarantine or block)."}),
+		govScans: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "skillgate_governance_scans_total", Help: "Skill directories scanned by the governance scanner (only new content is scanned)."}),
+		govSkills: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "skillgate_skills_governance", Help: "Skills of the bucket by effective governance mode (allow, quarantine, block)."}, []string{"mode"}),
 	}
 	snapshotAge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "skillgate_snapshot_age_seconds", Help: "Seconds since the last successful storage snapshot."},
@@ -50,7 +59,7 @@ func newMetrics(s *Server) *metrics {
 		})
 	m.promptHit = m.promptBuilds.WithLabelValues("hit")
 	m.promptMiss = m.promptBuilds.WithLabelValues("miss")
-	m.reg.MustRegister(m.nodesConnected, m.skills, m.promptBuilds, m.evalSeconds, m.storeRequests, m.frames, snapshotAge,
+	m.reg.MustRegister(m.nodesConnected, m.skills, m.promptBuilds, m.evalSeconds, m.storeRequests, m.frames, m.govTightened, m.govScans, m.govSkills, snapshotAge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

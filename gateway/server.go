@@ -60,6 +60,11 @@ type Server struct {
 	wasBuf, isBuf []int32
 	index         *eligibility.Index // nodes that reported facts
 
+	// Governance: the poller's scan cache, and each skill's effective
+	// mode at the last rebuild (skill key → mode), to log tightening.
+	scans    scanCache
+	govModes map[string]string
+
 	loggedMu sync.Mutex
 	logged   map[string]string // skill key → last verdict logged
 
@@ -113,6 +118,7 @@ func New(cfg Config) (*Server, error) {
 		pending: newPendingSockets(cfg.MaxPending, cfg.MaxPendingPerAddr),
 	}
 	s.metrics = newMetrics(s)
+	s.scans.scans = s.metrics.govScans
 	s.store = instrumentStore(cfg.Store, s.metrics)
 	s.loader = r2store.NewLoader(s.store)
 	s.pol = newPolicy(file, &s.cfg)
@@ -311,6 +317,14 @@ func (s *Server) refreshStore(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, max(30*time.Second, 2*s.cfg.Poll))
 	defer cancel()
 	snap, err := loadSnapshot(rctx, s.store, s.loader)
+	if err == nil {
+		s.mu.RLock()
+		pol := s.pol.cfg.Governance
+		s.mu.RUnlock()
+		// Only this goroutine changes the policy, so pol stays in force
+		// until the snapshot is published.
+		snap.reports, snap.govPolicy = s.scans.scanSkills(snap, pol), pol.Fingerprint()
+	}
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -378,6 +392,7 @@ func (s *Server) reloadConfig(force bool) {
 		missing []string // what pol lacks to listen beyond loopback
 	)
 	f, err := ReadConfigFile(path)
+	var rescanned *snapshot // the snapshot scanned under pol's governance, when that changed
 	if err == nil {
 		pol = newPolicy(f, &s.cfg)
 		noNode, noAgent := s.authGaps(pol)
@@ -393,6 +408,14 @@ func (s *Server) reloadConfig(force bool) {
 			err = fmt.Errorf("%s: it leaves %s while the gateway listens beyond loopback and is not insecure (gateway.insecure or --insecure)",
 				path, strings.Join(missing, " and "))
 		}
+	}
+	if err == nil && pol.cfg.Governance.Fingerprint() != s.snap.govPolicy {
+		// Scanned before the lock: the prompt path never waits on a
+		// scan. Only this goroutine replaces s.snap.
+		gp := pol.cfg.Governance
+		cp := *s.snap
+		cp.reports, cp.govPolicy = s.scans.scanSkills(&cp, gp), gp.Fingerprint()
+		rescanned = &cp
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -431,6 +454,9 @@ func (s *Server) reloadConfig(force bool) {
 		s.warnInsecure(s.listenAddr, missing) // allowed: pol.insecure
 	}
 	s.pol = pol
+	if rescanned != nil {
+		s.snap = rescanned
+	}
 	s.reg.max = pol.maxNodes
 	s.log.Info("config loaded", "file", path, "entries", len(pol.cfg.Entries), "node_tokens", len(pol.nodeTokens))
 	s.rebuildLocked()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -20,6 +21,13 @@ type snapshot struct {
 	all    []*skill.Skill            // every skill, sorted by key
 	diags  []skill.Diagnostic        // listing and loading findings
 	sum    string                    // fingerprint of keys and ETags
+
+	// inputs are the skills' directories as read, for the governance
+	// scanner; reports their scans under the policy of fingerprint
+	// govPolicy (no reports when it is off).
+	inputs    map[*skill.Skill]*governance.Input
+	reports   map[*skill.Skill]*governance.Report
+	govPolicy string
 
 	agentDiags map[string]bool // agents with diagnostics under their prefix
 }

@@ -89,3 +89,22 @@ func (o Options) Fingerprint() string {
 	}
 	return fl + "\x00" + strings.Join(o.AllowedHosts, "\x00")
 }
+
+// Scan scans a skill directory under the policy: nil when the policy is
+// Off, as the gateway and eval both leave a skill unscanned then.
+func (p Policy) Scan(in *Input) *Report {
+	if p.Mode == Off {
+		return nil
+	}
+	r := Scan(in, p.Options)
+	return &r
+}
+
+// Fingerprint identifies what a report made under the policy depends on;
+// Off has its own (no reports).
+func (p Policy) Fingerprint() string {
+	if p.Mode == Off {
+		return Off
+	}
+	return p.Options.Fingerprint()
+}

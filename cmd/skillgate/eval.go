@@ -124,17 +124,16 @@ type evalView struct {
 
 // loadView reads the config file and the agent's view of the store.
 func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalView, error) {
-	root := map[string]any{}
+	var f *gateway.ConfigFile
 	if configPath != "" {
 		// A file the gateway would refuse is refused here too.
-		f, err := gateway.ReadConfigFile(configPath)
-		if err != nil {
+		var err error
+		if f, err = gateway.ReadConfigFile(configPath); err != nil {
 			return nil, fmt.Errorf("--config: %w", err)
 		}
-		root = f.Root
 	}
 	v := &evalView{}
-	v.cfg, v.cfgDiags = eligibility.NewConfig(root, configLocation(configPath))
+	v.cfg, v.cfgDiags = f.Eligibility()
 	st, err := r2store.Open(ctx, storeURL)
 	if err != nil {
 		return nil, fmt.Errorf("--store: %w", err)
@@ -151,13 +150,6 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 	return v, nil
 }
 
-func configLocation(path string) string {
-	if path == "" {
-		return "config"
-	}
-	return path
-}
-
 // printReport prints an eligibility report as a table, for eval and status.
 // For a skill that failed on hosts, the WHY text ends with the host
 // requirement that ruled out the last candidates and how many it ruled out.
@@ -172,7 +164,7 @@ func printReport(w io.Writer, rep *report.Report, nhosts int) {
 	}
 	fmt.Fprintf(w, "agent %s: %d of %d skills offered, %d hosts\n\n", cli.Printable(rep.Agent), offered, len(rep.Skills), nhosts)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SKILL\tSCOPE\tOFFERED\tWHY / HOSTS")
+	fmt.Fprintln(tw, "SKILL\tSCOPE\tGOVERNANCE\tOFFERED\tWHY / HOSTS")
 	for _, s := range rep.Skills {
 		why := strings.Join(s.Hosts, ", ")
 		switch {
@@ -190,7 +182,11 @@ func printReport(w io.Writer, rep *report.Report, nhosts int) {
 		if s.Eligible {
 			offeredStr = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cli.Printable(s.Name), cli.Printable(s.Scope), offeredStr, cli.Printable(why))
+		gov := "-" // not scanned
+		if g := s.Governance; g != nil {
+			gov = g.Mode + " " + g.Band
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cli.Printable(s.Name), cli.Printable(s.Scope), cli.Printable(gov), offeredStr, cli.Printable(why))
 	}
 	tw.Flush()
 	if len(rep.Diagnostics) > 0 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
@@ -31,6 +32,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := cli.NewFlagSet("skillgate status", stderr)
 	gw := fs.String("gateway", "", "gateway base URL, e.g. http://127.0.0.1:7780")
 	agent := fs.String("agent", "", "also show this agent's skills, eligible or not, with reasons")
+	govern := fs.Bool("governance", false, "also show the governance review queue: every skill in quarantine or block, with its digest and findings")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -90,11 +92,22 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	var queue *gateway.GovernanceQueue
+	if *govern {
+		queue = new(gateway.GovernanceQueue)
+		if err := getJSON(ctx, client, base.String()+"/v1/governance", queue); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(map[string]any{"nodes": nodes.Nodes, "agent": rep})
+		out := map[string]any{"nodes": nodes.Nodes, "agent": rep}
+		if queue != nil {
+			out["governance"] = queue
+		}
+		return enc.Encode(out)
 	}
 	// Everything below comes from the gateway, and much of it from nodes:
 	// values pass through cli.Printable so that none can drive the terminal.
@@ -121,7 +134,35 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		printReport(stdout, rep, len(nodes.Nodes))
 		printClosest(stdout, rep, nodes.Nodes)
 	}
+	if queue != nil {
+		fmt.Fprintln(stdout)
+		printGovernance(stdout, queue)
+	}
 	return nil
+}
+
+// printGovernance prints the review queue: each skill held, why, and its
+// findings, with what to write to approve it.
+func printGovernance(w io.Writer, q *gateway.GovernanceQueue) {
+	fmt.Fprintf(w, "governance (%s): %s for review\n", cli.Printable(q.Mode), plural(len(q.Skills), "skill"))
+	for _, it := range q.Skills {
+		g := it.Governance
+		state := "not enforced (observe)"
+		if it.Enforced {
+			state = it.Reason
+		}
+		fmt.Fprintf(w, "\n%s (%s)\n  %s\n", cli.Printable(it.Location), cli.Printable(it.Name), cli.Printable(state))
+		if g == nil {
+			continue // the operator's mode, without a scan
+		}
+		fmt.Fprintf(w, "  mode %s, %s risk %d, verdict %s, digest %s\n", g.Mode, g.Band, g.Score, g.Verdict, g.Digest)
+		for _, f := range g.Findings {
+			fmt.Fprintf(w, "    %-5s %-22s %s:%d  %s\n", f.Severity, f.Rule, cli.Printable(f.File), f.Line, cli.Printable(f.Excerpt))
+		}
+		if !g.Approved && g.Mode != "allow" {
+			fmt.Fprintf(w, "  to approve exactly this content: \"skills\": {\"entries\": {%q: {\"approve\": %q}}} in the gateway config\n", cli.Printable(it.Dir), g.Digest)
+		}
+	}
 }
 
 // printClosest names, for each skill that failed on hosts, the connected

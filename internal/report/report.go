@@ -50,6 +50,11 @@ type SkillReport struct {
 	// by invalid requirements, is always offered, has no host
 	// requirements, or no host is connected.
 	Filtered []eligibility.Filtered `json:"filtered"`
+	// Governance is the governance stage's outcome: digest, score, band,
+	// verdict, effective mode, approval and findings; null when the skill
+	// was not scanned (gateway.governance.mode off, or excluded by
+	// config first).
+	Governance *eligibility.Governance `json:"governance"`
 }
 
 // Emptied returns the host requirement that ruled out the last candidate
@@ -70,20 +75,21 @@ func (s *SkillReport) Emptied() (eligibility.Filtered, bool) {
 }
 
 // newSkillReport converts a result.
-func newSkillReport(r *eligibility.Result) SkillReport {
+func newSkillReport(p *eligibility.Prepared, r *eligibility.Result) SkillReport {
 	return SkillReport{
-		Name:     r.Skill.Name,
-		Dir:      r.Skill.Dir,
-		Location: r.Skill.Key,
-		ReadPath: skill.ReadPath(r.Skill.Key),
-		Scope:    string(r.Skill.Scope),
-		Homepage: r.Skill.Homepage,
-		Always:   r.Always,
-		Eligible: r.Eligible,
-		Stage:    r.Stage,
-		Reasons:  r.Reasons,
-		Hosts:    r.Hosts,
-		Filtered: r.Filtered,
+		Governance: p.Gov,
+		Name:       r.Skill.Name,
+		Dir:        r.Skill.Dir,
+		Location:   r.Skill.Key,
+		ReadPath:   skill.ReadPath(r.Skill.Key),
+		Scope:      string(r.Skill.Scope),
+		Homepage:   r.Skill.Homepage,
+		Always:     r.Always,
+		Eligible:   r.Eligible,
+		Stage:      r.Stage,
+		Reasons:    r.Reasons,
+		Hosts:      r.Hosts,
+		Filtered:   r.Filtered,
 	}
 }
 
@@ -118,7 +124,7 @@ func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) 
 	eval := func(i int) {
 		prepared[i] = v.Prepare(i)
 		r := prepared[i].EvaluateIndexed(x)
-		reports[i] = newSkillReport(&r)
+		reports[i] = newSkillReport(prepared[i], &r)
 	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
