@@ -79,7 +79,7 @@ func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader)
 	if err != nil {
 		return nil, err
 	}
-	skills, loadDiags, err := loader.Load(ctx, objs)
+	loaded, loadDiags, err := loader.Load(ctx, objs)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,8 @@ func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader)
 			snap.agentDiags[id] = true
 		}
 	}
-	for _, sk := range skills {
+	for _, l := range loaded {
+		sk := l.Skill
 		snap.all = append(snap.all, sk)
 		if sk.Scope == skill.ScopeAgent {
 			snap.agents[sk.Agent] = append(snap.agents[sk.Agent], sk)

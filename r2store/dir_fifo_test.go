@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -117,7 +119,7 @@ func TestDirFIFOLoad(t *testing.T) {
 		t.Errorf("ListAll warned about %q, want %q; diagnostics %+v", warned, want, diags)
 	}
 
-	var skills []*skill.Skill
+	var skills []r2store.Loaded
 	within(t, "Load", func() { skills, diags, err = r2store.NewLoader(d).Load(ctx, objs) })
 	if err != nil || len(skills) != 2 || len(diags) != 0 {
 		t.Errorf("Load = %d skills, %+v, %v; want y and z, no diagnostics", len(skills), diags, err)
@@ -155,5 +157,41 @@ func TestDirFIFOGet(t *testing.T) {
 	}
 	if body, _, err := d.Get(ctx, "skills/y/SKILL.md", ""); err != nil || len(body) == 0 {
 		t.Errorf("Get(skills/y/SKILL.md) beside a pipe = %q, %v", body, err)
+	}
+}
+
+// A named pipe among a skill's other files is delivered as a File with
+// Err "not a regular file", without a read, whether the listing marked it
+// (NotRegular) or it was listed as a regular file and replaced by a pipe
+// before its Get. The SKILL.md beside it loads.
+func TestDirFIFOFiles(t *testing.T) {
+	t.Parallel()
+	d := fifoDir(t)
+	ctx := t.Context()
+	st := &countingStore{Store: d}
+	wantFiles := []governance.File{{Path: "notes.txt", Err: "not a regular file"}}
+
+	objs, _, err := r2store.ListAll(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var loaded []r2store.Loaded
+	within(t, "Load", func() { loaded, _, err = r2store.NewLoader(st).Load(ctx, objs) })
+	if err != nil || len(loaded) != 2 || loaded[0].Skill.Key != "skills/y/SKILL.md" {
+		t.Fatalf("Load = %d skills, %v; want y and z", len(loaded), err)
+	}
+	if got := loaded[0].Input.Files; !reflect.DeepEqual(got, wantFiles) {
+		t.Errorf("y's files = %+v, want %+v", got, wantFiles)
+	}
+	if n := st.gets.Load(); n != 2 {
+		t.Errorf("%d Gets, want 2 (the SKILL.md files; none for the listed pipe)", n)
+	}
+
+	// Listed as a regular file: the Get finds the pipe.
+	raced := append([]r2store.SkillObject(nil), objs[0])
+	raced[0].Files = []r2store.Object{{Key: "skills/y/notes.txt", Size: 10, ETag: `"1-a"`}}
+	within(t, "Load of a pipe", func() { loaded, _, err = r2store.NewLoader(st).Load(ctx, raced) })
+	if err != nil || len(loaded) != 1 || !reflect.DeepEqual(loaded[0].Input.Files, wantFiles) {
+		t.Errorf("Load of a raced pipe = %+v, %v; want y with %+v", loaded, err, wantFiles)
 	}
 }

@@ -4,20 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/skill"
 )
 
 // loadConcurrency bounds the Gets one Load runs at a time.
 const loadConcurrency = 16
 
-// Loader turns listed skill objects into parsed skills. It caches each
-// parsed file with its ETag, so an unchanged file is never downloaded again:
-// an object listed with the cached ETag costs no request, and a changed one
-// costs a conditional Get. It is safe for concurrent use; concurrent Loads
-// run one after the other.
+// Loader turns listed skill objects into parsed skills and the bytes of
+// their skill directories. It caches each object it reads (SKILL.md files
+// and the other files of their directories) with its ETag, so an unchanged
+// object is never downloaded again: an object listed with the cached ETag
+// costs no request, and a changed one costs a conditional Get. It is safe
+// for concurrent use; concurrent Loads run one after the other.
 type Loader struct {
 	st Store
 
@@ -30,12 +33,16 @@ type Loader struct {
 	hits        atomic.Int64
 }
 
+// cached is one object as read, by key: a SKILL.md (skill set) or another
+// file of a skill directory (skill nil).
 type cached struct {
 	etag  string
+	data  []byte
 	skill *skill.Skill
 }
 
-// LoaderStats counts a Loader's work since it was made.
+// LoaderStats counts a Loader's work since it was made. Every object read
+// counts, SKILL.md files and the other files of skill directories alike.
 type LoaderStats struct {
 	Gets        int64 // Get requests sent
 	NotModified int64 // Gets answered "not modified"
@@ -58,19 +65,241 @@ func (l *Loader) Stats() LoaderStats {
 	}
 }
 
-// Load returns the parsed skills of objs, in objs order. Files over
-// MaxFileSize are skipped with an error-level diagnostic, files deleted
-// since the listing with an info diagnostic; parse findings stay in each
-// Skill's Diagnostics. Any other storage error fails the whole Load (the
-// caller keeps its last good snapshot) and leaves the cache as it was.
-// Otherwise the cache keeps exactly the loaded objects, so its memory
-// follows the bucket. Returned skills are shared with the cache and later
-// Loads: treat them as read-only.
-func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]*skill.Skill, []skill.Diagnostic, error) {
+// Loaded is one loaded skill with the bytes the governance scanner reads.
+type Loaded struct {
+	Skill *skill.Skill
+	// Input is the skill directory as read: SKILL.md's bytes and its other
+	// files (paths relative to the directory, "/"-separated), within
+	// governance.Budget; a file refused by the caps, unreadable, or not a
+	// regular file has Err set instead of Data.
+	Input governance.Input
+}
+
+// Error texts of a skill directory's file that is not read.
+const (
+	errTextNotRegular = "not a regular file"
+	errTextTooLarge   = "over the 256 KiB file limit" // found by the read, not the listing
+)
+
+// Load returns the loaded skills of objs, in objs order, each with its
+// skill directory as read.
+//
+// A SKILL.md over MaxFileSize is skipped with an error-level diagnostic, one
+// deleted since the listing with an info diagnostic, one that is not a
+// regular file with a warning; parse findings stay in each Skill's
+// Diagnostics.
+//
+// The other files of a loaded skill (SkillObject.Files) are offered to a
+// governance.Budget in path order with their listed sizes, and the
+// admitted ones are read through the same cache as SKILL.md files. In
+// Input.Files, in path order, a file refused by the budget, found over the
+// size cap by the read, or not a regular file (as listed or as read) has
+// Err set; the files refused for the count cap are summed up in one last
+// File (Budget.Unread); a file deleted since the listing is left out; an
+// object not under the skill's directory prefix is ignored. The files of a
+// skill whose SKILL.md is not loaded are not read: they are read once every
+// SKILL.md is, at most loadConcurrency Gets at a time as for SKILL.md files.
+//
+// Any other storage error fails the whole Load (the caller keeps its last
+// good snapshot) and leaves the cache as it was. Otherwise the cache keeps
+// exactly the loaded objects, SKILL.md files and other files, so its
+// memory follows the bucket. Returned skills and Input bytes (SkillMD and
+// each File's Data) are shared with the cache and later Loads: treat them
+// as read-only.
+func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skill.Diagnostic, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 
+	// SKILL.md files.
 	results := make([]loadResult, len(objs))
+	type skillRead struct {
+		i    int // index in objs
+		c    cached
+		have bool
+	}
+	var skillReads []skillRead
+	for i, o := range objs {
+		c, have := l.cache[o.Key]
+		have = have && c.skill != nil
+		switch {
+		case have && o.ETag != "" && c.etag == o.ETag:
+			l.hits.Add(1)
+			results[i] = loadResult{entry: c, ok: true}
+		case o.Size > MaxFileSize:
+			results[i] = loadResult{diag: tooLarge(o.Key, o.Size)}
+		default:
+			if !have {
+				c = cached{}
+			}
+			skillReads = append(skillReads, skillRead{i, c, have})
+		}
+	}
+	err := parallel(ctx, len(skillReads), func(ctx context.Context, j int) error {
+		r := skillReads[j]
+		res, err := l.fetchSkill(ctx, objs[r.i], r.c, r.have)
+		results[r.i] = res
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+
+	// The other files of the loaded skills' directories.
+	type fileRead struct {
+		i, f int // index in objs and in results[i].files
+		o    Object
+		c    cached
+		have bool
+
+		// The outcome: read (entry), refused (err), or deleted (gone).
+		entry cached
+		read  bool
+		err   string
+		gone  bool
+	}
+	var fileReads []fileRead
+	for i, o := range objs {
+		if !results[i].ok || len(o.Files) == 0 {
+			continue
+		}
+		prefix := dirPrefix(o.Key)
+		var (
+			budget governance.Budget
+			files  []governance.File
+		)
+		for _, f := range o.Files {
+			path, ok := strings.CutPrefix(f.Key, prefix)
+			if !ok || path == "" || f.Key == o.Key {
+				continue // not a file of this directory
+			}
+			if f.NotRegular {
+				files = append(files, governance.File{Path: path, Err: errTextNotRegular})
+				continue
+			}
+			if ok, refused := budget.Admit(path, f.Size); !ok {
+				if refused != nil {
+					files = append(files, *refused)
+				}
+				continue
+			}
+			files = append(files, governance.File{Path: path})
+			c, have := l.cache[f.Key]
+			have = have && c.skill == nil
+			if have && f.ETag != "" && c.etag == f.ETag {
+				l.hits.Add(1)
+				files[len(files)-1].Data = c.data
+				results[i].cached = append(results[i].cached, keyed{f.Key, c})
+				continue
+			}
+			if !have {
+				c = cached{}
+			}
+			fileReads = append(fileReads, fileRead{i: i, f: len(files) - 1, o: f, c: c, have: have})
+		}
+		results[i].files = append(files, budget.Unread()...)
+	}
+	err = parallel(ctx, len(fileReads), func(ctx context.Context, j int) error {
+		r := &fileReads[j]
+		e, _, err := l.get(ctx, r.o.Key, r.o.ETag, r.c, r.have)
+		switch {
+		case err == nil:
+			r.entry, r.read = e, true
+		case errors.Is(err, ErrTooLarge):
+			r.err = errTextTooLarge
+		case errors.Is(err, errNotRegular):
+			// Replaced by a named pipe, device or socket since the listing.
+			r.err = errTextNotRegular
+		case errors.Is(err, ErrNotFound):
+			r.gone = true // deleted since the listing
+		default:
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	gone := map[int]bool{} // skills with a file deleted since the listing
+	for _, r := range fileReads {
+		f := &results[r.i].files[r.f]
+		switch {
+		case r.read:
+			f.Data = r.entry.data
+			results[r.i].cached = append(results[r.i].cached, keyed{r.o.Key, r.entry})
+		case r.gone:
+			f.Path = "" // marks it for withoutDropped
+			gone[r.i] = true
+		default:
+			f.Err = r.err
+		}
+	}
+
+	size := len(objs)
+	for _, r := range results {
+		size += len(r.cached)
+	}
+	var (
+		loaded []Loaded
+		diags  []skill.Diagnostic
+		next   = make(map[string]cached, size)
+	)
+	for i, r := range results {
+		if r.diag != nil {
+			diags = append(diags, *r.diag)
+		}
+		if !r.ok {
+			continue
+		}
+		next[objs[i].Key] = r.entry
+		for _, k := range r.cached {
+			next[k.key] = k.entry
+		}
+		files := r.files
+		if gone[i] {
+			files = withoutDropped(files)
+		}
+		loaded = append(loaded, Loaded{
+			Skill: r.entry.skill,
+			Input: governance.Input{SkillMD: r.entry.data, Files: files},
+		})
+	}
+	l.cache = next
+	return loaded, diags, nil
+}
+
+// withoutDropped leaves out the files marked with an empty Path (no file
+// of a directory has one), in place.
+func withoutDropped(files []governance.File) []governance.File {
+	out := files[:0]
+	for _, f := range files {
+		if f.Path != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// loadResult is the outcome for one skill: a loaded entry (ok) and/or a
+// diagnostic, and for a loaded one the files of its directory and the
+// cache entries of those read.
+type loadResult struct {
+	entry  cached
+	ok     bool
+	diag   *skill.Diagnostic
+	files  []governance.File
+	cached []keyed
+}
+
+// keyed is a cache entry with its key.
+type keyed struct {
+	key   string
+	entry cached
+}
+
+// parallel runs f(ctx, j) for each j in [0, n), at most loadConcurrency
+// at a time. The first error cancels the rest and is returned; so is the
+// end of ctx, even when n is 0.
+func parallel(ctx context.Context, n int, f func(ctx context.Context, j int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -79,17 +308,7 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]*skill.Skill, 
 		once sync.Once
 		fail error
 	)
-	for i, o := range objs {
-		c, ok := l.cache[o.Key]
-		if ok && o.ETag != "" && c.etag == o.ETag {
-			l.hits.Add(1)
-			results[i] = loadResult{entry: c, ok: true}
-			continue
-		}
-		if o.Size > MaxFileSize {
-			results[i] = loadResult{diag: tooLarge(o.Key, o.Size)}
-			continue
-		}
+	for j := range n {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -100,57 +319,43 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]*skill.Skill, 
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r, err := l.fetch(ctx, o, c)
-			if err != nil {
+			if err := f(ctx, j); err != nil {
 				once.Do(func() { fail = err; cancel() })
-				return
 			}
-			results[i] = r
 		}()
 	}
 	wg.Wait()
 	if fail == nil {
 		fail = ctx.Err() // the caller's context ended
 	}
-	if fail != nil {
-		return nil, nil, fail
-	}
-
-	var (
-		skills []*skill.Skill
-		diags  []skill.Diagnostic
-		next   = make(map[string]cached, len(objs))
-	)
-	for i, r := range results {
-		if r.diag != nil {
-			diags = append(diags, *r.diag)
-		}
-		if r.ok {
-			skills = append(skills, r.entry.skill)
-			next[objs[i].Key] = r.entry
-		}
-	}
-	l.cache = next
-	return skills, diags, nil
+	return fail
 }
 
-// loadResult is the outcome for one object: a loaded entry (ok) and/or a
-// diagnostic.
-type loadResult struct {
-	entry cached
-	ok    bool
-	diag  *skill.Diagnostic
-}
-
-// fetch reads one object with a conditional Get against its cached entry
-// (the zero value when there is none) and parses it.
-func (l *Loader) fetch(ctx context.Context, o SkillObject, c cached) (loadResult, error) {
+// get reads key with a Get, conditional on c's ETag when there is a cached
+// entry (have): not modified gives c back, a download a new entry (fresh)
+// whose ETag is the Get's, else the listed one.
+func (l *Loader) get(ctx context.Context, key, listedETag string, c cached, have bool) (e cached, fresh bool, err error) {
 	l.gets.Add(1)
-	body, etag, err := l.st.Get(ctx, o.Key, c.etag)
+	body, etag, err := l.st.Get(ctx, key, c.etag)
 	switch {
-	case errors.Is(err, ErrNotModified) && c.skill != nil:
+	case errors.Is(err, ErrNotModified) && have:
 		l.notModified.Add(1)
-		return loadResult{entry: c, ok: true}, nil
+		return c, false, nil
+	case err != nil:
+		return cached{}, false, err
+	}
+	l.downloads.Add(1)
+	if etag == "" {
+		etag = listedETag
+	}
+	return cached{etag: etag, data: body}, true, nil
+}
+
+// fetchSkill reads one SKILL.md with a conditional Get against its cached
+// entry (have) and parses it when it changed.
+func (l *Loader) fetchSkill(ctx context.Context, o SkillObject, c cached, have bool) (loadResult, error) {
+	e, fresh, err := l.get(ctx, o.Key, o.ETag, c, have)
+	switch {
 	case errors.Is(err, ErrTooLarge):
 		return loadResult{diag: tooLarge(o.Key, -1)}, nil
 	case errors.Is(err, errNotRegular):
@@ -166,11 +371,10 @@ func (l *Loader) fetch(ctx context.Context, o SkillObject, c cached) (loadResult
 	case err != nil:
 		return loadResult{}, err
 	}
-	l.downloads.Add(1)
-	if etag == "" {
-		etag = o.ETag
+	if fresh {
+		e.skill = skill.Parse(o.Ref, e.data)
 	}
-	return loadResult{entry: cached{etag: etag, skill: skill.Parse(o.Ref, body)}, ok: true}, nil
+	return loadResult{entry: e, ok: true}, nil
 }
 
 // tooLarge is the diagnostic of a file over MaxFileSize; size < 0 when only

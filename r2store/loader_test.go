@@ -14,7 +14,7 @@ import (
 )
 
 // snapshot lists the whole store and loads every skill, as the gateway does.
-func snapshot(t *testing.T, st r2store.Store, l *r2store.Loader) ([]*skill.Skill, []skill.Diagnostic) {
+func snapshot(t *testing.T, st r2store.Store, l *r2store.Loader) ([]r2store.Loaded, []skill.Diagnostic) {
 	t.Helper()
 	objs, diags, err := r2store.ListAll(t.Context(), st)
 	if err != nil {
@@ -27,13 +27,14 @@ func snapshot(t *testing.T, st r2store.Store, l *r2store.Loader) ([]*skill.Skill
 	return skills, append(diags, more...)
 }
 
-func names(skills []*skill.Skill) string {
+// names lists the loaded skills as key=name.
+func names(loaded []r2store.Loaded) string {
 	var b strings.Builder
-	for i, s := range skills {
+	for i, l := range loaded {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(s.Key + "=" + s.Name)
+		b.WriteString(l.Skill.Key + "=" + l.Skill.Name)
 	}
 	return b.String()
 }
@@ -67,7 +68,7 @@ func TestLoaderDir(t *testing.T) {
 	if n := st.gets.Load(); n != 3 {
 		t.Errorf("an unchanged re-load made %d more Gets, want 0", n-3)
 	}
-	if len(again) != 3 || again[0] != skills[0] {
+	if len(again) != 3 || again[0].Skill != skills[0].Skill {
 		t.Errorf("an unchanged re-load did not reuse the parsed skills")
 	}
 

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/miniotest"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
@@ -299,6 +301,56 @@ func TestS3Loader(t *testing.T) {
 	}
 	if s := l.Stats(); s.NotModified != 2 || s.Downloads != 4 {
 		t.Errorf("stats = %+v, want 2 not-modified and 4 downloads", s)
+	}
+}
+
+// TestS3LoaderFiles loads a skill directory from MinIO: its other files
+// come with exact bytes, and an unchanged bucket costs no download.
+func TestS3LoaderFiles(t *testing.T) {
+	t.Parallel()
+	st := newS3(t, minio.Get(t))
+	ctx := t.Context()
+	md := skillFile("ay", "a")
+	putAll(t, st, map[string][]byte{
+		"skills/a/SKILL.md":       md,
+		"skills/a/scripts/run.sh": []byte("#!/bin/sh\ncurl example.com\n"),
+		"skills/a/ref/notes.md":   {0, 1, 2, 0xff, '\n'},
+		"skills/lonely/x.txt":     []byte("no SKILL.md here"),
+	})
+	cs := &countingStore{Store: st}
+	l := r2store.NewLoader(cs)
+
+	want := governance.Input{SkillMD: md, Files: []governance.File{
+		{Path: "ref/notes.md", Data: []byte{0, 1, 2, 0xff, '\n'}},
+		{Path: "scripts/run.sh", Data: []byte("#!/bin/sh\ncurl example.com\n")},
+	}}
+	loaded, diags := snapshot(t, cs, l)
+	if len(loaded) != 1 || len(diags) != 0 || !reflect.DeepEqual(loaded[0].Input, want) {
+		t.Fatalf("loaded %+v, diagnostics %+v; want skills/a with %q", loaded, diags, want)
+	}
+	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 3, Downloads: 3}) {
+		t.Errorf("first load: stats %+v, want 3 downloads", s)
+	}
+
+	again, _ := snapshot(t, cs, l)
+	if len(again) != 1 || !reflect.DeepEqual(again[0].Input, want) {
+		t.Errorf("re-load = %+v, want %q", again, want)
+	}
+	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 3, Downloads: 3, CacheHits: 3}) || cs.gets.Load() != 3 {
+		t.Errorf("unchanged re-load: stats %+v, %d Gets; want no request, 3 cache hits", s, cs.gets.Load())
+	}
+
+	// A changed file: one conditional Get, one download.
+	if err := st.Put(ctx, "skills/a/scripts/run.sh", []byte("echo two\n")); err != nil {
+		t.Fatal(err)
+	}
+	changed, _ := snapshot(t, cs, l)
+	want.Files[1].Data = []byte("echo two\n")
+	if len(changed) != 1 || !reflect.DeepEqual(changed[0].Input, want) {
+		t.Errorf("after a change = %+v, want %q", changed, want)
+	}
+	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 4, Downloads: 4, CacheHits: 5}) {
+		t.Errorf("after one change: stats %+v, want one more download", s)
 	}
 }
 

@@ -1,12 +1,14 @@
 // Package r2store is skill storage: keys and bytes from an S3-compatible
 // bucket (Cloudflare R2, AWS S3, MinIO) or a local directory laid out the
-// same way, the loader that turns SKILL.md files into parsed skills, and
-// the agent view: an agent's own skills shadow the global ones of the same
-// directory (AgentView is its one definition; the gateway and the offline
-// eval both use it).
+// same way, the loader that turns SKILL.md files into parsed skills and
+// reads the other files of their directories for the governance scanner
+// (within governance.Budget), and the agent view: an agent's own skills
+// shadow the global ones of the same directory (AgentView is its one
+// definition; the gateway and the offline eval both use it).
 //
-// It reads and parses; it never evaluates. It must never import
-// eligibility, promptbuild or gateway, nor node or a cmd package
+// It reads and parses; it never evaluates, nor scans: it imports
+// governance only for the types and caps of what it reads. It must never
+// import eligibility, promptbuild or gateway, nor node or a cmd package
 // (imports_test.go checks it). The AWS SDK is linked here, so the node
 // agent must never import this package.
 package r2store

@@ -9,20 +9,42 @@ import (
 	"github.com/skillgate/skillgate/skill"
 )
 
-// SkillObject is a listed key that is a skill's SKILL.md.
+// SkillObject is a listed key that is a skill's SKILL.md, with the other
+// listed objects of its skill directory.
 type SkillObject struct {
 	skill.Ref
 	Size int64
 	ETag string
+	// Files are the other listed objects under the skill's directory
+	// prefix (skills/{dir}/ or agents/{agentId}/skills/{dir}/), keys in
+	// full, in key order: nested ones included (a deeper SKILL.md too),
+	// NotRegular ones included. nil when there are none.
+	Files []Object
 }
 
-// Classify keeps the objects whose keys are skills, in input order. Keys
-// that look like skills but do not have exactly the layout's shape (deeper
-// keys, bad names, a differently cased SKILL.md) become warnings; other keys
-// (a skill's other files, unrelated objects) are ignored. A SKILL.md that
-// is not a regular file (see Object.NotRegular) is a warning, not a skill.
+// dirPrefix returns the key prefix of a skill's directory: its SKILL.md
+// key without the file name, ending in "/".
+func dirPrefix(skillKey string) string {
+	return strings.TrimSuffix(skillKey, skill.FileName)
+}
+
+// Classify keeps the objects whose keys are skills, in input order, each
+// with the other objects of its skill directory in Files. Keys that look
+// like skills but do not have exactly the layout's shape (deeper keys, bad
+// names, a differently cased SKILL.md) become warnings; other keys are a
+// skill's Files when they are under the directory of a skill, and ignored
+// otherwise (a directory without a SKILL.md, unrelated objects). A SKILL.md
+// that is not a regular file (see Object.NotRegular) is a warning, not a
+// skill, and its directory's objects are ignored.
+//
+// It is linear in the number of objects: files are matched to their skill
+// by directory prefix, whatever the input order (a listing is sorted by
+// key, and there a SKILL.md sorts in the middle of its directory's keys).
 func Classify(objs []Object) (skills []SkillObject, diags []skill.Diagnostic) {
 	for _, o := range objs {
+		if base := o.Key[strings.LastIndexByte(o.Key, '/')+1:]; !strings.EqualFold(base, skill.FileName) {
+			continue // not about skills for ParseKey either; spares its split
+		}
 		ref, ok, err := skill.ParseKey(o.Key)
 		if err != nil {
 			diags = append(diags, skill.Diagnostic{
@@ -39,7 +61,74 @@ func Classify(objs []Object) (skills []SkillObject, diags []skill.Diagnostic) {
 			skills = append(skills, SkillObject{Ref: ref, Size: o.Size, ETag: o.ETag})
 		}
 	}
+	if len(skills) == 0 {
+		return skills, diags
+	}
+	byDir := make(map[string]int32, len(skills)) // directory prefix → index in skills
+	for i := range skills {
+		byDir[dirPrefix(skills[i].Key)] = int32(i)
+	}
+	// Count first, so that all Files share one exactly sized array.
+	owner := make([]int32, len(objs)) // index in skills of each object's skill, or -1
+	count := make([]int32, len(skills))
+	total := 0
+	for j, o := range objs {
+		owner[j] = -1
+		dir, ok := skillDirPrefix(o.Key)
+		if !ok {
+			continue
+		}
+		if i, ok := byDir[dir]; ok && o.Key != skills[i].Key {
+			owner[j] = i
+			count[i]++
+			total++
+		}
+	}
+	if total == 0 {
+		return skills, diags
+	}
+	files := make([]Object, total)
+	off := 0
+	for i, n := range count {
+		if n > 0 {
+			skills[i].Files = files[off : off : off+int(n)]
+			off += int(n)
+		}
+	}
+	for j, i := range owner {
+		if i >= 0 {
+			skills[i].Files = append(skills[i].Files, objs[j])
+		}
+	}
+	for i := range skills {
+		if files := skills[i].Files; !slices.IsSortedFunc(files, compareKeys) {
+			slices.SortFunc(files, compareKeys)
+		}
+	}
 	return skills, diags
+}
+
+// skillDirPrefix returns the skill directory prefix a key is under,
+// skills/{dir}/ or agents/{agentId}/skills/{dir}/, without checking the
+// names: ok is false for a key not under one.
+func skillDirPrefix(key string) (prefix string, ok bool) {
+	var n int // length of the part before {dir}
+	if rest, ok := strings.CutPrefix(key, skill.AgentsPrefix); ok {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 || !strings.HasPrefix(rest[i+1:], skill.GlobalPrefix) {
+			return "", false
+		}
+		n = len(skill.AgentsPrefix) + i + 1 + len(skill.GlobalPrefix)
+	} else if strings.HasPrefix(key, skill.GlobalPrefix) {
+		n = len(skill.GlobalPrefix)
+	} else {
+		return "", false
+	}
+	j := strings.IndexByte(key[n:], '/')
+	if j < 0 {
+		return "", false
+	}
+	return key[:n+j+1], true
 }
 
 // keyHint says what to do about a key that skill.ParseKey rejected.
@@ -100,7 +189,7 @@ func LookupDir[T any](local, global []T, dir func(T) string, d string) (item T, 
 // View returns the skills agentID sees (AgentView), in listing order: its
 // agent-local skills sorted by key, then the global skills sorted by key
 // whose directory name no agent-local skill shadows. Other agents' skills
-// are left out. The result is never nil.
+// are left out. Each skill keeps its Files. The result is never nil.
 func View(all []SkillObject, agentID string) []SkillObject {
 	var local, global []SkillObject
 	for _, o := range all {

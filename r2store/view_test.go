@@ -1,6 +1,8 @@
 package r2store_test
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,9 +17,9 @@ func TestClassify(t *testing.T) {
 		{Key: "skills/b/SKILL.md", Size: 10, ETag: `"b"`},
 		{Key: "agents/main/skills/a/SKILL.md", Size: 11, ETag: `"ma"`},
 		{Key: "skills/a/SKILL.md", Size: 12, ETag: `"a"`},
-		{Key: "skills/a/scripts/run.sh"},                          // a skill's other file: ignored
+		{Key: "skills/a/scripts/run.sh"},                          // a skill's other file
 		{Key: "README.md"},                                        // unrelated: ignored
-		{Key: "skills/a/examples/x/SKILL.md"},                     // too deep
+		{Key: "skills/a/examples/x/SKILL.md"},                     // too deep; a file of skills/a
 		{Key: "agents/main/skills/a/examples/x/SKILL.md"},         // too deep
 		{Key: "agents/main/SKILL.md"},                             // wrong shape
 		{Key: "skills/c/skill.md"},                                // wrong case
@@ -29,10 +31,12 @@ func TestClassify(t *testing.T) {
 
 	want := []r2store.SkillObject{
 		{Ref: skill.Ref{Key: "skills/b/SKILL.md", Dir: "b", Scope: skill.ScopeGlobal}, Size: 10, ETag: `"b"`},
-		{Ref: skill.Ref{Key: "agents/main/skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeAgent, Agent: "main"}, Size: 11, ETag: `"ma"`},
-		{Ref: skill.Ref{Key: "skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeGlobal}, Size: 12, ETag: `"a"`},
+		{Ref: skill.Ref{Key: "agents/main/skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeAgent, Agent: "main"}, Size: 11, ETag: `"ma"`,
+			Files: []r2store.Object{{Key: "agents/main/skills/a/examples/x/SKILL.md"}}},
+		{Ref: skill.Ref{Key: "skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeGlobal}, Size: 12, ETag: `"a"`,
+			Files: []r2store.Object{{Key: "skills/a/examples/x/SKILL.md"}, {Key: "skills/a/scripts/run.sh"}}},
 	}
-	if !slices.Equal(skills, want) {
+	if !reflect.DeepEqual(skills, want) {
 		t.Errorf("skills =\n  %+v\nwant\n  %+v", skills, want)
 	}
 
@@ -58,6 +62,162 @@ func TestClassify(t *testing.T) {
 			t.Errorf("diagnostic %+v: want level warn and a message containing %q", d, sub)
 		}
 	}
+}
+
+// TestClassifyFiles checks that each skill gets the other objects of its
+// directory, and only those, whatever the input order.
+func TestClassifyFiles(t *testing.T) {
+	t.Parallel()
+	// A listing, sorted by key as List returns it.
+	listing := []r2store.Object{
+		{Key: "README.md"},
+		{Key: "agents/main/skills/a/.hidden", Size: 1, ETag: `"1"`},
+		{Key: "agents/main/skills/a/SKILL.md", Size: 2, ETag: `"2"`},
+		{Key: "agents/main/skills/a/ref/deep/notes.md", Size: 3, ETag: `"3"`},
+		{Key: "agents/main/skills/ab/SKILL.md", Size: 4, ETag: `"4"`},
+		{Key: "agents/main/skills/ab/x.txt", Size: 5, ETag: `"5"`},
+		{Key: "agents/main/skills/nodir/readme.md"}, // no SKILL.md: ignored
+		{Key: "agents/other/skills/a/z.sh"},         // another agent's a, without SKILL.md: ignored
+		{Key: "skills/a-b/SKILL.md", Size: 6, ETag: `"6"`},
+		{Key: "skills/a/.x", Size: 7, ETag: `"7"`},
+		{Key: "skills/a/SKILL.md", Size: 8, ETag: `"8"`},
+		{Key: "skills/a/sub/SKILL.md", Size: 9, ETag: `"9"`}, // too deep: a warning, and a file of a
+		{Key: "skills/a/z", Size: 10, ETag: `"10"`},
+		{Key: "skills/ab/SKILL.md", Size: 11, ETag: `"11"`},
+		{Key: "skills/ab/run.sh", Size: 12, ETag: `"12"`},
+		{Key: "skills/lonely/notes.md"}, // no SKILL.md: ignored
+		{Key: "skills/p/SKILL.md", Size: 13, ETag: `"13"`},
+		{Key: "skills/p/fifo", NotRegular: true},
+		{Key: "skills/q/SKILL.md", NotRegular: true}, // not a skill: its files are ignored
+		{Key: "skills/q/run.sh", Size: 14, ETag: `"14"`},
+		{Key: "skillsx/a/SKILL.md"},
+	}
+	want := []r2store.SkillObject{
+		{Ref: skill.Ref{Key: "agents/main/skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeAgent, Agent: "main"}, Size: 2, ETag: `"2"`,
+			Files: []r2store.Object{listing[1], listing[3]}},
+		{Ref: skill.Ref{Key: "agents/main/skills/ab/SKILL.md", Dir: "ab", Scope: skill.ScopeAgent, Agent: "main"}, Size: 4, ETag: `"4"`,
+			Files: []r2store.Object{listing[5]}},
+		{Ref: skill.Ref{Key: "skills/a-b/SKILL.md", Dir: "a-b", Scope: skill.ScopeGlobal}, Size: 6, ETag: `"6"`},
+		{Ref: skill.Ref{Key: "skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeGlobal}, Size: 8, ETag: `"8"`,
+			Files: []r2store.Object{listing[9], listing[11], listing[12]}},
+		{Ref: skill.Ref{Key: "skills/ab/SKILL.md", Dir: "ab", Scope: skill.ScopeGlobal}, Size: 11, ETag: `"11"`,
+			Files: []r2store.Object{listing[14]}},
+		{Ref: skill.Ref{Key: "skills/p/SKILL.md", Dir: "p", Scope: skill.ScopeGlobal}, Size: 13, ETag: `"13"`,
+			Files: []r2store.Object{listing[17]}},
+	}
+
+	reversed := slices.Clone(listing)
+	slices.Reverse(reversed)
+	wantReversed := slices.Clone(want)
+	slices.Reverse(wantReversed)
+
+	tests := []struct {
+		name      string
+		objs      []r2store.Object
+		want      []r2store.SkillObject
+		wantDiags []string // locations
+	}{
+		{"sorted", listing, want, []string{"skills/a/sub/SKILL.md", "skills/q/SKILL.md"}},
+		// Skills come in input order; each one's Files stay in key order.
+		{"reversed", reversed, wantReversed, []string{"skills/q/SKILL.md", "skills/a/sub/SKILL.md"}},
+		{"no skill", []r2store.Object{{Key: "skills/a/run.sh"}, {Key: "agents/x/skills/a/b"}}, nil, nil},
+		{"empty", nil, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			skills, diags := r2store.Classify(tt.objs)
+			if !reflect.DeepEqual(skills, tt.want) {
+				t.Errorf("skills =\n  %+v\nwant\n  %+v", skills, tt.want)
+			}
+			var locs []string
+			for _, d := range diags {
+				locs = append(locs, d.Location)
+			}
+			if !slices.Equal(locs, tt.wantDiags) {
+				t.Errorf("diagnostics at %q, want %q", locs, tt.wantDiags)
+			}
+		})
+	}
+
+	// View carries the Files along.
+	all, _ := r2store.Classify(listing)
+	wantView := []r2store.SkillObject{want[0], want[1], want[2], want[5]} // main's ab shadows the global one
+	if view := r2store.View(all, "main"); !reflect.DeepEqual(view, wantView) {
+		t.Errorf("View(main) =\n  %+v\nwant\n  %+v", view, wantView)
+	}
+}
+
+// TestListViewFiles lists a real directory store: each skill of the view
+// comes with its directory's other files.
+func TestListViewFiles(t *testing.T) {
+	t.Parallel()
+	d, _ := newDir(t, map[string]string{
+		"agents/main/skills/a/SKILL.md":      string(skillFile("a", "local a")),
+		"agents/main/skills/a/notes.md":      "n",
+		"agents/main/skills/a/scripts/go.sh": "g",
+		"skills/a/SKILL.md":                  string(skillFile("a", "global a")),
+		"skills/a/hidden-by-local.md":        "h",
+		"skills/b/SKILL.md":                  string(skillFile("b", "global b")),
+		"skills/b/ref/SKILL.md":              "deep",
+		"skills/bb/run.sh":                   "no SKILL.md",
+	})
+	view, _, err := r2store.ListView(t.Context(), d, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, o := range view {
+		got[o.Key] = keys(o.Files)
+	}
+	want := map[string][]string{
+		"agents/main/skills/a/SKILL.md": {"agents/main/skills/a/notes.md", "agents/main/skills/a/scripts/go.sh"},
+		"skills/b/SKILL.md":             {"skills/b/ref/SKILL.md"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ListView(main) files = %q, want %q", got, want)
+	}
+}
+
+// TestClassifyScale classifies a bucket of 10,000 skills with 9 other
+// files each, as listed. Files are matched by directory prefix, so this is
+// linear: milliseconds (BenchmarkClassify measures it).
+func TestClassifyScale(t *testing.T) {
+	t.Parallel()
+	objs := scaleListing(10000, 9)
+	skills, diags := r2store.Classify(objs)
+	if len(skills) != 10000 || len(diags) != 0 {
+		t.Fatalf("%d skills, %d diagnostics; want 10000, 0", len(skills), len(diags))
+	}
+	for _, s := range skills {
+		dir := strings.TrimSuffix(s.Key, skill.FileName)
+		if len(s.Files) != 9 || !strings.HasPrefix(s.Files[0].Key, dir) || !strings.HasPrefix(s.Files[8].Key, dir) {
+			t.Fatalf("%s: files %q", s.Key, keys(s.Files))
+		}
+	}
+}
+
+func BenchmarkClassify(b *testing.B) {
+	objs := scaleListing(10000, 9)
+	for b.Loop() {
+		r2store.Classify(objs)
+	}
+}
+
+// scaleListing returns the sorted listing of n skills with files other
+// files each, some sorting before their SKILL.md and some after.
+func scaleListing(n, files int) []r2store.Object {
+	objs := make([]r2store.Object, 0, n*(files+1))
+	for i := range n {
+		dir := fmt.Sprintf("skills/s%05d/", i)
+		objs = append(objs, r2store.Object{Key: dir + skill.FileName, Size: 100, ETag: `"s"`})
+		for f := range files {
+			name := fmt.Sprintf("%c-file%d", "AZ"[f%2], f) // "A…" sorts before SKILL.md, "Z…" after
+			objs = append(objs, r2store.Object{Key: dir + name, Size: 10, ETag: `"f"`})
+		}
+	}
+	slices.SortFunc(objs, func(a, b r2store.Object) int { return strings.Compare(a.Key, b.Key) })
+	return objs
 }
 
 func TestView(t *testing.T) {

@@ -473,9 +473,13 @@ func TestSkillsStoreLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	skills, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
+	loaded, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var skills []*skill.Skill
+	for _, l := range loaded {
+		skills = append(skills, l.Skill)
 	}
 	if len(skills) != n+1 {
 		t.Fatalf("loaded %d skills, want %d", len(skills), n+1)

@@ -142,11 +142,14 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 	if err != nil {
 		return nil, fmt.Errorf("--store %s: %w", r2store.Redact(storeURL), err)
 	}
-	skills, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
+	loaded, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
 	if err != nil {
 		return nil, fmt.Errorf("--store %s: %w", r2store.Redact(storeURL), err)
 	}
-	v.skills, v.diags = skills, append(diags, loadDiags...)
+	for _, l := range loaded {
+		v.skills = append(v.skills, l.Skill)
+	}
+	v.diags = append(diags, loadDiags...)
 	return v, nil
 }
 

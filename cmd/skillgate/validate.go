@@ -378,7 +378,8 @@ func loadForValidate(ctx context.Context, path string) (skills []validateSkill, 
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
 	}
-	for _, s := range loaded {
+	for _, l := range loaded {
+		s := l.Skill
 		file := filepath.Join(path, filepath.FromSlash(s.Key))
 		vs := validateSkill{s: s, dir: filepath.Dir(file), shown: file, global: s.Scope == skill.ScopeGlobal}
 		if data, err := readCapped(file, r2store.MaxFileSize); err == nil {

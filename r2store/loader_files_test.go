@@ -1,0 +1,345 @@
+package r2store_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/r2store"
+)
+
+// touch gives the file of key under root a new modification time, so that
+// its directory-store ETag changes even when its size does not.
+func touch(t *testing.T, root, key string, at time.Time) {
+	t.Helper()
+	if err := os.Chtimes(filepath.Join(root, filepath.FromSlash(key)), at, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inputs maps each loaded skill's key to its Input.
+func inputs(loaded []r2store.Loaded) map[string]governance.Input {
+	m := map[string]governance.Input{}
+	for _, l := range loaded {
+		m[l.Skill.Key] = l.Input
+	}
+	return m
+}
+
+// TestLoaderFiles loads skill directories from a real directory store: the
+// other files come with exact paths and bytes, through the ETag cache.
+func TestLoaderFiles(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"skills/a/SKILL.md":                string(skillFile("ay", "a")),
+		"skills/a/.x":                      "dot",
+		"skills/a/scripts/run.sh":          "#!/bin/sh\necho run\n",
+		"skills/a/sub/SKILL.md":            "deeper",
+		"skills/a/z":                       "",
+		"skills/ab/SKILL.md":               string(skillFile("ab", "look-alike prefix")),
+		"agents/main/skills/b/SKILL.md":    string(skillFile("bee", "b")),
+		"agents/main/skills/b/notes.md":    "notes",
+		"skills/nodir/orphan.txt":          "ignored",
+		"agents/main/skills/c/no-skill.md": "ignored",
+	}
+	d, root := newDir(t, files)
+	st := &countingStore{Store: d}
+	l := r2store.NewLoader(st)
+
+	want := map[string]governance.Input{
+		"agents/main/skills/b/SKILL.md": {SkillMD: []byte(files["agents/main/skills/b/SKILL.md"]), Files: []governance.File{
+			{Path: "notes.md", Data: []byte("notes")},
+		}},
+		"skills/a/SKILL.md": {SkillMD: []byte(files["skills/a/SKILL.md"]), Files: []governance.File{
+			{Path: ".x", Data: []byte("dot")},
+			{Path: "scripts/run.sh", Data: []byte("#!/bin/sh\necho run\n")},
+			{Path: "sub/SKILL.md", Data: []byte("deeper")},
+			{Path: "z", Data: []byte{}},
+		}},
+		"skills/ab/SKILL.md": {SkillMD: []byte(files["skills/ab/SKILL.md"])},
+	}
+	loaded, diags := snapshot(t, st, l)
+	if got := inputs(loaded); !reflect.DeepEqual(got, want) {
+		t.Errorf("first load inputs =\n  %q\nwant\n  %q", got, want)
+	}
+	if len(diags) != 1 || diags[0].Location != "skills/a/sub/SKILL.md" {
+		t.Errorf("diagnostics = %+v, want one about the deeper SKILL.md", diags)
+	}
+	if n, s := st.gets.Load(), l.Stats(); n != 3+5 || s != (r2store.LoaderStats{Gets: 8, Downloads: 8}) {
+		t.Errorf("first load: %d Gets, stats %+v; want 8 downloads (3 SKILL.md, 5 files)", n, s)
+	}
+
+	// Unchanged: no Get, the same Input, its bytes shared with the cache.
+	again, _ := snapshot(t, st, l)
+	if n := st.gets.Load(); n != 8 {
+		t.Errorf("an unchanged re-load made %d Gets, want 0", n-8)
+	}
+	if got := inputs(again); !reflect.DeepEqual(got, inputs(loaded)) {
+		t.Errorf("an unchanged re-load gave other inputs:\n  %q\nwant\n  %q", got, inputs(loaded))
+	}
+	if a, b := inputs(again)["skills/a/SKILL.md"], inputs(loaded)["skills/a/SKILL.md"]; &a.SkillMD[0] != &b.SkillMD[0] || &a.Files[1].Data[0] != &b.Files[1].Data[0] {
+		t.Error("an unchanged re-load copied the bytes instead of reusing the cached ones")
+	}
+	if s := l.Stats(); s.CacheHits != 8 {
+		t.Errorf("stats %+v, want 8 cache hits", s)
+	}
+
+	// Without listed ETags every object is asked for conditionally.
+	objs, _, err := r2store.ListAll(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range objs {
+		objs[i].ETag = ""
+		for j := range objs[i].Files {
+			objs[i].Files[j].ETag = ""
+		}
+	}
+	noETag, _, err := l.Load(t.Context(), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := inputs(noETag); !reflect.DeepEqual(got, want) {
+		t.Errorf("inputs without ETags =\n  %q\nwant\n  %q", got, want)
+	}
+	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 16, NotModified: 8, Downloads: 8, CacheHits: 8}) {
+		t.Errorf("stats %+v, want 8 more Gets, all not modified", s)
+	}
+
+	// One changed file is fetched again, and only it.
+	future := time.Now().Add(time.Hour)
+	writeFiles(t, root, map[string]string{"skills/a/scripts/run.sh": "#!/bin/sh\necho changed\n"})
+	touch(t, root, "skills/a/scripts/run.sh", future)
+	before := st.gets.Load()
+	changed, _ := snapshot(t, st, l)
+	if n := st.gets.Load() - before; n != 1 {
+		t.Errorf("one changed file: %d Gets, want 1", n)
+	}
+	want["skills/a/SKILL.md"].Files[1].Data = []byte("#!/bin/sh\necho changed\n")
+	if got := inputs(changed); !reflect.DeepEqual(got, want) {
+		t.Errorf("after a change inputs =\n  %q\nwant\n  %q", got, want)
+	}
+
+	// A deleted file is left out, and leaves the cache: put back with the
+	// same ETag (size and time), it is read again.
+	p := filepath.Join(root, "skills", "a", ".x")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	before = st.gets.Load()
+	deleted, _ := snapshot(t, st, l)
+	if n := st.gets.Load() - before; n != 0 {
+		t.Errorf("a deleted file: %d Gets, want 0", n)
+	}
+	a := want["skills/a/SKILL.md"]
+	a.Files = a.Files[1:]
+	want["skills/a/SKILL.md"] = a
+	if got := inputs(deleted); !reflect.DeepEqual(got, want) {
+		t.Errorf("after a deletion inputs =\n  %q\nwant\n  %q", got, want)
+	}
+	writeFiles(t, root, map[string]string{"skills/a/.x": "dot"})
+	touch(t, root, "skills/a/.x", fi.ModTime())
+	before = st.gets.Load()
+	snapshot(t, st, l)
+	if n := st.gets.Load() - before; n != 1 {
+		t.Errorf("a file put back after its deletion: %d Gets, want 1 (the cache dropped it)", n)
+	}
+}
+
+// TestLoaderFileCaps checks the governance.Budget caps on a skill
+// directory's files: which are read, which come back with Err, and that
+// refused files cost no request.
+func TestLoaderFileCaps(t *testing.T) {
+	t.Parallel()
+	const kib = 1 << 10
+	many := map[string]string{}
+	var manyWant []governance.File
+	for i := range governance.MaxFiles + 1 {
+		name := fmt.Sprintf("f%02d.txt", i)
+		many["skills/s/"+name] = name
+		if i < governance.MaxFiles {
+			manyWant = append(manyWant, governance.File{Path: name, Data: []byte(name)})
+		}
+	}
+	manyWant = append(manyWant, governance.File{Path: "f64.txt",
+		Err: "over the 64-file limit of a skill directory: this and 0 more files are not read"})
+
+	quarter := strings.Repeat("q", 250*kib) // four fit in 1 MiB, five do not
+	tests := []struct {
+		name     string
+		files    map[string]string // under skills/s/, besides SKILL.md
+		want     []governance.File
+		wantGets int64
+	}{
+		{
+			name:     "65 files",
+			files:    many,
+			want:     manyWant,
+			wantGets: 1 + governance.MaxFiles,
+		},
+		{
+			name: "a file over 256 KiB",
+			files: map[string]string{
+				"skills/s/big.bin": strings.Repeat("b", 300*kib),
+				"skills/s/ok.txt":  "ok",
+			},
+			want: []governance.File{
+				{Path: "big.bin", Err: "307200 bytes, over the 256 KiB file limit"},
+				{Path: "ok.txt", Data: []byte("ok")},
+			},
+			wantGets: 2,
+		},
+		{
+			name: "over 1 MiB in all",
+			files: map[string]string{
+				"skills/s/1": quarter, "skills/s/2": quarter, "skills/s/3": quarter, "skills/s/4": quarter,
+				"skills/s/5": quarter, "skills/s/6": quarter, "skills/s/7": "small",
+			},
+			want: []governance.File{
+				{Path: "1", Data: []byte(quarter)}, {Path: "2", Data: []byte(quarter)},
+				{Path: "3", Data: []byte(quarter)}, {Path: "4", Data: []byte(quarter)},
+				{Path: "5", Err: "over the 1 MiB limit of a skill directory"},
+				{Path: "6", Err: "over the 1 MiB limit of a skill directory"},
+				{Path: "7", Data: []byte("small")},
+			},
+			wantGets: 6,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.files["skills/s/SKILL.md"] = string(skillFile("s", "s"))
+			d, _ := newDir(t, tt.files)
+			st := &countingStore{Store: d}
+			l := r2store.NewLoader(st)
+			loaded, diags := snapshot(t, st, l)
+			if len(loaded) != 1 || len(diags) != 0 {
+				t.Fatalf("loaded %d skills, diagnostics %+v; want 1, none", len(loaded), diags)
+			}
+			if got := loaded[0].Input.Files; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("files =\n  %.200q\nwant\n  %.200q", got, tt.want)
+			}
+			if n := st.gets.Load(); n != tt.wantGets {
+				t.Errorf("%d Gets, want %d", n, tt.wantGets)
+			}
+			// The refused files are not cached either: unchanged, no Get.
+			again, _ := snapshot(t, st, l)
+			if n := st.gets.Load(); n != tt.wantGets || !reflect.DeepEqual(again[0].Input, loaded[0].Input) {
+				t.Errorf("unchanged re-load: %d more Gets, same input %v; want 0, true", n-tt.wantGets, reflect.DeepEqual(again[0].Input, loaded[0].Input))
+			}
+		})
+	}
+}
+
+// TestLoaderFilesUnloadedSkill checks that the files of a skill whose
+// SKILL.md is not loaded are not read, and that a file deleted between the
+// listing and its Get is left out.
+func TestLoaderFilesUnloadedSkill(t *testing.T) {
+	t.Parallel()
+	d, root := newDir(t, map[string]string{
+		"skills/big/SKILL.md":  "---\nname: big\n---\n" + strings.Repeat("x", r2store.MaxFileSize),
+		"skills/big/run.sh":    "big's file",
+		"skills/gone/SKILL.md": string(skillFile("gone", "deleted after listing")),
+		"skills/gone/run.sh":   "gone's file",
+		"skills/ok/SKILL.md":   string(skillFile("ok", "ok")),
+		"skills/ok/a.txt":      "a",
+		"skills/ok/b.txt":      "b",
+	})
+	st := &countingStore{Store: d}
+	objs, _, err := r2store.ListAll(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"skills/gone/SKILL.md", "skills/ok/a.txt"} {
+		if err := os.Remove(filepath.Join(root, filepath.FromSlash(key))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loaded, diags, err := r2store.NewLoader(st).Load(t.Context(), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]governance.Input{
+		"skills/ok/SKILL.md": {SkillMD: skillFile("ok", "ok"), Files: []governance.File{{Path: "b.txt", Data: []byte("b")}}},
+	}
+	if got := inputs(loaded); !reflect.DeepEqual(got, want) {
+		t.Errorf("inputs =\n  %q\nwant\n  %q", got, want)
+	}
+	var locs []string
+	for _, dg := range diags {
+		locs = append(locs, string(dg.Level)+" "+dg.Location)
+	}
+	if w := []string{"error skills/big/SKILL.md", "info skills/gone/SKILL.md"}; !reflect.DeepEqual(locs, w) {
+		t.Errorf("diagnostics %q, want %q", locs, w)
+	}
+	// gone/SKILL.md, ok/SKILL.md, ok/a.txt (deleted), ok/b.txt: nothing of
+	// big, nothing of gone's files.
+	if n := st.gets.Load(); n != 4 {
+		t.Errorf("%d Gets, want 4", n)
+	}
+}
+
+// TestLoaderFileStorageError checks that a storage error reading a file
+// fails the whole Load, as one reading a SKILL.md does, and leaves the
+// cache as it was.
+func TestLoaderFileStorageError(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	root := filepath.Join(parent, "bucket")
+	writeFiles(t, root, map[string]string{
+		"skills/a/SKILL.md": string(skillFile("ay", "a")),
+		"skills/a/run.sh":   "run",
+	})
+	d, err := r2store.NewDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &countingStore{Store: d}
+	l := r2store.NewLoader(st)
+	objs, _, err := r2store.ListAll(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.Load(t.Context(), objs); err != nil {
+		t.Fatal(err)
+	}
+
+	// Only the file changed; the store's directory is gone: an outage.
+	changed := append([]r2store.SkillObject(nil), objs...)
+	changed[0].Files = []r2store.Object{changed[0].Files[0]}
+	changed[0].Files[0].ETag = `"changed"`
+	if err := os.Rename(root, root+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	if loaded, _, err := l.Load(t.Context(), changed); err == nil {
+		t.Fatalf("Load during an outage = %d skills, no error", len(loaded))
+	}
+	if err := os.Rename(root+".gone", root); err != nil {
+		t.Fatal(err)
+	}
+	before := st.gets.Load()
+	loaded, _, err := l.Load(t.Context(), objs)
+	if err != nil || len(loaded) != 1 || len(loaded[0].Input.Files) != 1 || string(loaded[0].Input.Files[0].Data) != "run" {
+		t.Fatalf("Load after the outage = %+v, %v", loaded, err)
+	}
+	if n := st.gets.Load() - before; n != 0 {
+		t.Errorf("after the outage the unchanged listing made %d Gets, want 0 (the cache survived)", n)
+	}
+}
+
+// TestLoaderFileSizeCapsAgree pins the store's read cap to the scanner's
+// file cap: a file the budget admits is one Get may return.
+func TestLoaderFileSizeCapsAgree(t *testing.T) {
+	if r2store.MaxFileSize != governance.MaxFileBytes {
+		t.Errorf("r2store.MaxFileSize = %d, governance.MaxFileBytes = %d", r2store.MaxFileSize, governance.MaxFileBytes)
+	}
+}
