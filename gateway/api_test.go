@@ -217,7 +217,7 @@ func TestAgentAPI(t *testing.T) {
 		if err := json.Unmarshal(top["skills"], &skills); err != nil {
 			t.Fatal(err)
 		}
-		wantKeys := []string{"always", "dir", "eligible", "filtered", "hosts", "location", "name", "read_path", "reasons", "scope", "stage"}
+		wantKeys := []string{"always", "dir", "eligible", "filtered", "governance", "hosts", "location", "name", "read_path", "reasons", "scope", "stage"}
 		var names []string
 		for _, s := range skills {
 			if keys := slices.Sorted(maps.Keys(s)); !slices.Equal(keys, wantKeys) {

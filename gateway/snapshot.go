@@ -85,11 +85,14 @@ func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader)
 	}
 	snap := &snapshot{agents: map[string][]*skill.Skill{}, diags: append(diags, loadDiags...)}
 	h := sha256.New()
+	// Every file of a skill directory counts: governance scans them all.
 	for _, o := range objs {
-		h.Write([]byte(o.Key))
-		h.Write([]byte{0})
-		h.Write([]byte(o.ETag))
-		h.Write([]byte{0})
+		for _, f := range append([]r2store.Object{{Key: o.Key, ETag: o.ETag}}, o.Files...) {
+			h.Write([]byte(f.Key))
+			h.Write([]byte{0})
+			h.Write([]byte(f.ETag))
+			h.Write([]byte{0})
+		}
 	}
 	snap.sum = hex.EncodeToString(h.Sum(nil))
 	snap.agentDiags = map[string]bool{}
@@ -99,8 +102,10 @@ func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader)
 			snap.agentDiags[id] = true
 		}
 	}
-	for _, l := range loaded {
-		sk := l.Skill
+	snap.inputs = make(map[*skill.Skill]*governance.Input, len(loaded))
+	for i := range loaded {
+		sk := loaded[i].Skill
+		snap.inputs[sk] = &loaded[i].Input
 		snap.all = append(snap.all, sk)
 		if sk.Scope == skill.ScopeAgent {
 			snap.agents[sk.Agent] = append(snap.agents[sk.Agent], sk)

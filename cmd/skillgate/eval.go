@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/r2store"
@@ -99,9 +100,13 @@ func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) 
 		each = rw.skill
 	}
 	rep := report.Build(&report.View{
-		Agent:             agent,
-		Skills:            v.skills,
-		Prepare:           func(i int) *eligibility.Prepared { return eligibility.Prepare(v.skills[i], nil, v.cfg) },
+		Agent:  agent,
+		Skills: v.skills,
+		// The scan runs in Build's workers, as the gateway's runs on every
+		// core; the policy decides whether there is one (off: none).
+		Prepare: func(i int) *eligibility.Prepared {
+			return eligibility.Prepare(v.skills[i], v.cfg.Governance.Scan(v.inputs[i]), v.cfg)
+		},
 		Diagnostics:       v.diags,
 		ConfigDiagnostics: v.cfgDiags,
 	}, index, runtime.GOMAXPROCS(0), each)
@@ -119,7 +124,8 @@ type evalView struct {
 	cfg      *eligibility.Config
 	cfgDiags []skill.Diagnostic
 	skills   []*skill.Skill
-	diags    []skill.Diagnostic // of the listing and loading
+	inputs   []*governance.Input // skills[i]'s directory, for the governance scan
+	diags    []skill.Diagnostic  // of the listing and loading
 }
 
 // loadView reads the config file and the agent's view of the store.
@@ -146,8 +152,9 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 	if err != nil {
 		return nil, fmt.Errorf("--store %s: %w", r2store.Redact(storeURL), err)
 	}
-	for _, l := range loaded {
-		v.skills = append(v.skills, l.Skill)
+	for i := range loaded {
+		v.skills = append(v.skills, loaded[i].Skill)
+		v.inputs = append(v.inputs, &loaded[i].Input)
 	}
 	v.diags = append(diags, loadDiags...)
 	return v, nil
