@@ -1,12 +1,17 @@
 package gateway
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
@@ -118,4 +123,50 @@ func BenchmarkPromptHandler(b *testing.B) {
 			b.Fatal(w.Code)
 		}
 	}
+}
+
+// BenchmarkGovernanceScan scans a bucket of 1,000 skill directories, made
+// from the real skills in testdata/openclaw-skills (each copy made unique
+// by one line, so no two share a digest): cold is a gateway's first
+// snapshot (every skill scanned, on every core); unchanged is a later
+// snapshot where nothing changed (only digests are computed).
+func BenchmarkGovernanceScan(b *testing.B) {
+	dirs, err := os.ReadDir("../testdata/openclaw-skills")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sources [][]byte
+	for _, d := range dirs {
+		if data, err := os.ReadFile(filepath.Join("../testdata/openclaw-skills", d.Name(), "SKILL.md")); err == nil {
+			sources = append(sources, data)
+		}
+	}
+	snap := &snapshot{inputs: map[*skill.Skill]*governance.Input{}}
+	total := 0
+	for i := range 1000 {
+		dir := fmt.Sprintf("s%04d", i)
+		sk := &skill.Skill{Ref: skill.Ref{Key: skill.GlobalKey(dir), Dir: dir, Scope: skill.ScopeGlobal}, Name: dir}
+		md := append(bytes.Clone(sources[i%len(sources)]), fmt.Sprintf("\nCopy %d.\n", i)...)
+		snap.all = append(snap.all, sk)
+		snap.inputs[sk] = &governance.Input{SkillMD: md}
+		total += len(md)
+	}
+	pol := governance.DefaultPolicy()
+	counter := prometheus.NewCounter(prometheus.CounterOpts{Name: "scans"})
+	b.Run("skills=1000/cold", func(b *testing.B) {
+		b.SetBytes(int64(total))
+		for range b.N {
+			c := scanCache{scans: counter}
+			c.scanSkills(snap, pol)
+		}
+	})
+	b.Run("skills=1000/unchanged", func(b *testing.B) {
+		c := scanCache{scans: counter}
+		c.scanSkills(snap, pol)
+		b.SetBytes(int64(total))
+		b.ResetTimer()
+		for range b.N {
+			c.scanSkills(snap, pol)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench: Go benchmarks (parse, evaluate naive vs indexed, render, prompt
-# build cached vs uncached, node event, rebuild), offline eval on a file
+# build cached vs uncached, node event, rebuild, governance scan of a
+# 1,000-skill bucket cold and unchanged), offline eval on a file
 # (1,000 skills x 10,000 hosts) and a fleet load run (1,000 skills, 10,000
 # simulated nodes over real WebSockets, prompt load with and without
 # churn: closed loop, and open loop at 2,000 requests/s under churn). Raw results go to bench-results/, a summary to stdout;
@@ -36,6 +37,9 @@ for h in 1000 10000; do
   c=$(ns "BenchmarkPromptBuild/cached/skills=1000/hosts=$h"); u=$(ns "BenchmarkPromptBuild/uncached/skills=1000/hosts=$h")
   awk -v h=$h -v c="$c" -v u="$u" 'BEGIN{printf "prompt build 1000 skills, %5d hosts: cached %.0f ns, uncached %.1f us (%.0fx)\n", h, c, u/1e3, u/c}'
 done | tee -a "$out/ratios.txt"
+cold=$(ns "BenchmarkGovernanceScan/skills=1000/cold"); same=$(ns "BenchmarkGovernanceScan/skills=1000/unchanged")
+mbs=$(awk '$1 ~ /^BenchmarkScan-[0-9]+$/ {for (i = 1; i <= NF; i++) if ($i == "MB/s") print $(i-1)}' "$out/go-bench.txt")
+awk -v c="$cold" -v u="$same" -v m="$mbs" 'BEGIN{printf "governance: 1000-skill bucket scanned from cold %.0f ms, unchanged %.1f ms (%.0fx); one 256 KiB file %s MB/s\n", c/1e6, u/1e6, c/u, m}' | tee -a "$out/ratios.txt"
 
 go build -o "$work/bin/" ./cmd/skillgate ./cmd/skillgate-fleet
 B="$work/bin"
