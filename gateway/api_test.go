@@ -368,7 +368,7 @@ func TestAgentAuth(t *testing.T) {
 	})
 	g.token = "" // send headers by hand
 	for _, p := range []string{"/v1/agents/main/prompt", "/v1/agents/main/skills", "/v1/agents/main/read?path=skills/plain/SKILL.md", "/v1/nodes",
-		"/v1/agents/..%2Fx/prompt"} {
+		"/v1/governance", "/v1/agents/..%2Fx/prompt"} {
 		code, hdr, body := g.get(t, p, nil)
 		if code != http.StatusUnauthorized {
 			t.Errorf("%s without a token: %d %s, want 401", p, code, body)
@@ -388,7 +388,7 @@ func TestAgentAuth(t *testing.T) {
 	if code, _, body := g.get(t, "/v1/agents/main/prompt", ok); code != http.StatusOK || body != block(ePlain) {
 		t.Errorf("with the token: %d %q", code, body)
 	}
-	for _, p := range []string{"/v1/agents/main/skills", "/v1/agents/main/read?path=skills/plain/SKILL.md", "/v1/nodes"} {
+	for _, p := range []string{"/v1/agents/main/skills", "/v1/agents/main/read?path=skills/plain/SKILL.md", "/v1/nodes", "/v1/governance"} {
 		if code, _, body := g.get(t, p, ok); code != http.StatusOK {
 			t.Errorf("%s with the token: %d %s", p, code, body)
 		}

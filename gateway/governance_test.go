@@ -123,4 +123,27 @@ func TestGovernanceEndToEnd(t *testing.T) {
 	if r := skillReport(t, g, "main", "plain"); r.Stage != "governance" || len(r.Reasons) != 1 || r.Reasons[0] != "quarantined by governance: operator" {
 		t.Errorf("plain under the operator's quarantine: stage %q reasons %q", r.Stage, r.Reasons)
 	}
+
+	// allowedHosts changes the rules: every skill is scanned again, once.
+	g.put(t, "skills/egress/SKILL.md", "---\nname: egress\ndescription: Reads the status page.\n---\n\nSee https://status.acme-cloud.io/api for the status.\n")
+	g.waitPrompt(t, "main", block(global("egress", "Reads the status page."), eTool))
+	hosts := func() []string {
+		var out []string
+		for _, f := range skillReport(t, g, "main", "egress").Governance.Findings {
+			if f.Rule == "network-egress" {
+				out = append(out, f.Excerpt)
+			}
+		}
+		return out
+	}
+	if h := hosts(); len(h) != 1 || !strings.Contains(h[0], "status.acme-cloud.io") {
+		t.Errorf("egress findings before allowedHosts = %q, want one for status.acme-cloud.io", h)
+	}
+	before := g.metric(t, "skillgate_governance_scans_total")
+	g.writeConfig(t, `{"gateway": {"governance": {"mode": "observe", "allowedHosts": ["*.acme-cloud.io"]}}}`)
+	g.srv.Reload()
+	eventually(t, waitFor, func() (string, bool) { h := hosts(); return strings.Join(h, ","), len(h) == 0 })
+	if n := g.metric(t, "skillgate_governance_scans_total"); n != before+3 {
+		t.Errorf("scans after an allowedHosts change = %v, want %v (each of the 3 skills once)", n, before+3)
+	}
 }
