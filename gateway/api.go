@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
@@ -188,14 +189,23 @@ func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.RLock()
-	scope, ok := s.snap.findDir(agentID, dir)
+	sk, ok := s.snap.findDir(agentID, dir)
+	var held string // why governance keeps the skill out, if it does
+	if p := s.prepared[sk]; ok && p != nil && p.Stage == eligibility.StageGovernance {
+		held = p.Reason
+	}
 	s.mu.RUnlock()
 	if !ok {
 		writeError(w, http.StatusNotFound, "no skill directory "+dir+" in the view of agent "+agentID)
 		return
 	}
+	if held != "" {
+		// A held skill's files are what governance keeps from agents.
+		writeError(w, http.StatusForbidden, "skill directory "+dir+" is "+held+"; see GET /v1/governance")
+		return
+	}
 	key := skill.GlobalPrefix + dir + "/" + rest
-	if scope == skill.ScopeAgent {
+	if sk.Scope == skill.ScopeAgent {
 		key = skill.AgentPrefix(agentID) + dir + "/" + rest
 	}
 	body, _, err := s.store.Get(r.Context(), key, "")

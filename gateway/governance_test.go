@@ -85,6 +85,12 @@ func TestGovernanceEndToEnd(t *testing.T) {
 		t.Errorf("no warn log of the tightening with skill= and rules=:\n%s", tail(logs, 4<<10))
 	}
 
+	// Nor can an agent read the held skill's files.
+	if code, _, body := g.get(t, "/v1/agents/main/read?path=skills/tool/SKILL.md", nil); code != http.StatusForbidden ||
+		!strings.Contains(body, "skill directory tool is "+wantReason) {
+		t.Errorf("read of the held skill: %d %s, want 403 naming the reason", code, body)
+	}
+
 	// The operator approves exactly this content.
 	g.writeConfig(t, `{"skills": {"entries": {"tool": {"approve": "`+want.Digest+`"}}}}`)
 	g.waitPrompt(t, "main", block(ePlainSkill, eTool))
@@ -93,6 +99,9 @@ func TestGovernanceEndToEnd(t *testing.T) {
 	}
 	if q := governanceQueue(t, g); len(q.Skills) != 0 {
 		t.Errorf("review queue after approval = %+v, want empty", q)
+	}
+	if code, _, body := g.get(t, "/v1/agents/main/read?path=skills/tool/SKILL.md", nil); code != http.StatusOK || body != toolEvilMD {
+		t.Errorf("read of the approved skill: %d %q", code, body)
 	}
 
 	// A new file in the directory changes the digest: held again, now for

@@ -46,17 +46,11 @@ func (s *snapshot) ownsAgent(agentID string) bool {
 	return len(s.agents[agentID]) > 0 || s.agentDiags[agentID]
 }
 
-// findDir reports whether the agent's view has a skill of directory dir,
-// and whether it is the agent-local or the global one.
-func (s *snapshot) findDir(agentID, dir string) (scope skill.Scope, ok bool) {
-	_, local, ok := r2store.LookupDir(s.agents[agentID], s.global, skillDir, dir)
-	switch {
-	case !ok:
-		return "", false
-	case local:
-		return skill.ScopeAgent, true
-	}
-	return skill.ScopeGlobal, true
+// findDir returns the skill of directory dir in the agent's view: the
+// agent-local one if there is one, else the global one.
+func (s *snapshot) findDir(agentID, dir string) (*skill.Skill, bool) {
+	sk, _, ok := r2store.LookupDir(s.agents[agentID], s.global, skillDir, dir)
+	return sk, ok
 }
 
 // diagsFor returns the listing diagnostics that concern an agent's view:

@@ -63,7 +63,12 @@ func TestSnapshotViewIsTheStoreView(t *testing.T) {
 		{"other", "gh", skill.ScopeGlobal, true},
 		{"main", "zeta-2", "", false},
 	} {
-		if scope, ok := snap.findDir(tt.agent, tt.dir); scope != tt.scope || ok != tt.ok {
+		sk, ok := snap.findDir(tt.agent, tt.dir)
+		var scope skill.Scope
+		if ok {
+			scope = sk.Scope
+		}
+		if scope != tt.scope || ok != tt.ok {
 			t.Errorf("findDir(%s, %s) = %q, %v; want %q, %v", tt.agent, tt.dir, scope, ok, tt.scope, tt.ok)
 		}
 	}
