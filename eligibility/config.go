@@ -19,6 +19,9 @@ type Config struct {
 	// (enforce); the caller sets what the config file says
 	// (governance.ParsePolicy), as the gateway refuses a bad one.
 	Governance governance.Policy
+	// Scopes are the agents' skill scopes (agents.<id>.skills), by agent
+	// id; set by the caller, as Governance.
+	Scopes map[string]Scope
 }
 
 // Entry is one skills.entries value.
@@ -39,6 +42,9 @@ type Entry struct {
 	// Mode is the operator's governance mode for the skill, "quarantine"
 	// or "block" ("" when not set): it only tightens.
 	Mode string
+	// Priority orders skills for the prompt budget: higher first; 0 when
+	// not set.
+	Priority int
 }
 
 // NewConfig reads skills.entries out of a gateway config object (decoded
@@ -100,6 +106,13 @@ func NewConfig(root map[string]any, location string) (*Config, []skill.Diagnosti
 			if _, ok := x.(map[string]any); !ok {
 				diags = append(diags, skill.Diagnostic{Location: location, Level: skill.LevelError,
 					Message: fmt.Sprintf("skills.entries.%s.requires: must be an object of lists, got %s; the skill's requirements are invalid", k, typeName(x))})
+			}
+		}
+		if x, ok := v["priority"]; ok && x != nil {
+			if f, ok := x.(float64); ok && f == float64(int(f)) && f >= -1e6 && f <= 1e6 {
+				e.Priority = int(f)
+			} else {
+				warn("skills.entries.%s.priority: must be a whole number (higher first; default 0), got %v; it is ignored", k, x)
 			}
 		}
 		if x, ok := v["approve"]; ok && x != nil {

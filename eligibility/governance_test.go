@@ -133,3 +133,38 @@ func TestGovernanceScanned(t *testing.T) {
 		t.Errorf("stage %q reason %q, want governance, blocked at SKILL.md:8", p.Stage, p.Reason)
 	}
 }
+
+func TestScope(t *testing.T) {
+	cfg := &Config{Scopes: map[string]Scope{
+		"ops":  {Allow: []string{"git*", "deploy"}, Deny: []string{"github-admin"}},
+		"deny": {Deny: []string{"*-secret"}},
+	}}
+	mk := func(name, dir string) *skill.Skill {
+		return &skill.Skill{Ref: skill.Ref{Key: "skills/" + dir + "/SKILL.md", Dir: dir, Scope: skill.ScopeGlobal}, Name: name}
+	}
+	tests := []struct {
+		agent string
+		s     *skill.Skill
+		want  bool
+	}{
+		{"ops", mk("github", "github"), true},
+		{"ops", mk("Deploy tool", "deploy"), true}, // by directory
+		{"ops", mk("github-admin", "gh-admin"), false},
+		{"ops", mk("tmux", "tmux"), false},
+		{"deny", mk("tmux", "tmux"), true},
+		{"deny", mk("x", "vault-secret"), false},
+		{"main", mk("anything", "anything"), true}, // no scope
+	}
+	for _, tc := range tests {
+		if got := cfg.InScope(tc.agent, tc.s); got != tc.want {
+			t.Errorf("InScope(%s, %s/%s) = %v, want %v", tc.agent, tc.s.Name, tc.s.Dir, got, tc.want)
+		}
+		p := Prepare(tc.s, nil, cfg).ForAgent(cfg, tc.agent)
+		if out := p.Stage == StageConfig && p.Reason == ReasonOutOfScope && p.Decide(1, 1) == VerdictExcluded; out == tc.want {
+			t.Errorf("ForAgent(%s, %s): stage %q reason %q", tc.agent, tc.s.Name, p.Stage, p.Reason)
+		}
+	}
+	if err := CheckGlob("[a-"); err == nil {
+		t.Error("CheckGlob([a-) = nil, want an error")
+	}
+}

@@ -31,6 +31,7 @@ const (
 type Prepared struct {
 	Skill    *skill.Skill
 	Always   bool         // effective always (config override applied)
+	Priority int          // skills.entries priority, for the prompt budget
 	Req      Requirements // effective, validated requirements
 	Problems []Problem    // why the requirements are invalid, if they are
 	Unknown  []string     // unknown requirement fields (ignored)
@@ -103,6 +104,7 @@ func configFilter(p *Prepared, c *prepareState) string {
 	if c.hasEntry && c.entry.Always != nil {
 		p.Always = *c.entry.Always
 	}
+	p.Priority = c.entry.Priority
 	return ""
 }
 

@@ -43,11 +43,17 @@ func (v *agentView) gzip() []byte {
 // it shows changed since it was built.
 func (s *Server) promptFor(agentID string) string { return s.promptView(agentID).prompt }
 
-// viewKey is the cache key of an agent's view: agents without skills or
-// findings of their own see exactly the global view and share one entry
-// (""), so made-up agent ids cost no memory.
-func viewKey(snap *snapshot, agentID string) string {
-	if snap.ownsAgent(agentID) {
+// viewState is the snapshot and policy that cache keys derive from.
+type viewState struct {
+	snap *snapshot
+	pol  *policy
+}
+
+// viewKey is the cache key of an agent's view: agents without skills,
+// findings or settings (agents.<id>) of their own see exactly the global
+// view and share one entry (""), so made-up agent ids cost no memory.
+func viewKey(st *viewState, agentID string) string {
+	if st.snap.ownsAgent(agentID) || st.pol.ownsAgent(agentID) {
 		return agentID
 	}
 	return ""
@@ -56,7 +62,7 @@ func viewKey(snap *snapshot, agentID string) string {
 // promptView is promptFor returning the cached view itself.
 func (s *Server) promptView(agentID string) *agentView {
 	gen := s.gen.Load() // before the snapshot: see rebuildLocked
-	if v, ok := s.prompts.get(viewKey(s.snapNow.Load(), agentID), gen); ok {
+	if v, ok := s.prompts.get(viewKey(s.now.Load(), agentID), gen); ok {
 		s.metrics.promptHit.Inc()
 		return v
 	}
@@ -68,12 +74,12 @@ func (s *Server) promptView(agentID string) *agentView {
 	defer s.mu.RUnlock()
 	start := time.Now()
 	gen = s.gen.Load()
-	key := viewKey(s.snap, agentID)
+	key := viewKey(&viewState{s.snap, s.pol}, agentID)
 	skills := s.snap.view(agentID)
 	nv := &agentView{eligible: make(map[string]bool, len(skills))}
 	frags := make([]string, 0, len(skills))
 	for _, sk := range skills {
-		ok := s.eligibleLocked(s.prepared[sk])
+		ok := s.eligibleLocked(s.prepared[sk].ForAgent(s.pol.cfg, agentID))
 		nv.eligible[sk.Key] = ok
 		if ok {
 			frags = append(frags, s.fragments[sk])
@@ -102,6 +108,9 @@ func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, eligibl
 	s.loggedMu.Lock()
 	defer s.loggedMu.Unlock()
 	for _, sk := range skills {
+		if !s.pol.cfg.InScope(agentID, sk) {
+			continue // an agent's scope is its config, not news of the skill
+		}
 		p := s.prepared[sk]
 		verdict := "eligible"
 		var r eligibility.Result
@@ -157,20 +166,20 @@ func nonNil(s []string) []string {
 // time and outside s.mu, on a copy of the host index, so that callers of
 // this endpoint cannot stall prompt builds or node events.
 func (s *Server) skillsAnswer(agentID string) []byte {
-	if body, ok := s.reports.get(viewKey(s.snapNow.Load(), agentID), s.reportGen.Load()); ok {
+	if body, ok := s.reports.get(viewKey(s.now.Load(), agentID), s.reportGen.Load()); ok {
 		return body
 	}
 	s.reportMu.Lock()
 	defer s.reportMu.Unlock()
 	gen := s.reportGen.Load()
-	key := viewKey(s.snapNow.Load(), agentID)
+	key := viewKey(s.now.Load(), agentID)
 	if body, ok := s.reports.get(key, gen); ok {
 		return body // built while this caller waited
 	}
 	s.mu.RLock()
 	gen = s.reportGen.Load()
-	snap, prepared, polDiags := s.snap, s.prepared, s.pol.diags
-	key = viewKey(snap, agentID)
+	snap, prepared, pol := s.snap, s.prepared, s.pol
+	key = viewKey(&viewState{snap, pol}, agentID)
 	index := s.index.Clone()
 	s.mu.RUnlock()
 
@@ -179,9 +188,9 @@ func (s *Server) skillsAnswer(agentID string) []byte {
 	// prompt builds and node events.
 	rep := report.Build(&report.View{
 		Skills:            skills,
-		Prepare:           func(i int) *eligibility.Prepared { return prepared[skills[i]] },
+		Prepare:           func(i int) *eligibility.Prepared { return prepared[skills[i]].ForAgent(pol.cfg, agentID) },
 		Diagnostics:       snap.diagsFor(agentID),
-		ConfigDiagnostics: polDiags,
+		ConfigDiagnostics: pol.diags,
 	}, index, 1, nil)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

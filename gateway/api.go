@@ -31,8 +31,8 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /v1/agents/{agentId}/prompt", s.agentAuth(s.handlePrompt))
 	mux.Handle("GET /v1/agents/{agentId}/skills", s.agentAuth(s.handleSkills))
 	mux.Handle("GET /v1/agents/{agentId}/read", s.agentAuth(s.handleRead))
-	mux.Handle("GET /v1/nodes", s.agentAuth(s.handleNodes))
-	mux.Handle("GET /v1/governance", s.agentAuth(s.handleGovernance))
+	mux.Handle("GET /v1/nodes", s.adminAuth(s.handleNodes))
+	mux.Handle("GET /v1/governance", s.adminAuth(s.handleGovernance))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -72,11 +72,10 @@ func (s *Server) routes() http.Handler {
 // address). The open probes are guarded too: they are read by the same
 // pages. With the token of a path configured, any Host is fine.
 func (s *Server) hostAllowed(r *http.Request) bool {
-	authed := s.cfg.AgentToken != ""
+	a := s.auth.Load()
+	authed := a.agentAuthed()
 	if r.URL.Path == "/v1/nodes/connect" {
-		s.mu.RLock()
-		authed = s.cfg.NodeToken != "" || len(s.pol.nodeTokens) > 0
-		s.mu.RUnlock()
+		authed = a.nodes
 	}
 	if authed {
 		return true
@@ -94,25 +93,34 @@ func (s *Server) hostAllowed(r *http.Request) bool {
 	return err == nil && (ip.IsLoopback() || s.exposed.Load())
 }
 
-// agentAuth checks the bearer token of /v1 requests when one is configured
-// (401 without it, 403 with a wrong one) and validates {agentId} before
+// agentAuth checks the bearer token of an agent's endpoints: the admin
+// token (SKILLGATE_AGENT_TOKEN) or the agent's own token
+// (gateway.agentTokens) when any token is configured (401 without one, 403
+// with one that is not valid here), and validates {agentId} before
 // anything else sees it.
-func (s *Server) agentAuth(h http.HandlerFunc) http.Handler {
+func (s *Server) agentAuth(h http.HandlerFunc) http.Handler { return s.bearerAuth(h, false) }
+
+// adminAuth is agentAuth for the endpoints about every agent (/v1/nodes,
+// /v1/governance): only the admin token opens them.
+func (s *Server) adminAuth(h http.HandlerFunc) http.Handler { return s.bearerAuth(h, true) }
+
+func (s *Server) bearerAuth(h http.HandlerFunc, adminOnly bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if want := s.cfg.AgentToken; want != "" {
+		id := r.PathValue("agentId")
+		if a := s.auth.Load(); a.agentAuthed() {
 			scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 			got = strings.TrimSpace(got)
 			if !strings.EqualFold(scheme, "Bearer") || got == "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="skillgate"`)
-				writeError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer $SKILLGATE_AGENT_TOKEN")
+				writeError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer $SKILLGATE_AGENT_TOKEN (or the agent's own token)")
 				return
 			}
-			if !tokenEqual(got, want) {
-				writeError(w, http.StatusForbidden, "bearer token not valid")
+			if !a.admits(got, id, adminOnly) {
+				writeError(w, http.StatusForbidden, "forbidden")
 				return
 			}
 		}
-		if id := r.PathValue("agentId"); id != "" || strings.HasPrefix(r.URL.Path, "/v1/agents/") {
+		if id != "" || strings.HasPrefix(r.URL.Path, "/v1/agents/") {
 			if err := skill.ValidateID(id); err != nil {
 				writeError(w, http.StatusBadRequest, "agent id "+err.Error())
 				return
@@ -120,6 +128,29 @@ func (s *Server) agentAuth(h http.HandlerFunc) http.Handler {
 		}
 		h(w, r)
 	})
+}
+
+// authState is what bearerAuth checks tokens against, swapped whole when
+// the config changes, so that requests read it without a lock.
+type authState struct {
+	admin  string            // SKILLGATE_AGENT_TOKEN; "" for none
+	agents map[string]string // gateway.agentTokens
+	nodes  bool              // a node token is configured
+}
+
+// agentAuthed reports whether the agent endpoints need a token.
+func (a *authState) agentAuthed() bool { return a.admin != "" || len(a.agents) > 0 }
+
+// admits reports whether token opens an endpoint of agent id (id "" for
+// those about every agent; adminOnly for those).
+func (a *authState) admits(token, id string, adminOnly bool) bool {
+	if a.admin != "" && tokenMatches(token, a.admin) {
+		return true
+	}
+	if want, ok := a.agents[id]; ok && id != "" && !adminOnly {
+		return tokenMatches(token, want)
+	}
+	return false
 }
 
 func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
@@ -190,6 +221,7 @@ func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.RLock()
 	sk, ok := s.snap.findDir(agentID, dir)
+	ok = ok && s.pol.cfg.InScope(agentID, sk) // outside the scope: as if it did not exist
 	var held string // why governance keeps the skill out, if it does
 	if p := s.prepared[sk]; ok && p != nil && p.Stage == eligibility.StageGovernance {
 		held = p.Reason

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -123,6 +122,11 @@ type FileSettings struct {
 	NodeTokens map[string]string `json:"nodeTokens"`
 	MaxNodes   int               `json:"maxNodes"`
 	Governance governance.Policy `json:"governance"`
+	Prompt     PromptSettings    `json:"prompt"`
+	// AgentTokens are the per-agent bearer tokens: agent id → token (or
+	// "sha256:<hex>" of it). Such a token reads only its agent's /prompt,
+	// /skills and /read.
+	AgentTokens map[string]string `json:"agentTokens"`
 }
 
 // ConfigFile is a gateway config file as read and checked: the whole
@@ -132,6 +136,7 @@ type ConfigFile struct {
 	Path     string
 	Root     map[string]any
 	Settings FileSettings
+	Agents   map[string]AgentSettings // the top-level "agents" object
 	sum      string // content fingerprint, to notice changes
 }
 
@@ -146,7 +151,11 @@ func ReadConfigFile(path string) (*ConfigFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ConfigFile{Path: path, Root: root, Settings: settings, sum: sum}, nil
+	agents, err := parseAgents(root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &ConfigFile{Path: path, Root: root, Settings: settings, Agents: agents, sum: sum}, nil
 }
 
 // Eligibility returns the pipeline's config from the file: skills.entries,
@@ -158,6 +167,14 @@ func (f *ConfigFile) Eligibility() (*eligibility.Config, []skill.Diagnostic) {
 	}
 	cfg, diags := eligibility.NewConfig(f.Root, f.Path)
 	cfg.Governance = f.Settings.Governance
+	for id, a := range f.Agents {
+		if len(a.Skills.Allow)+len(a.Skills.Deny) > 0 {
+			if cfg.Scopes == nil {
+				cfg.Scopes = map[string]eligibility.Scope{}
+			}
+			cfg.Scopes[id] = a.Skills
+		}
+	}
 	return cfg, diags
 }
 
@@ -168,6 +185,8 @@ type policy struct {
 	diags      []skill.Diagnostic
 	settings   FileSettings
 	nodeTokens map[string]string
+	auth       *authState // the tokens of the API, for bearerAuth
+	file       *ConfigFile // nil without a config file
 	sum        string // content fingerprint, to notice changes
 	maxNodes   int    // see Config.MaxNodes
 	insecure   bool   // see Config.Insecure
@@ -176,11 +195,15 @@ type policy struct {
 // newPolicy resolves a config file (nil for none) against cfg.
 func newPolicy(f *ConfigFile, cfg *Config) *policy {
 	p := &policy{maxNodes: cfg.MaxNodes, insecure: cfg.Insecure}
+	defer func() {
+		p.auth = &authState{admin: cfg.AgentToken, agents: p.settings.AgentTokens, nodes: cfg.NodeToken != "" || len(p.nodeTokens) > 0}
+	}()
 	if f == nil {
 		p.cfg, _ = eligibility.NewConfig(map[string]any{}, "config")
 		return p
 	}
 	p.cfg, p.diags = f.Eligibility()
+	p.file = f
 	p.settings, p.nodeTokens, p.sum = f.Settings, f.Settings.NodeTokens, f.sum
 	if f.Settings.MaxNodes > 0 && !cfg.Flags["maxNodes"] {
 		p.maxNodes = f.Settings.MaxNodes
@@ -191,10 +214,17 @@ func newPolicy(f *ConfigFile, cfg *Config) *policy {
 	return p
 }
 
+// ownsAgent reports whether the config has settings of the agent's own
+// (agents.<id>), so that its view differs from the global one.
+func (p *policy) ownsAgent(agentID string) bool {
+	_, ok := p.file.agent(agentID)
+	return ok
+}
+
 // parseFileSettings reads the "gateway" key of a config object. Errors
 // name the file and field.
 func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
-	fs := FileSettings{Governance: governance.DefaultPolicy()}
+	fs := FileSettings{Governance: governance.DefaultPolicy(), Prompt: defaultPrompt()}
 	raw, ok := root["gateway"]
 	if !ok || raw == nil {
 		return fs, nil
@@ -246,25 +276,20 @@ func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 	if fs.Governance, err = governance.ParsePolicy(m["governance"]); err != nil {
 		return fs, fmt.Errorf("%s: %w", path, err)
 	}
-	if v, ok := m["nodeTokens"]; ok && v != nil {
-		tm, ok := v.(map[string]any)
-		if !ok {
-			return fs, fmt.Errorf("%s: gateway.nodeTokens: must be an object of node id → token", path)
-		}
-		fs.NodeTokens = make(map[string]string, len(tm))
-		for _, id := range slices.Sorted(maps.Keys(tm)) {
-			tok, ok := tm[id].(string)
-			if !ok || tok == "" {
-				return fs, fmt.Errorf("%s: gateway.nodeTokens.%s: must be a non-empty string", path, id)
-			}
-			fs.NodeTokens[id] = tok
-		}
+	if fs.NodeTokens, err = parseTokens("gateway.nodeTokens", m["nodeTokens"], false); err != nil {
+		return fs, fmt.Errorf("%s: %w", path, err)
+	}
+	if fs.AgentTokens, err = parseTokens("gateway.agentTokens", m["agentTokens"], true); err != nil {
+		return fs, fmt.Errorf("%s: %w", path, err)
+	}
+	if fs.Prompt, err = parsePrompt("gateway.prompt", m["prompt"], true); err != nil {
+		return fs, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch k {
-		case "listen", "store", "poll", "insecure", "nodeTokens", "maxNodes", "governance":
+		case "listen", "store", "poll", "insecure", "nodeTokens", "agentTokens", "maxNodes", "governance", "prompt":
 		default:
-			return fs, fmt.Errorf("%s: gateway.%s: unknown setting (known: listen, store, poll, insecure, nodeTokens, maxNodes, governance)", path, k)
+			return fs, fmt.Errorf("%s: gateway.%s: unknown setting (known: listen, store, poll, insecure, nodeTokens, agentTokens, maxNodes, governance, prompt)", path, k)
 		}
 	}
 	return fs, nil
@@ -281,18 +306,14 @@ func (s *Server) tokenOK(id, token string) bool {
 
 func (s *Server) tokenOKLocked(id, token string) bool {
 	if want, ok := s.pol.nodeTokens[id]; ok {
-		return tokenEqual(token, want)
+		return tokenMatches(token, want)
 	}
 	if s.cfg.NodeToken != "" {
-		return tokenEqual(token, s.cfg.NodeToken)
+		return tokenMatches(token, s.cfg.NodeToken)
 	}
 	return len(s.pol.nodeTokens) == 0
 }
 
-// tokenEqual compares secrets in constant time.
-func tokenEqual(got, want string) bool {
-	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
-}
 
 // isLoopback reports whether a listen address only accepts local
 // connections.

@@ -83,7 +83,7 @@ func (s *Server) rebuildLocked() {
 func (s *Server) invalidateAllLocked() {
 	// The snapshot cache keys are derived from is published before the
 	// generation: a reader that sees the new generation sees the new keys.
-	s.snapNow.Store(s.snap)
+	s.now.Store(&viewState{snap: s.snap, pol: s.pol})
 	s.gen.Add(1)
 	s.reportGen.Add(1)
 	s.prompts.clear()

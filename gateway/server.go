@@ -68,18 +68,19 @@ type Server struct {
 	loggedMu sync.Mutex
 	logged   map[string]string // skill key → last verdict logged
 
-	gen       atomic.Uint64            // bumped when every cached block is stale
-	prompts   *viewCache[*agentView]   // prompt blocks by view key
-	reportGen atomic.Uint64            // bumped on every host or skills change
-	reports   *viewCache[[]byte]       // /skills answers by view key
-	reportMu  sync.Mutex               // one /skills build at a time
-	snapNow   atomic.Pointer[snapshot] // s.snap, for cache keys without s.mu
+	gen       atomic.Uint64             // bumped when every cached block is stale
+	prompts   *viewCache[*agentView]    // prompt blocks by view key
+	reportGen atomic.Uint64             // bumped on every host or skills change
+	reports   *viewCache[[]byte]        // /skills answers by view key
+	reportMu  sync.Mutex                // one /skills build at a time
+	now       atomic.Pointer[viewState] // s.snap and s.pol, for cache keys without s.mu
 
-	exposed   atomic.Bool     // listening beyond loopback; set once by Serve
-	reload    chan struct{}   // asks the poller to re-read the config file now
-	sockets   atomic.Int64    // node WebSocket connections held, pending or connected
-	pending   *pendingSockets // sockets that have not completed connect
-	nodesJSON nodesCache      // the encoded GET /v1/nodes answer
+	auth      atomic.Pointer[authState] // s.pol.auth, for requests without s.mu
+	exposed   atomic.Bool               // listening beyond loopback; set once by Serve
+	reload    chan struct{}             // asks the poller to re-read the config file now
+	sockets   atomic.Int64              // node WebSocket connections held, pending or connected
+	pending   *pendingSockets           // sockets that have not completed connect
+	nodesJSON nodesCache                // the encoded GET /v1/nodes answer
 
 	life      lifecycle // what runs, for Close to end and wait for
 	closeOnce sync.Once
@@ -122,6 +123,7 @@ func New(cfg Config) (*Server, error) {
 	s.store = instrumentStore(cfg.Store, s.metrics)
 	s.loader = r2store.NewLoader(s.store)
 	s.pol = newPolicy(file, &s.cfg)
+	s.auth.Store(s.pol.auth)
 	for _, d := range s.pol.diags {
 		s.log.Warn("config: "+d.Message, "file", d.Location)
 	}
@@ -270,7 +272,7 @@ func (s *Server) checkExposure(addr string) error {
 		missing = append(missing, "a node token (SKILLGATE_NODE_TOKEN or gateway.nodeTokens)")
 	}
 	if noAgent {
-		missing = append(missing, "an agent token (SKILLGATE_AGENT_TOKEN)")
+		missing = append(missing, "an agent token (SKILLGATE_AGENT_TOKEN or gateway.agentTokens)")
 	}
 	if len(missing) == 0 {
 		return nil
@@ -286,7 +288,7 @@ func (s *Server) checkExposure(addr string) error {
 // authGaps reports which tokens a gateway listening beyond loopback would
 // lack under pol.
 func (s *Server) authGaps(pol *policy) (noNodeToken, noAgentToken bool) {
-	return s.cfg.NodeToken == "" && len(pol.nodeTokens) == 0, s.cfg.AgentToken == ""
+	return !pol.auth.nodes, !pol.auth.agentAuthed()
 }
 
 func (s *Server) warnInsecure(addr string, missing []string) {
@@ -400,7 +402,7 @@ func (s *Server) reloadConfig(force bool) {
 			missing = append(missing, "no node token (gateway.nodeTokens is empty and SKILLGATE_NODE_TOKEN is unset)")
 		}
 		if noAgent {
-			missing = append(missing, "no agent token (SKILLGATE_AGENT_TOKEN is unset)")
+			missing = append(missing, "no agent token (SKILLGATE_AGENT_TOKEN is unset and gateway.agentTokens is empty)")
 		}
 		if s.exposed.Load() && len(missing) > 0 && !pol.insecure {
 			// The loopback-only rule holds for the gateway's whole life,
@@ -454,6 +456,7 @@ func (s *Server) reloadConfig(force bool) {
 		s.warnInsecure(s.listenAddr, missing) // allowed: pol.insecure
 	}
 	s.pol = pol
+	s.auth.Store(pol.auth)
 	if rescanned != nil {
 		s.snap = rescanned
 	}

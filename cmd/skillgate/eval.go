@@ -105,7 +105,7 @@ func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) 
 		// The scan runs in Build's workers, as the gateway's runs on every
 		// core; the policy decides whether there is one (off: none).
 		Prepare: func(i int) *eligibility.Prepared {
-			return eligibility.Prepare(v.skills[i], v.cfg.Governance.Scan(v.inputs[i]), v.cfg)
+			return eligibility.Prepare(v.skills[i], v.cfg.Governance.Scan(v.inputs[i]), v.cfg).ForAgent(v.cfg, agent)
 		},
 		Diagnostics:       v.diags,
 		ConfigDiagnostics: v.cfgDiags,

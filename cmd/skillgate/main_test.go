@@ -193,7 +193,7 @@ func TestServeRefusesExposureWithoutTokens(t *testing.T) {
 	t.Setenv("SKILLGATE_AGENT_TOKEN", "")
 	_, errOut, code := runCmd(t, "serve", "--store", bucket, "--listen", "0.0.0.0:0")
 	if code != 2 || !strings.Contains(errOut, "refusing to listen on 0.0.0.0:0 beyond loopback without a node token") ||
-		!strings.Contains(errOut, "an agent token (SKILLGATE_AGENT_TOKEN)") {
+		!strings.Contains(errOut, "an agent token (SKILLGATE_AGENT_TOKEN or gateway.agentTokens)") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	t.Setenv("SKILLGATE_NODE_TOKEN", "n")
