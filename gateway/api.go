@@ -222,7 +222,7 @@ func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
 	s.mu.RLock()
 	sk, ok := s.snap.findDir(agentID, dir)
 	ok = ok && s.pol.cfg.InScope(agentID, sk) // outside the scope: as if it did not exist
-	var held string // why governance keeps the skill out, if it does
+	var held string                           // why governance keeps the skill out, if it does
 	if p := s.prepared[sk]; ok && p != nil && p.Stage == eligibility.StageGovernance {
 		held = p.Reason
 	}

@@ -137,7 +137,7 @@ type ConfigFile struct {
 	Root     map[string]any
 	Settings FileSettings
 	Agents   map[string]AgentSettings // the top-level "agents" object
-	sum      string // content fingerprint, to notice changes
+	sum      string                   // content fingerprint, to notice changes
 }
 
 // ReadConfigFile reads a gateway config file and checks its settings. A
@@ -185,11 +185,11 @@ type policy struct {
 	diags      []skill.Diagnostic
 	settings   FileSettings
 	nodeTokens map[string]string
-	auth       *authState // the tokens of the API, for bearerAuth
+	auth       *authState  // the tokens of the API, for bearerAuth
 	file       *ConfigFile // nil without a config file
-	sum        string // content fingerprint, to notice changes
-	maxNodes   int    // see Config.MaxNodes
-	insecure   bool   // see Config.Insecure
+	sum        string      // content fingerprint, to notice changes
+	maxNodes   int         // see Config.MaxNodes
+	insecure   bool        // see Config.Insecure
 }
 
 // newPolicy resolves a config file (nil for none) against cfg.
@@ -313,7 +313,6 @@ func (s *Server) tokenOKLocked(id, token string) bool {
 	}
 	return len(s.pol.nodeTokens) == 0
 }
-
 
 // isLoopback reports whether a listen address only accepts local
 // connections.
