@@ -20,6 +20,7 @@ import (
 // changes (see live.go).
 type agentView struct {
 	prompt   string
+	etag     string          // etagOf(prompt)
 	eligible map[string]bool // skill key → offered, to log changes
 
 	gzipOnce sync.Once
@@ -68,12 +69,19 @@ func (s *Server) promptView(agentID string) *agentView {
 	}
 	s.metrics.promptMiss.Inc()
 
+	// One build at a time: when many callers miss together (a change
+	// wakes every long poll), the first builds and the rest find it.
+	s.buildMu.Lock()
+	defer s.buildMu.Unlock()
 	// Build under the read lock and store before releasing it, so that no
 	// writer can invalidate between the build and the store.
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	start := time.Now()
 	gen = s.gen.Load()
+	if v, ok := s.prompts.get(viewKey(&viewState{s.snap, s.pol}, agentID), gen); ok {
+		return v // built while this caller waited
+	}
+	start := time.Now()
 	key := viewKey(&viewState{s.snap, s.pol}, agentID)
 	skills := s.snap.view(agentID)
 	nv := &agentView{eligible: make(map[string]bool, len(skills))}
@@ -87,6 +95,7 @@ func (s *Server) promptView(agentID string) *agentView {
 	}
 	offered := len(frags)
 	nv.prompt = promptbuild.Join(frags)
+	nv.etag = etagOf(nv.prompt)
 	s.metrics.evalSeconds.Observe(time.Since(start).Seconds())
 	s.metrics.skills.WithLabelValues("eligible").Set(float64(offered))
 	s.metrics.skills.WithLabelValues("ineligible").Set(float64(len(skills) - offered))

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,17 +155,69 @@ func (a *authState) admits(token, id string, adminOnly bool) bool {
 }
 
 func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
-	v := s.promptView(r.PathValue("agentId"))
+	agentID := r.PathValue("agentId")
+	var wait time.Duration
+	if r.URL.RawQuery != "" { // the common request has none: no map to parse
+		q := r.URL.Query()
+		if ws := q.Get("wait"); ws != "" {
+			d, err := time.ParseDuration(ws)
+			if err != nil || d < 0 {
+				writeError(w, http.StatusBadRequest, "wait: "+strconv.Quote(ws)+" is not a duration such as 30s (at most "+MaxWait.String()+")")
+				return
+			}
+			wait = min(d, MaxWait)
+		}
+	}
+	v := s.promptView(agentID)
+	inm := r.Header.Get("If-None-Match")
+	if inm != "" && wait > 0 && etagListMatches(inm, v.etag) {
+		// Long poll: the connection may stay open past the write timeout.
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + s.cfg.WriteTimeout))
+		nv := s.waitForChange(r.Context(), agentID, v.etag, wait)
+		if nv == nil && r.Context().Err() != nil {
+			return // the client left
+		}
+		if nv != nil {
+			v = nv
+		}
+	}
 	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
+	h.Set("ETag", v.etag)
+	h.Set("Cache-Control", "no-cache")
 	h.Set("Vary", "Accept-Encoding")
+	if inm != "" && etagListMatches(inm, v.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
 	if len(v.prompt) >= gzipMinSize && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		h.Set("Content-Encoding", "gzip")
 		w.Write(v.gzip())
 		return
 	}
 	io.WriteString(w, v.prompt) // no copy of a block that may be hundreds of KiB
+}
+
+// waitForChange waits until the agent's block is no longer the one of
+// etag and returns it, or returns nil when wait ends or ctx does (the
+// client left: nothing of it stays behind).
+func (s *Server) waitForChange(ctx context.Context, agentID, etag string, wait time.Duration) *agentView {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		all, view := s.feed.subscribe(viewKey(s.now.Load(), agentID))
+		if v := s.promptView(agentID); v.etag != etag {
+			return v
+		}
+		select {
+		case <-all:
+		case <-view:
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
 }
 
 // gzipMinSize is the block size from which a gzip answer is worth it.

@@ -88,6 +88,7 @@ func (s *Server) invalidateAllLocked() {
 	s.reportGen.Add(1)
 	s.prompts.clear()
 	s.reports.clear()
+	s.feed.changedAll()
 }
 
 // hostChangedLocked applies one node event to the index and the counts:
@@ -115,6 +116,7 @@ func (s *Server) hostChangedLocked(id string, old, cur *eligibility.Host) {
 	}
 	for a := range agents {
 		s.prompts.drop(a) // an agent with a local skill has a key of its own
+		s.feed.changed(a)
 	}
 }
 

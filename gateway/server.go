@@ -70,6 +70,8 @@ type Server struct {
 
 	gen       atomic.Uint64             // bumped when every cached block is stale
 	prompts   *viewCache[*agentView]    // prompt blocks by view key
+	feed      *changeFeed               // wakes long polls when their block may have changed
+	buildMu   sync.Mutex                // one prompt block build at a time: a wake of many waiters builds once
 	reportGen atomic.Uint64             // bumped on every host or skills change
 	reports   *viewCache[[]byte]        // /skills answers by view key
 	reportMu  sync.Mutex                // one /skills build at a time
@@ -112,6 +114,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		prompts: newViewCache[*agentView](MaxCachedAgents, cfg.CacheBytes),
+		feed:    newChangeFeed(),
 		reports: newViewCache[[]byte](MaxCachedAgents, cfg.CacheBytes),
 		logged:  map[string]string{},
 		reload:  make(chan struct{}, 1),
