@@ -238,9 +238,17 @@ func acceptsGzip(ae string) bool {
 }
 
 func (s *Server) handleSkills(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
 	agentID := r.PathValue("agentId")
-	writeSkillsAnswer(w, agentID, s.skillsAnswer(agentID))
+	sr, bad := parseSearch(r)
+	switch {
+	case bad != "":
+		writeError(w, http.StatusBadRequest, bad)
+	case sr.ok:
+		writeJSON(w, http.StatusOK, s.searchSkills(agentID, sr))
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		writeSkillsAnswer(w, agentID, s.skillsAnswer(agentID))
+	}
 }
 
 func (s *Server) handleNodes(w http.ResponseWriter, r *http.Request) {

@@ -177,3 +177,16 @@ func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) 
 		Diagnostics: diags,
 	}
 }
+
+// Reports returns the reports of the skills v.Skills[i] for i in idx, in
+// that order: what a search answers, without evaluating the rest of the
+// view (at 10,000 hosts, listing every skill's hosts is most of a Build).
+func Reports(v *View, x *eligibility.Index, idx []int) []SkillReport {
+	out := make([]SkillReport, len(idx))
+	for j, i := range idx {
+		p := v.Prepare(i)
+		r := p.EvaluateIndexed(x)
+		out[j] = newSkillReport(p, &r)
+	}
+	return out
+}
