@@ -4,9 +4,20 @@
 // included. It takes plain entries, already chosen: it knows no verdicts,
 // so it never imports eligibility (nor internal/report, r2store or
 // gateway, which call it).
+//
+// A block can be held to a size budget (Budgeted): entries are ordered by
+// Compare, each is rendered once in its three variants (NewVariants: full,
+// description cut to 160 characters, no description), and the budget is
+// decided by arithmetic on the variants' byte lengths before the chosen
+// strings are joined once. Descriptions go first, then entries from the end
+// of the order; entries marked always are never left out. A <note> at the
+// end of the block says how many entries were left out or shortened.
+//
+// The package is pure: no I/O, no configuration, no clock.
 package promptbuild
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -20,12 +31,25 @@ type Entry struct {
 	Location    string // the storage key
 	ReadPath    string // the virtual path for the agent's read tool
 	Always      bool
+	Priority    int    // skills.entries.<key>.priority: higher first; default 0
+	Local       bool   // agent-local skill (before global ones of the same priority)
+	Hosts       *Hosts // optional host hint; nil: none
 }
 
+// Hosts is the optional host hint of an entry: <hosts count="N">a, b, c</hosts>.
+type Hosts struct {
+	Count int      // hosts the skill can run on
+	Names []string // at most 5 are written, then "…"; nil (or empty): count only, written <hosts count="N"/>
+}
+
+// maxHostNames is how many host names a <hosts> hint writes before "…".
+const maxHostNames = 5
+
 // SkillEntry is the one definition of a skill's entry in the block: its
-// name, description, storage key and the read path derived from it.
-// always is the effective value (a config override applied), which only
-// the caller knows.
+// name, description, storage key, the read path derived from it and
+// whether it is agent-local. always is the effective value (a config
+// override applied), which only the caller knows, as are Priority and
+// Hosts, which the caller sets.
 func SkillEntry(s *skill.Skill, always bool) Entry {
 	return Entry{
 		Name:        s.Name,
@@ -33,6 +57,7 @@ func SkillEntry(s *skill.Skill, always bool) Entry {
 		Location:    s.Key,
 		ReadPath:    skill.ReadPath(s.Key),
 		Always:      always,
+		Local:       s.Scope == skill.ScopeAgent,
 	}
 }
 
@@ -50,23 +75,65 @@ func Render(entries []Entry) string {
 
 // Fragment renders one entry's <skill> element, with the line break and
 // indentation that precede it in the block. A caller that renders the same
-// skills often (the gateway) keeps fragments and joins them.
+// skills often (the gateway) keeps fragments and joins them. An entry with
+// Hosts gets a <hosts> child after <read_path>.
 func Fragment(e *Entry) string {
+	return fragment(e, e.Description, true)
+}
+
+// fragment renders e with desc as its description (escaped here), or
+// without a <description> element when withDesc is false.
+func fragment(e *Entry, desc string, withDesc bool) string {
 	var b strings.Builder
-	b.Grow(128 + len(e.Name) + len(e.Description) + len(e.Location) + len(e.ReadPath))
+	n := 128 + len(e.Name) + len(desc) + len(e.Location) + len(e.ReadPath)
+	if e.Hosts != nil {
+		n += 32
+		for i, h := range e.Hosts.Names {
+			if i == maxHostNames {
+				break
+			}
+			n += len(h) + 2
+		}
+	}
+	b.Grow(n)
 	b.WriteString("\n  <skill name=\"")
 	escape(&b, e.Name)
 	b.WriteString("\"")
 	if e.Always {
 		b.WriteString(` always="true"`)
 	}
-	b.WriteString(">\n    <description>")
-	escape(&b, e.Description)
-	b.WriteString("</description>\n    <location>")
+	b.WriteString(">")
+	if withDesc {
+		b.WriteString("\n    <description>")
+		escape(&b, desc)
+		b.WriteString("</description>")
+	}
+	b.WriteString("\n    <location>")
 	escape(&b, e.Location)
 	b.WriteString("</location>\n    <read_path>")
 	escape(&b, e.ReadPath)
-	b.WriteString("</read_path>\n  </skill>")
+	b.WriteString("</read_path>")
+	if h := e.Hosts; h != nil {
+		b.WriteString("\n    <hosts count=\"")
+		b.WriteString(strconv.Itoa(h.Count))
+		if len(h.Names) == 0 {
+			b.WriteString("\"/>")
+		} else {
+			b.WriteString("\">")
+			for i, name := range h.Names {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				if i == maxHostNames {
+					b.WriteString("…")
+					break
+				}
+				escape(&b, name)
+			}
+			b.WriteString("</hosts>")
+		}
+	}
+	b.WriteString("\n  </skill>")
 	return b.String()
 }
 

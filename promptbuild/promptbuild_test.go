@@ -73,17 +73,18 @@ func TestEscapeInvalidUTF8(t *testing.T) {
 }
 
 // TestSkillEntry: a skill's entry names its storage key as location and
-// the agent-visible path as read_path; always is the caller's.
+// the agent-visible path as read_path, is local for an agent's skill;
+// always is the caller's.
 func TestSkillEntry(t *testing.T) {
 	s := &skill.Skill{Ref: skill.Ref{Key: "agents/main/skills/tmux/SKILL.md", Dir: "tmux", Scope: skill.ScopeAgent, Agent: "main"},
 		Name: "tmux", Description: "Use tmux.", Always: false}
 	got := SkillEntry(s, true)
-	want := Entry{Name: "tmux", Description: "Use tmux.", Location: "agents/main/skills/tmux/SKILL.md", ReadPath: "skills/tmux/SKILL.md", Always: true}
+	want := Entry{Name: "tmux", Description: "Use tmux.", Location: "agents/main/skills/tmux/SKILL.md", ReadPath: "skills/tmux/SKILL.md", Always: true, Local: true}
 	if got != want {
 		t.Errorf("SkillEntry = %+v, want %+v", got, want)
 	}
 	g := &skill.Skill{Ref: skill.Ref{Key: "skills/gh/SKILL.md", Dir: "gh", Scope: skill.ScopeGlobal}, Name: "gh", Always: true}
-	if e := SkillEntry(g, false); e.Location != "skills/gh/SKILL.md" || e.ReadPath != "skills/gh/SKILL.md" || e.Always {
+	if e := SkillEntry(g, false); e.Location != "skills/gh/SKILL.md" || e.ReadPath != "skills/gh/SKILL.md" || e.Always || e.Local {
 		t.Errorf("SkillEntry(global, false) = %+v", e)
 	}
 }
