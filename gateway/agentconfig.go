@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/report"
+	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -21,9 +23,9 @@ const (
 
 // Host hints of gateway.prompt.hosts.
 const (
-	HostsNone  = "none"
-	HostsCount = "count"
-	HostsNames = "names"
+	HostsNone  = report.HostsNone
+	HostsCount = report.HostsCount
+	HostsNames = report.HostsNames
 )
 
 // PromptSettings are gateway.prompt, and an agent's agents.<id>.prompt (0:
@@ -64,6 +66,11 @@ func (f *ConfigFile) agent(id string) (AgentSettings, bool) {
 	}
 	a, ok := f.Agents[id]
 	return a, ok
+}
+
+// Budget is the block budget of the settings.
+func (p PromptSettings) Budget() promptbuild.Budget {
+	return promptbuild.Budget{MaxChars: p.MaxChars, MaxSkills: p.MaxSkills}
 }
 
 func defaultPrompt() PromptSettings {

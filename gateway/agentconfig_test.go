@@ -69,7 +69,7 @@ func TestAgentScope(t *testing.T) {
 		config: `{"agents": {"ops": {"skills": {"allow": ["git*"], "deny": ["*-admin"]}}}}`,
 	})
 	g.waitPrompt(t, "ops", block(global("github", "GitHub.")))
-	g.waitPrompt(t, "main", block(global("github-admin", "Admin."), global("github", "GitHub."), global("plain", "Plain.")))
+	g.waitPrompt(t, "main", block(global("github", "GitHub."), global("github-admin", "Admin."), global("plain", "Plain.")))
 	for _, name := range []string{"plain", "github-admin"} {
 		r := skillReport(t, g, "ops", name)
 		if r.Eligible || r.Stage != "config" || len(r.Reasons) != 1 || r.Reasons[0] != "not in this agent's skill scope" {

@@ -19,9 +19,25 @@ import (
 // entry holds which): what prompt builds serve until something it shows
 // changes (see live.go).
 type agentView struct {
-	prompt   string
-	etag     string          // etagOf(prompt)
-	eligible map[string]bool // skill key → offered, to log changes
+	agentBlock                     // under the agent's configured budget
+	eligible   map[string]bool     // skill key → offered, to log changes
+	budget     promptbuild.Budget  // the configured budget
+	entries    []promptbuild.Entry // the offered skills' entries, for lower budgets
+	vs         []promptbuild.Variants
+	note       string
+
+	mu      sync.Mutex
+	lowered map[promptbuild.Budget]*agentBlock // blocks under budgets requests lowered
+}
+
+// maxLowered bounds the blocks of lowered budgets kept per view: a client
+// cycling through budgets gets answers, not memory.
+const maxLowered = 8
+
+// agentBlock is one block with its validator and compressed form.
+type agentBlock struct {
+	prompt string
+	etag   string // etagOf(prompt)
 
 	gzipOnce sync.Once
 	gzipped  []byte // prompt gzip-compressed, made on first request that accepts it
@@ -29,7 +45,7 @@ type agentView struct {
 
 // gzip returns the block compressed, compressing it once per block: at a
 // thousand skills the block is a few hundred KiB and compresses ~10×.
-func (v *agentView) gzip() []byte {
+func (v *agentBlock) gzip() []byte {
 	v.gzipOnce.Do(func() {
 		var b bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
@@ -38,6 +54,38 @@ func (v *agentView) gzip() []byte {
 		v.gzipped = b.Bytes()
 	})
 	return v.gzipped
+}
+
+// block returns the block under b, a budget a request lowered (clamped to
+// the configured one: a request may only lower it).
+func (v *agentView) block(b promptbuild.Budget) *agentBlock {
+	b.MaxChars = lower(v.budget.MaxChars, b.MaxChars)
+	b.MaxSkills = lower(v.budget.MaxSkills, b.MaxSkills)
+	if b == v.budget {
+		return &v.agentBlock
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if blk, ok := v.lowered[b]; ok {
+		return blk
+	}
+	text, _ := report.Block(v.entries, v.vs, b, v.note)
+	blk := &agentBlock{prompt: text, etag: etagOf(text)}
+	if len(v.lowered) < maxLowered {
+		if v.lowered == nil {
+			v.lowered = map[promptbuild.Budget]*agentBlock{}
+		}
+		v.lowered[b] = blk
+	}
+	return blk
+}
+
+// lower returns req when it is set and lowers limit (≤ 0 is no limit).
+func lower(limit, req int) int {
+	if req <= 0 || (limit > 0 && req >= limit) {
+		return limit
+	}
+	return req
 }
 
 // promptFor returns the agent's prompt block, from the cache when nothing
@@ -84,18 +132,27 @@ func (s *Server) promptView(agentID string) *agentView {
 	start := time.Now()
 	key := viewKey(&viewState{s.snap, s.pol}, agentID)
 	skills := s.snap.view(agentID)
-	nv := &agentView{eligible: make(map[string]bool, len(skills))}
-	frags := make([]string, 0, len(skills))
+	limits := s.pol.file.Limits(agentID)
+	nv := &agentView{eligible: make(map[string]bool, len(skills)), budget: limits.Budget(), note: report.Note}
 	for _, sk := range skills {
-		ok := s.eligibleLocked(s.prepared[sk].ForAgent(s.pol.cfg, agentID))
+		p := s.prepared[sk].ForAgent(s.pol.cfg, agentID)
+		ok := s.eligibleLocked(p)
 		nv.eligible[sk.Key] = ok
-		if ok {
-			frags = append(frags, s.fragments[sk])
+		if !ok {
+			continue
 		}
+		if limits.Hosts == HostsNone || !p.FiltersHosts() {
+			nv.entries = append(nv.entries, report.Entry(p, HostsNone, nil))
+			nv.vs = append(nv.vs, s.variants[sk])
+			continue
+		}
+		e := report.Entry(p, limits.Hosts, func() []string { return p.EvaluateIndexed(s.index).Hosts })
+		nv.entries = append(nv.entries, e)
+		nv.vs = append(nv.vs, promptbuild.NewVariants(&e))
 	}
-	offered := len(frags)
-	nv.prompt = promptbuild.Join(frags)
-	nv.etag = etagOf(nv.prompt)
+	offered := len(nv.entries)
+	text, _ := report.Block(nv.entries, nv.vs, nv.budget, nv.note)
+	nv.prompt, nv.etag = text, etagOf(text)
 	s.metrics.evalSeconds.Observe(time.Since(start).Seconds())
 	s.metrics.skills.WithLabelValues("eligible").Set(float64(offered))
 	s.metrics.skills.WithLabelValues("ineligible").Set(float64(len(skills) - offered))
@@ -189,6 +246,7 @@ func (s *Server) skillsAnswer(agentID string) []byte {
 	gen = s.reportGen.Load()
 	snap, prepared, pol := s.snap, s.prepared, s.pol
 	key = viewKey(&viewState{snap, pol}, agentID)
+	limits := pol.file.Limits(agentID)
 	index := s.index.Clone()
 	s.mu.RUnlock()
 
@@ -200,6 +258,8 @@ func (s *Server) skillsAnswer(agentID string) []byte {
 		Prepare:           func(i int) *eligibility.Prepared { return prepared[skills[i]].ForAgent(pol.cfg, agentID) },
 		Diagnostics:       snap.diagsFor(agentID),
 		ConfigDiagnostics: pol.diags,
+		Budget:            limits.Budget(),
+		Hosts:             limits.Hosts,
 	}, index, 1, nil)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
@@ -156,7 +157,10 @@ func (a *authState) admits(token, id string, adminOnly bool) bool {
 
 func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 	agentID := r.PathValue("agentId")
-	var wait time.Duration
+	var (
+		wait time.Duration
+		b    promptbuild.Budget // lowered by the request; 0: the configured one
+	)
 	if r.URL.RawQuery != "" { // the common request has none: no map to parse
 		q := r.URL.Query()
 		if ws := q.Get("wait"); ws != "" {
@@ -167,13 +171,26 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 			}
 			wait = min(d, MaxWait)
 		}
+		for _, p := range []struct {
+			name string
+			dst  *int
+		}{{"maxChars", &b.MaxChars}, {"maxSkills", &b.MaxSkills}} {
+			if vs, ok := q[p.name]; ok {
+				n, err := strconv.Atoi(vs[0])
+				if err != nil || n < 1 {
+					writeError(w, http.StatusBadRequest, p.name+": "+strconv.Quote(vs[0])+" is not a positive whole number (a request may only lower the configured budget)")
+					return
+				}
+				*p.dst = n
+			}
+		}
 	}
-	v := s.promptView(agentID)
+	v := s.promptView(agentID).block(b)
 	inm := r.Header.Get("If-None-Match")
 	if inm != "" && wait > 0 && etagListMatches(inm, v.etag) {
 		// Long poll: the connection may stay open past the write timeout.
 		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + s.cfg.WriteTimeout))
-		nv := s.waitForChange(r.Context(), agentID, v.etag, wait)
+		nv := s.waitForChange(r.Context(), agentID, b, v.etag, wait)
 		if nv == nil && r.Context().Err() != nil {
 			return // the client left
 		}
@@ -201,12 +218,12 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 // waitForChange waits until the agent's block is no longer the one of
 // etag and returns it, or returns nil when wait ends or ctx does (the
 // client left: nothing of it stays behind).
-func (s *Server) waitForChange(ctx context.Context, agentID, etag string, wait time.Duration) *agentView {
+func (s *Server) waitForChange(ctx context.Context, agentID string, b promptbuild.Budget, etag string, wait time.Duration) *agentBlock {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
 		all, view := s.feed.subscribe(viewKey(s.now.Load(), agentID))
-		if v := s.promptView(agentID); v.etag != etag {
+		if v := s.promptView(agentID).block(b); v.etag != etag {
 			return v
 		}
 		select {

@@ -220,8 +220,12 @@ func TestAgentAPI(t *testing.T) {
 		wantKeys := []string{"always", "dir", "eligible", "filtered", "governance", "hosts", "location", "name", "read_path", "reasons", "scope", "stage"}
 		var names []string
 		for _, s := range skills {
-			if keys := slices.Sorted(maps.Keys(s)); !slices.Equal(keys, wantKeys) {
-				t.Errorf("skill keys %v, want %v", keys, wantKeys)
+			want := wantKeys
+			if string(s["eligible"]) == "true" { // how it fits the block: offered skills only
+				want = slices.Insert(slices.Clone(wantKeys), slices.Index(wantKeys, "read_path"), "prompt")
+			}
+			if keys := slices.Sorted(maps.Keys(s)); !slices.Equal(keys, want) {
+				t.Errorf("skill keys %v, want %v", keys, want)
 			}
 			for _, k := range []string{"hosts", "reasons"} {
 				if string(s[k]) == "null" {

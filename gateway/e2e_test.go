@@ -3,13 +3,13 @@ package gateway_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/skillgate/skillgate/eligibility"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/internal/miniotest"
 )
 

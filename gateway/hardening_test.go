@@ -195,7 +195,12 @@ func TestMadeUpAgentIDsDoNotGrowTheCache(t *testing.T) {
 		files[fmt.Sprintf("skills/s%03d/SKILL.md", i)] = fmt.Sprintf("---\nname: s%03d\ndescription: %s %d\n---\n", i, long, i)
 	}
 	files["agents/own/skills/mine/SKILL.md"] = "---\nname: mine\ndescription: Only for agent own.\n---\n"
-	g := startHard(t, Config{}, files)
+	// A budget over the block: the whole block, every time.
+	cfgPath := filepath.Join(t.TempDir(), "gw.hujson")
+	if err := os.WriteFile(cfgPath, []byte(`{"gateway": {"prompt": {"maxChars": 10000000, "maxSkills": 1000}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := startHard(t, Config{ConfigPath: cfgPath}, files)
 	code, block := g.get(t, "/v1/agents/main/prompt", "", nil)
 	if code != 200 || len(block) < 250<<10 {
 		t.Fatalf("prompt: %d, %d bytes; want a block over 250 KiB", code, len(block))

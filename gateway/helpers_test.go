@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -441,11 +442,30 @@ func global(name, desc string) entry {
 }
 
 // block renders the exact <available_skills> text DESIGN.md specifies,
-// written out independently of promptbuild. Values must need no escaping.
+// written out independently of promptbuild, within the default budget
+// (the entries must fit it whole): entries in priority order, as DESIGN.md
+// orders them without skills.entries priorities: always first, then
+// agent-local, then by name. Values must need no escaping.
 func block(entries ...entry) string {
 	if len(entries) == 0 {
 		return ""
 	}
+	entries = slices.Clone(entries)
+	slices.SortStableFunc(entries, func(a, b entry) int {
+		if a.always != b.always {
+			if a.always {
+				return -1
+			}
+			return 1
+		}
+		if la, lb := strings.HasPrefix(a.location, "agents/"), strings.HasPrefix(b.location, "agents/"); la != lb {
+			if la {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
 	var b strings.Builder
 	b.WriteString("<available_skills>\n")
 	for _, e := range entries {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
@@ -31,15 +32,15 @@ import (
 // block. s.mu must be held for writing.
 func (s *Server) rebuildLocked() {
 	s.prepared = make(map[*skill.Skill]*eligibility.Prepared, len(s.snap.all))
-	s.fragments = make(map[*skill.Skill]string, len(s.snap.all))
+	s.variants = make(map[*skill.Skill]promptbuild.Variants, len(s.snap.all))
 	s.hostSkills = s.hostSkills[:0]
 	s.matches = make(map[*eligibility.Prepared]int)
 	all := make([]*eligibility.Prepared, 0, len(s.snap.all))
 	for _, sk := range s.snap.all {
 		p := eligibility.Prepare(sk, s.snap.reports[sk], s.pol.cfg)
 		s.prepared[sk] = p
-		entry := promptbuild.SkillEntry(sk, p.Always)
-		s.fragments[sk] = promptbuild.Fragment(&entry)
+		entry := report.Entry(p, HostsNone, nil)
+		s.variants[sk] = promptbuild.NewVariants(&entry)
 		all = append(all, p)
 		if p.FiltersHosts() {
 			s.hostSkills = append(s.hostSkills, p)
@@ -128,12 +129,15 @@ func (s *Server) recountLocked(old, cur *eligibility.Host) (global bool, agents 
 	was := s.matcher.Matching(s.wasBuf[:0], old)
 	is := s.matcher.Matching(s.isBuf[:0], cur)
 	s.wasBuf, s.isBuf = was, is
+	// With a host hint the block shows each skill's matching hosts: any
+	// change of them changes it, not only a verdict's.
+	hinted := s.pol.settings.Prompt.Hosts == HostsCount || s.pol.settings.Prompt.Hosts == HostsNames
 	move := func(i int32, delta int) {
 		p := s.hostSkills[i]
 		prev := s.matches[p]
 		n := prev + delta
 		s.matches[p] = n
-		if (prev == 0) == (n == 0) {
+		if (prev == 0) == (n == 0) && !hinted {
 			return // the verdict did not change
 		}
 		if p.Skill.Scope == skill.ScopeAgent {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
@@ -51,9 +52,9 @@ type Server struct {
 
 	// Live eligibility (see live.go).
 	prepared   map[*skill.Skill]*eligibility.Prepared
-	fragments  map[*skill.Skill]string       // each skill's rendered <skill> element
-	hostSkills []*eligibility.Prepared       // reach runtime, have host requirements
-	matches    map[*eligibility.Prepared]int // hosts satisfying all host requirements
+	variants   map[*skill.Skill]promptbuild.Variants // each skill's rendered <skill> element, whole, short and bare
+	hostSkills []*eligibility.Prepared               // reach runtime, have host requirements
+	matches    map[*eligibility.Prepared]int         // hosts satisfying all host requirements
 	// matcher finds the hostSkills a host satisfies (indexes into
 	// hostSkills); wasBuf and isBuf are recountLocked's scratch.
 	matcher       *eligibility.Matcher

@@ -264,7 +264,12 @@ func decodeSummary(t *testing.T, stdout string) nodesSummary {
 func TestNodesProbeAndLoad(t *testing.T) {
 	const nSkills, nNodes = 300, 200
 	store := makeStore(t, nSkills)
-	base := startGateway(t, store, gateway.Config{})
+	// A budget over the whole block: the prompt lists every eligible skill.
+	cfgPath := filepath.Join(t.TempDir(), "gw.hujson")
+	if err := os.WriteFile(cfgPath, []byte(`{"gateway": {"prompt": {"maxChars": 100000000, "maxSkills": 100000}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := startGateway(t, store, gateway.Config{ConfigPath: cfgPath})
 
 	stop := startNodes(t, "--gateway", base, "-n", itoa(nNodes), "--probe-agent", "main", "--probe-runs", "3")
 

@@ -25,6 +25,8 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	hostsPath := fs.String("hosts", "", "host facts: a file (a JSON array of host facts, or the answer of GET /v1/nodes), or the http(s) URL of GET /v1/nodes (every page is read)")
 	agent := fs.String("agent", "", "agent id whose view is evaluated")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	maxChars := fs.Int("max-chars", 0, "prompt budget in bytes of the block (default: the config's, for this agent; gateway.prompt.maxChars, 30000)")
+	maxSkills := fs.Int("max-skills", 0, "most skills in the block (default: the config's, for this agent; gateway.prompt.maxSkills, 150)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -38,6 +40,10 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return cli.Usagef("--hosts is required (a file holding a JSON array of host facts, [] for none, or the URL of GET /v1/nodes)")
 	case *agent == "":
 		return cli.Usagef("--agent is required")
+	case *maxChars < 0:
+		return cli.Usagef("--max-chars: must be a positive number of bytes")
+	case *maxSkills < 0:
+		return cli.Usagef("--max-skills: must be a positive number of skills")
 	}
 	if err := skill.ValidateID(*agent); err != nil {
 		return cli.Usagef("--agent: agent id %v", err)
@@ -58,6 +64,14 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	v, viewErr := loadView(ctx, *storeURL, *configPath, *agent)
 	if viewErr != nil {
 		cancelHosts() // a URL need not be read to the end
+	} else {
+		// The flags set the budget: eval is where an operator tries one.
+		if *maxChars > 0 {
+			v.prompt.MaxChars = *maxChars
+		}
+		if *maxSkills > 0 {
+			v.prompt.MaxSkills = *maxSkills
+		}
 	}
 	hr := <-hostsDone
 	if hr.err != nil && (viewErr == nil || !errors.Is(hr.err, context.Canceled)) {
@@ -109,6 +123,8 @@ func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) 
 		},
 		Diagnostics:       v.diags,
 		ConfigDiagnostics: v.cfgDiags,
+		Budget:            v.prompt.Budget(),
+		Hosts:             v.prompt.Hosts,
 	}, index, runtime.GOMAXPROCS(0), each)
 	switch {
 	case rw != nil:
@@ -124,8 +140,9 @@ type evalView struct {
 	cfg      *eligibility.Config
 	cfgDiags []skill.Diagnostic
 	skills   []*skill.Skill
-	inputs   []*governance.Input // skills[i]'s directory, for the governance scan
-	diags    []skill.Diagnostic  // of the listing and loading
+	inputs   []*governance.Input    // skills[i]'s directory, for the governance scan
+	diags    []skill.Diagnostic     // of the listing and loading
+	prompt   gateway.PromptSettings // the agent's budget and host hint, as the gateway reads them
 }
 
 // loadView reads the config file and the agent's view of the store.
@@ -138,7 +155,7 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 			return nil, fmt.Errorf("--config: %w", err)
 		}
 	}
-	v := &evalView{}
+	v := &evalView{prompt: f.Limits(agent)}
 	v.cfg, v.cfgDiags = f.Eligibility()
 	st, err := r2store.Open(ctx, storeURL)
 	if err != nil {
@@ -191,6 +208,9 @@ func printReport(w io.Writer, rep *report.Report, nhosts int) {
 		offeredStr := "no"
 		if s.Eligible {
 			offeredStr = "yes"
+			if s.Prompt != "" && s.Prompt != "full" {
+				offeredStr += " (" + s.Prompt + ")" // how it fits the prompt budget
+			}
 		}
 		gov := "-" // not scanned
 		if g := s.Governance; g != nil {

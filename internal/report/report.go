@@ -50,6 +50,11 @@ type SkillReport struct {
 	// by invalid requirements, is always offered, has no host
 	// requirements, or no host is connected.
 	Filtered []eligibility.Filtered `json:"filtered"`
+	// Prompt says how an offered skill appears in the agent's block under
+	// its budget: "full", "short" (description cut), "name" (no
+	// description) or "omitted"; "" (left out of the JSON) when the skill
+	// is not offered.
+	Prompt string `json:"prompt,omitempty"`
 	// Governance is the governance stage's outcome: digest, score, band,
 	// verdict, effective mode, approval and findings; null when the skill
 	// was not scanned (gateway.governance.mode off, or excluded by
@@ -106,6 +111,10 @@ type View struct {
 	// first. ConfigDiagnostics, those of the config file, come last.
 	Diagnostics       []skill.Diagnostic
 	ConfigDiagnostics []skill.Diagnostic
+	// Budget and Hosts are the agent's prompt budget and host hint
+	// (HostsNone when ""); the zero Budget is unlimited.
+	Budget promptbuild.Budget
+	Hosts  string
 }
 
 // Build evaluates every skill of v against the hosts of x and returns the
@@ -119,17 +128,43 @@ type View struct {
 // answer while the rest is evaluated.
 func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) Report {
 	n := len(v.Skills)
-	prepared := make([]*eligibility.Prepared, n)
-	reports := make([]SkillReport, n)
-	eval := func(i int) {
-		prepared[i] = v.Prepare(i)
-		r := prepared[i].EvaluateIndexed(x)
-		reports[i] = newSkillReport(prepared[i], &r)
-	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if workers = min(workers, n); workers <= 1 {
+	workers = max(1, min(workers, n))
+
+	// The verdicts first (cheap: no host lists), for the block: how each
+	// offered skill fits the budget is part of its report.
+	prepared := make([]*eligibility.Prepared, n)
+	offered := make([]bool, n)
+	forEach(n, workers, func(i int) {
+		prepared[i] = v.Prepare(i)
+		offered[i] = prepared[i].EligibleIndexed(x)
+	})
+	var (
+		entries []promptbuild.Entry
+		at      []int // entries[j] is of v.Skills[at[j]]
+	)
+	for i := range n {
+		if offered[i] {
+			p := prepared[i]
+			entries = append(entries, Entry(p, v.Hosts, func() []string { return p.EvaluateIndexed(x).Hosts }))
+			at = append(at, i)
+		}
+	}
+	text, fits := Block(entries, nil, v.Budget, Note)
+	fit := make([]string, n)
+	for j, i := range at {
+		fit[i] = fits[j].String()
+	}
+
+	reports := make([]SkillReport, n)
+	eval := func(i int) {
+		r := prepared[i].EvaluateIndexed(x)
+		reports[i] = newSkillReport(prepared[i], &r)
+		reports[i].Prompt = fit[i]
+	}
+	if workers <= 1 {
 		for i := range n {
 			eval(i)
 			if each != nil {
@@ -141,16 +176,8 @@ func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) 
 		for i := range done {
 			done[i] = make(chan struct{})
 		}
-		var next atomic.Int64
 		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-					eval(i)
-					close(done[i])
-				}
-			})
-		}
+		wg.Go(func() { forEach(n, workers, func(i int) { eval(i); close(done[i]) }) })
 		if each != nil {
 			for i := range reports {
 				<-done[i]
@@ -160,12 +187,8 @@ func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) 
 		wg.Wait()
 	}
 
-	var entries []promptbuild.Entry
 	diags := append([]skill.Diagnostic{}, v.Diagnostics...)
 	for i, s := range v.Skills {
-		if reports[i].Eligible {
-			entries = append(entries, promptbuild.SkillEntry(s, reports[i].Always))
-		}
 		diags = append(diags, s.Diagnostics...)
 		diags = append(diags, prepared[i].Diagnostics()...)
 	}
@@ -173,9 +196,29 @@ func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) 
 	return Report{
 		Agent:       v.Agent,
 		Skills:      reports,
-		Prompt:      promptbuild.Render(entries),
+		Prompt:      text,
 		Diagnostics: diags,
 	}
+}
+
+// forEach calls f(i) for every i in [0, n) on up to workers goroutines.
+func forEach(n, workers int, f func(i int)) {
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // Reports returns the reports of the skills v.Skills[i] for i in idx, in

@@ -45,10 +45,11 @@ func TestBuild(t *testing.T) {
 		names = append(names, skills[i].Name)
 	}
 	wantEligible := []bool{true, true, false, false, true}
+	// In priority order: by name, none being always, local or prioritized.
 	wantPrompt := "<available_skills>" +
-		"\n  <skill name=\"z\">\n    <description>about z</description>\n    <location>skills/z/SKILL.md</location>\n    <read_path>skills/z/SKILL.md</read_path>\n  </skill>" +
-		"\n  <skill name=\"needs-gh\">\n    <description>about needs-gh</description>\n    <location>skills/needs-gh/SKILL.md</location>\n    <read_path>skills/needs-gh/SKILL.md</read_path>\n  </skill>" +
 		"\n  <skill name=\"a\">\n    <description>about a</description>\n    <location>skills/a/SKILL.md</location>\n    <read_path>skills/a/SKILL.md</read_path>\n  </skill>" +
+		"\n  <skill name=\"needs-gh\">\n    <description>about needs-gh</description>\n    <location>skills/needs-gh/SKILL.md</location>\n    <read_path>skills/needs-gh/SKILL.md</read_path>\n  </skill>" +
+		"\n  <skill name=\"z\">\n    <description>about z</description>\n    <location>skills/z/SKILL.md</location>\n    <read_path>skills/z/SKILL.md</read_path>\n  </skill>" +
 		"\n</available_skills>"
 	wantDiags := []string{"not a skill", "parse warning",
 		`requires.hostRoles: unknown host role "gpu" (valid: execution, specialized); the skill is not offered until this is fixed`, "config"}
