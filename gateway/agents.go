@@ -69,7 +69,7 @@ func (v *agentView) block(b promptbuild.Budget) *agentBlock {
 	if blk, ok := v.lowered[b]; ok {
 		return blk
 	}
-	text, _ := report.Block(v.entries, v.vs, b, v.note)
+	text := report.Block(v.entries, v.vs, b, v.note).Text
 	blk := &agentBlock{prompt: text, etag: etagOf(text)}
 	if len(v.lowered) < maxLowered {
 		if v.lowered == nil {
@@ -151,8 +151,9 @@ func (s *Server) promptView(agentID string) *agentView {
 		nv.vs = append(nv.vs, promptbuild.NewVariants(&e))
 	}
 	offered := len(nv.entries)
-	text, _ := report.Block(nv.entries, nv.vs, nv.budget, nv.note)
-	nv.prompt, nv.etag = text, etagOf(text)
+	blk := report.Block(nv.entries, nv.vs, nv.budget, nv.note)
+	nv.prompt, nv.etag = blk.Text, etagOf(blk.Text)
+	s.noteOverBudget(key, agentID, blk.OverBudget, nv.budget)
 	s.metrics.evalSeconds.Observe(time.Since(start).Seconds())
 	s.metrics.skills.WithLabelValues("eligible").Set(float64(offered))
 	s.metrics.skills.WithLabelValues("ineligible").Set(float64(len(skills) - offered))
@@ -277,4 +278,23 @@ func writeSkillsAnswer(w io.Writer, agentID string, rest []byte) {
 	io.WriteString(w, `{"agent":`)
 	w.Write(id)
 	w.Write(rest)
+}
+
+// noteOverBudget logs at warn, once each time it starts, that a view's
+// always skills alone exceed its budget (they are all emitted anyway), and
+// counts it.
+func (s *Server) noteOverBudget(key, agentID string, over bool, b promptbuild.Budget) {
+	s.loggedMu.Lock()
+	defer s.loggedMu.Unlock()
+	if over == s.overBudget[key] {
+		return
+	}
+	if !over {
+		delete(s.overBudget, key)
+		return
+	}
+	s.overBudget[key] = true
+	s.metrics.overBudget.Inc()
+	s.log.Warn("prompt budget: the always skills alone exceed it; they are all in the block anyway, the others are left out — raise gateway.prompt.maxChars (or agents.<id>.prompt) or make fewer skills always",
+		"agent", agentID, "max_chars", b.MaxChars)
 }

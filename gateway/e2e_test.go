@@ -141,6 +141,7 @@ type skillReportJSON struct {
 	Stage    string   `json:"stage"`
 	Reasons  []string `json:"reasons"`
 	Hosts    []string `json:"hosts"`
+	Prompt   string   `json:"prompt"`
 	// Governance is decoded as the gateway's own type: the test asserts
 	// on its values, not on its declaration.
 	Governance *eligibility.Governance `json:"governance"`

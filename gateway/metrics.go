@@ -25,6 +25,7 @@ type metrics struct {
 	govTightened   prometheus.Counter
 	govScans       prometheus.Counter
 	govSkills      *prometheus.GaugeVec
+	overBudget     prometheus.Counter
 }
 
 func newMetrics(s *Server) *metrics {
@@ -45,6 +46,8 @@ func newMetrics(s *Server) *metrics {
 			Name: "skillgate_node_frames_total", Help: "Frames received from nodes by kind and result."}, []string{"kind", "result"}),
 		govTightened: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "skillgate_governance_tightened_total", Help: "Times a skill's effective governance mode tightened (new content, new rules, or a skill first seen in quarantine or block)."}),
+		overBudget: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "skillgate_prompt_over_budget_total", Help: "Times an agent's block became over its budget because its always skills alone exceed it."}),
 		govScans: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "skillgate_governance_scans_total", Help: "Skill directories scanned by the governance scanner (only new content is scanned)."}),
 		govSkills: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -59,7 +62,7 @@ func newMetrics(s *Server) *metrics {
 		})
 	m.promptHit = m.promptBuilds.WithLabelValues("hit")
 	m.promptMiss = m.promptBuilds.WithLabelValues("miss")
-	m.reg.MustRegister(m.nodesConnected, m.skills, m.promptBuilds, m.evalSeconds, m.storeRequests, m.frames, m.govTightened, m.govScans, m.govSkills, snapshotAge,
+	m.reg.MustRegister(m.nodesConnected, m.skills, m.promptBuilds, m.evalSeconds, m.storeRequests, m.frames, m.govTightened, m.govScans, m.govSkills, m.overBudget, snapshotAge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -68,6 +68,9 @@ type Server struct {
 
 	loggedMu sync.Mutex
 	logged   map[string]string // skill key → last verdict logged
+	// overBudget marks the view keys whose block was last built over
+	// budget (noteOverBudget).
+	overBudget map[string]bool
 
 	gen       atomic.Uint64             // bumped when every cached block is stale
 	prompts   *viewCache[*agentView]    // prompt blocks by view key
@@ -112,15 +115,16 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		prompts: newViewCache[*agentView](MaxCachedAgents, cfg.CacheBytes),
-		feed:    newChangeFeed(),
-		reports: newViewCache[[]byte](MaxCachedAgents, cfg.CacheBytes),
-		logged:  map[string]string{},
-		reload:  make(chan struct{}, 1),
-		started: time.Now(),
-		pending: newPendingSockets(cfg.MaxPending, cfg.MaxPendingPerAddr),
+		cfg:        cfg,
+		log:        cfg.Logger,
+		prompts:    newViewCache[*agentView](MaxCachedAgents, cfg.CacheBytes),
+		feed:       newChangeFeed(),
+		reports:    newViewCache[[]byte](MaxCachedAgents, cfg.CacheBytes),
+		logged:     map[string]string{},
+		overBudget: map[string]bool{},
+		reload:     make(chan struct{}, 1),
+		started:    time.Now(),
+		pending:    newPendingSockets(cfg.MaxPending, cfg.MaxPendingPerAddr),
 	}
 	s.metrics = newMetrics(s)
 	s.scans.scans = s.metrics.govScans

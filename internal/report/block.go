@@ -35,9 +35,9 @@ func Entry(p *eligibility.Prepared, hostsMode string, hosts func() []string) pro
 // Block is the agent's block of the offered entries (in listing order):
 // sorted in priority order (promptbuild.Compare) and fitted to the budget.
 // vs are the entries' variants when the caller keeps them (nil: rendered
-// here). fits are in the order of entries. The gateway and eval both
-// build blocks here.
-func Block(entries []promptbuild.Entry, vs []promptbuild.Variants, b promptbuild.Budget, note string) (text string, fits []promptbuild.Fit) {
+// here). The block's Fits are in the order of entries. The gateway and
+// eval both build blocks here.
+func Block(entries []promptbuild.Entry, vs []promptbuild.Variants, b promptbuild.Budget, note string) promptbuild.Block {
 	order := make([]int, len(entries))
 	for i := range order {
 		order[i] = i
@@ -54,11 +54,12 @@ func Block(entries []promptbuild.Entry, vs []promptbuild.Variants, b promptbuild
 		}
 	}
 	blk := promptbuild.Budgeted(sorted, svs, b, note)
-	fits = make([]promptbuild.Fit, len(entries))
+	fits := make([]promptbuild.Fit, len(entries))
 	for j, i := range order {
 		fits[i] = blk.Fits[j]
 	}
-	return blk.Text, fits
+	blk.Fits = fits
+	return blk
 }
 
 // Note is the sentence of the block's <note> when skills were left out or

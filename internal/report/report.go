@@ -152,10 +152,10 @@ func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) 
 			at = append(at, i)
 		}
 	}
-	text, fits := Block(entries, nil, v.Budget, Note)
+	blk := Block(entries, nil, v.Budget, Note)
 	fit := make([]string, n)
 	for j, i := range at {
-		fit[i] = fits[j].String()
+		fit[i] = blk.Fits[j].String()
 	}
 
 	reports := make([]SkillReport, n)
@@ -196,7 +196,7 @@ func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) 
 	return Report{
 		Agent:       v.Agent,
 		Skills:      reports,
-		Prompt:      text,
+		Prompt:      blk.Text,
 		Diagnostics: diags,
 	}
 }
