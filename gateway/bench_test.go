@@ -71,7 +71,18 @@ func BenchmarkPromptBuild(b *testing.B) {
 				s.promptFor("main")
 			}
 		})
+		// A miss under the default budget (30,000 bytes, 150 skills: the
+		// 1,000 offered skills do not fit) ...
 		b.Run(fmt.Sprintf("uncached/skills=1000/hosts=%d", nHosts), func(b *testing.B) {
+			for b.Loop() {
+				s.gen.Add(1)
+				s.promptFor("main")
+			}
+		})
+		// ... and without a budget (every skill whole), as before budgets.
+		b.Run(fmt.Sprintf("uncached-unbudgeted/skills=1000/hosts=%d", nHosts), func(b *testing.B) {
+			s.pol.file = &ConfigFile{Settings: FileSettings{Prompt: PromptSettings{MaxChars: 1 << 30, MaxSkills: 1 << 20, Hosts: HostsNone}}}
+			defer func() { s.pol.file = nil }()
 			for b.Loop() {
 				s.gen.Add(1)
 				s.promptFor("main")
@@ -80,8 +91,6 @@ func BenchmarkPromptBuild(b *testing.B) {
 	}
 }
 
-// BenchmarkNodeEvent is the cost of one node changing its facts: the
-// index update and the per-skill recount.
 func BenchmarkNodeEvent(b *testing.B) {
 	s := benchServer(b, 1000, 10000)
 	f := protocol.HostFacts{ID: "host-00001", OS: "darwin", Roles: []string{"execution"},
@@ -115,14 +124,29 @@ func BenchmarkPromptHandler(b *testing.B) {
 	req := httptest.NewRequest("GET", "http://127.0.0.1:7780/v1/agents/main/prompt", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	h := s.Handler()
-	h.ServeHTTP(httptest.NewRecorder(), req)
-	for b.Loop() {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		if w.Code != 200 {
-			b.Fatal(w.Code)
+	first := httptest.NewRecorder()
+	h.ServeHTTP(first, req)
+	b.Run("200", func(b *testing.B) {
+		for b.Loop() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != 200 {
+				b.Fatal(w.Code)
+			}
 		}
-	}
+	})
+	// A client that has the block: If-None-Match, answered 304.
+	cond := req.Clone(req.Context())
+	cond.Header.Set("If-None-Match", first.Header().Get("ETag"))
+	b.Run("304", func(b *testing.B) {
+		for b.Loop() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, cond)
+			if w.Code != 304 {
+				b.Fatal(w.Code)
+			}
+		}
+	})
 }
 
 // BenchmarkGovernanceScan scans a bucket of 1,000 skill directories, made
