@@ -11,25 +11,30 @@ import (
 // first), then Local before global, then Name, then Location (so the order
 // is total and deterministic).
 func Compare(a, b *Entry) int {
-	if a.Always != b.Always {
-		if a.Always {
-			return -1
-		}
-		return 1
+	if c := trueFirst(a.Always, b.Always); c != 0 {
+		return c
 	}
 	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
 		return c
 	}
-	if a.Local != b.Local {
-		if a.Local {
-			return -1
-		}
-		return 1
+	if c := trueFirst(a.Local, b.Local); c != 0 {
+		return c
 	}
 	if c := strings.Compare(a.Name, b.Name); c != 0 {
 		return c
 	}
 	return strings.Compare(a.Location, b.Location)
+}
+
+// trueFirst orders true before false.
+func trueFirst(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
 }
 
 // Variants are the three renderings of an entry, computed once per entry.
