@@ -188,7 +188,11 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 	v := s.promptView(agentID).block(b)
 	inm := r.Header.Get("If-None-Match")
 	if inm != "" && wait > 0 && etagListMatches(inm, v.etag) {
-		// Long poll: the connection may stay open past the write timeout.
+		if r.ProtoMajor == 1 && r.Method == http.MethodGet && s.park(w, r, agentID, b, v.etag, wait) {
+			return // parked: the connection is the feed's now
+		}
+		// Long poll in the handler (HTTP/2): the connection may stay open
+		// past the write timeout.
 		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + s.cfg.WriteTimeout))
 		nv := s.waitForChange(r.Context(), agentID, b, v.etag, wait)
 		if nv == nil && r.Context().Err() != nil {

@@ -16,13 +16,68 @@ const MaxWait = 5 * time.Minute
 // waiter sleeps until its view's block was dropped and only then looks
 // again. Waiters of other views are not woken by a view's change.
 type changeFeed struct {
-	mu    sync.Mutex
-	all   chan struct{}            // closed when every view may have changed
-	views map[string]chan struct{} // closed when that view key's block may have changed
+	mu     sync.Mutex
+	all    chan struct{}                       // closed when every view may have changed
+	views  map[string]chan struct{}            // closed when that view key's block may have changed
+	parked map[string]map[*parkedPoll]struct{} // parked long polls by view key (longpoll.go)
+	closed bool                                // the gateway is closing: nothing parks
 }
 
 func newChangeFeed() *changeFeed {
-	return &changeFeed{all: make(chan struct{}), views: map[string]chan struct{}{}}
+	return &changeFeed{all: make(chan struct{}), views: map[string]chan struct{}{}, parked: map[string]map[*parkedPoll]struct{}{}}
+}
+
+// park adds a parked poll under a view key; false once the feed is closed.
+func (f *changeFeed) park(key string, p *parkedPoll) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
+	m := f.parked[key]
+	if m == nil {
+		m = map[*parkedPoll]struct{}{}
+		f.parked[key] = m
+	}
+	m[p] = struct{}{}
+	return true
+}
+
+// unpark removes a parked poll (a no-op when a wake took it already).
+func (f *changeFeed) unpark(key string, p *parkedPoll) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if m := f.parked[key]; m != nil {
+		delete(m, p)
+		if len(m) == 0 {
+			delete(f.parked, key)
+		}
+	}
+}
+
+// takeLocked removes and returns the polls parked under key.
+func (f *changeFeed) takeLocked(key string) []*parkedPoll {
+	m := f.parked[key]
+	delete(f.parked, key)
+	out := make([]*parkedPoll, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	return out
+}
+
+// close ends every parked poll (without an answer) and parks no more.
+func (f *changeFeed) close() {
+	f.mu.Lock()
+	f.closed = true
+	var all []*parkedPoll
+	for key := range f.parked {
+		all = append(all, f.takeLocked(key)...)
+	}
+	f.mu.Unlock()
+	for _, p := range all {
+		p.finish(nil)
+	}
 }
 
 // subscribe returns the channels closed at the next change of every view
@@ -42,20 +97,31 @@ func (f *changeFeed) subscribe(key string) (all, view <-chan struct{}) {
 // changedAll wakes every waiter.
 func (f *changeFeed) changedAll() {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	close(f.all)
 	f.all = make(chan struct{})
 	// Every waiter also listens to all: the view channels can go.
 	clear(f.views)
+	var woken []*parkedPoll
+	for key := range f.parked {
+		woken = append(woken, f.takeLocked(key)...)
+	}
+	f.mu.Unlock()
+	for _, p := range woken {
+		p.wake()
+	}
 }
 
 // changed wakes the waiters of one view key.
 func (f *changeFeed) changed(key string) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if c, ok := f.views[key]; ok {
 		close(c)
 		delete(f.views, key)
+	}
+	woken := f.takeLocked(key)
+	f.mu.Unlock()
+	for _, p := range woken {
+		p.wake()
 	}
 }
 

@@ -244,6 +244,8 @@ func (s *Server) Close() error {
 			cancel()
 			stop() // the poller, and request contexts
 		}
+		// Parked long polls are not the HTTP server's either.
+		s.feed.close()
 		// Hijacked sockets are not the HTTP server's: close them, each with
 		// its close handshake.
 		var wg sync.WaitGroup

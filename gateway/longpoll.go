@@ -1,0 +1,147 @@
+package gateway
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/skillgate/skillgate/promptbuild"
+)
+
+// A long poll over HTTP/1 does not keep its request's goroutine and
+// buffers while it waits: the handler takes the connection over (hijack),
+// parks it in the change feed and returns. What stays is the connection,
+// this struct, a timer and one goroutine blocked reading the socket to
+// notice a client that leaves: about 5 KiB instead of about 16 KiB with
+// net/http's own goroutine and buffers (BENCHMARKS.md). A change of the
+// waiter's view wakes it (changeFeed.wake); it looks at its block again and
+// answers, or parks again. The answer closes the connection.
+
+// answerWriteTimeout bounds writing a parked poll's answer.
+const answerWriteTimeout = 10 * time.Second
+
+// parkedPoll is one long poll waiting without a goroutine of its own.
+type parkedPoll struct {
+	s        *Server
+	conn     net.Conn
+	agentID  string
+	budget   promptbuild.Budget
+	etag     string
+	gzip     bool
+	done     atomic.Bool // answered, timed out, left or closed: once
+	deadline time.Time
+
+	mu   sync.Mutex
+	stop func() bool // stops the wait's timer; nil until armed
+	key  string      // the view key it is parked under (the feed's)
+}
+
+// park takes the request's connection over and parks it until the agent's
+// block under b differs from etag, or until wait ends. It reports false
+// when the connection cannot be taken over (HTTP/2): the caller then waits
+// in the handler.
+func (s *Server) park(w http.ResponseWriter, r *http.Request, agentID string, b promptbuild.Budget, etag string, wait time.Duration) bool {
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return false
+	}
+	conn.SetDeadline(time.Time{})
+	if brw.Reader.Buffered() > 0 {
+		// A client that sends more while it waits is not a long-poll
+		// client: no answer, as with any other abuse of the connection.
+		conn.Close()
+		return true
+	}
+	p := &parkedPoll{s: s, conn: conn, agentID: agentID, budget: b, etag: etag,
+		gzip: acceptsGzip(r.Header.Get("Accept-Encoding")), deadline: time.Now().Add(wait)}
+	p.mu.Lock() // the timer may fire before stop is stored
+	p.stop = s.life.afterFunc(wait, func() { p.finish(p.notModified) })
+	p.mu.Unlock()
+	// The reader notices a client that leaves (and ends when the answer
+	// closes the connection).
+	if !s.life.goFunc(func() {
+		var one [1]byte
+		p.conn.Read(one[:])
+		p.finish(nil)
+	}) {
+		p.finish(nil)
+		return true
+	}
+	p.recheck()
+	return true
+}
+
+// recheck parks p under its agent's current view key, then looks at the
+// block: parked first, so that a change between the look and the parking
+// is not missed.
+func (p *parkedPoll) recheck() {
+	if p.done.Load() {
+		return
+	}
+	key := viewKey(p.s.now.Load(), p.agentID)
+	p.mu.Lock()
+	p.key = key
+	p.mu.Unlock()
+	if !p.s.feed.park(key, p) {
+		p.finish(nil) // the gateway is closing
+		return
+	}
+	if p.done.Load() {
+		p.s.feed.unpark(key, p) // finished meanwhile, under the old key
+		return
+	}
+	if v := p.s.promptView(p.agentID).block(p.budget); v.etag != p.etag {
+		p.finish(func() { p.answer(v) })
+	}
+}
+
+// wake is the feed's call when p's view may have changed: p was unparked.
+func (p *parkedPoll) wake() {
+	if !p.s.life.goFunc(p.recheck) {
+		p.finish(nil)
+	}
+}
+
+// finish ends p once: stops its timer, unparks it, writes an answer (when
+// write is not nil) and closes the connection.
+func (p *parkedPoll) finish(write func()) {
+	if !p.done.CompareAndSwap(false, true) {
+		return
+	}
+	p.mu.Lock()
+	stop, key := p.stop, p.key
+	p.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	p.s.feed.unpark(key, p)
+	if write != nil {
+		p.conn.SetWriteDeadline(time.Now().Add(answerWriteTimeout))
+		write()
+	}
+	p.conn.Close()
+}
+
+// answer writes the new block (200), as handlePrompt would, but over the
+// raw connection, which closes after it.
+func (p *parkedPoll) answer(v *agentBlock) {
+	body := []byte(v.prompt)
+	enc := ""
+	if p.gzip && len(v.prompt) >= gzipMinSize {
+		body, enc = v.gzip(), "Content-Encoding: gzip\r\n"
+	}
+	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n" + enc +
+		"ETag: " + v.etag + "\r\nCache-Control: no-cache\r\nVary: Accept-Encoding\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n"
+	bufs := net.Buffers{[]byte(head), body}
+	bufs.WriteTo(p.conn)
+}
+
+// notModified writes the 304 of a wait that ended without a change.
+func (p *parkedPoll) notModified() {
+	p.conn.Write([]byte("HTTP/1.1 304 Not Modified\r\nETag: " + p.etag +
+		"\r\nCache-Control: no-cache\r\nVary: Accept-Encoding\r\nConnection: close\r\n\r\n"))
+}
