@@ -4,7 +4,9 @@
 # 1,000-skill bucket cold and unchanged), offline eval on a file
 # (1,000 skills x 10,000 hosts) and a fleet load run (1,000 skills, 10,000
 # simulated nodes over real WebSockets, prompt load with and without
-# churn: closed loop, and open loop at 2,000 requests/s under churn). Raw results go to bench-results/, a summary to stdout;
+# churn: closed loop, and open loop at 2,000 requests/s under churn), then
+# 10,000 long polls on a fresh gateway (its RSS per waiter, and how long
+# a flip of the probe skill takes to reach the last waiter). Raw results go to bench-results/, a summary to stdout;
 # BENCHMARKS.md is written from such a run. Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -143,6 +145,49 @@ kill $gw 2>/dev/null || true; wait $gw 2>/dev/null || true
 }
 
 fleet_run after "$B/skillgate"
+
+# Long polls: a fresh gateway on the same --probe store, no simulated
+# fleet. Its RSS idle (after readyz and one prompt request), then with
+# 10,000 long polls (GET …/prompt?wait=2m with the block's ETag in
+# If-None-Match, each on its own connection) parked during a 5 s hold;
+# then the probe node flips the probe skill 5 times (appears: timed from
+# its facts.update; goes: from closing its socket) and every waiter must
+# get the new block. No 304 rate here: `load` sends no If-None-Match (the
+# gateway's Go benchmarks measure 304s). The body is not indented: it
+# holds a here-document.
+longpoll_run() {
+echo; echo "== long poll (10,000 waiters, 5 flips of the probe skill)"
+"$B/skillgate" serve --store "$work/store" --listen $listen 2>"$work/gateway-longpoll.log" &
+local gw=$! up="" lp rc=0 rss0 rss1
+pids+=($gw)
+for _ in $(seq 100); do curl -fsS -o /dev/null $base/readyz 2>/dev/null && { up=1; break; }; sleep 0.1; done
+[ -n "$up" ] || { echo "long poll: the gateway did not get ready:"; tail "$work/gateway-longpoll.log"; exit 1; }
+curl -fsS -o /dev/null $base/v1/agents/main/prompt
+sleep 1
+rss0=$(awk '/VmRSS/{print $2}' /proc/$gw/status)
+rm -f "$work/longpoll-ready"
+"$B/skillgate-fleet" longpoll --gateway $base -n 10000 --flips 5 --hold 5s --ready-file "$work/longpoll-ready" --json \
+  >"$out/longpoll.json" 2>"$work/longpoll.log" &
+lp=$!; pids+=($lp)
+for _ in $(seq 1800); do [ -f "$work/longpoll-ready" ] && break; kill -0 $lp 2>/dev/null || break; sleep 0.1; done
+[ -f "$work/longpoll-ready" ] || { echo "long poll: the 10,000 long polls never all waited:"; tail "$work/longpoll.log"; exit 1; }
+sleep 2 # within the 5 s hold
+rss1=$(awk '/VmRSS/{print $2}' /proc/$gw/status)
+wait $lp || rc=$?
+kill $gw 2>/dev/null || true; wait $gw 2>/dev/null || true
+if [ $rc -ne 0 ]; then
+  echo "long poll: skillgate-fleet longpoll failed (exit $rc):"; tail "$work/longpoll.log"; cat "$out/longpoll.json"; exit 1
+fi
+python3 - "$out/longpoll.json" "$rss0" "$rss1" <<'PY' | tee "$out/longpoll.txt"
+import json, sys
+d = json.load(open(sys.argv[1])); a, b = int(sys.argv[2]), int(sys.argv[3]); n = d["waiters"]
+print(f"long poll: {n:,} waiters, gateway RSS +{b - a:,} KiB = {(b - a) / n:.1f} KiB per waiter ({a:,} KiB idle, {b:,} KiB waiting); "
+      f"flip → last waiter answered p50 {d['lastP50Ms']:.0f} ms, max {d['lastMaxMs']:.0f} ms; per-waiter p99 {d['latency']['p99Ms']:.0f} ms")
+print(f"long poll: {n:,} opened in {d['openSeconds']:.1f} s on {d['connections']:,} connections; {len(d['flips'])} flips, "
+      + ", ".join(f"{f['skill']} last {f['lastMs']:.0f} ms" for f in d["flips"]) + f"; {d['errors']} errors")
+PY
+}
+longpoll_run
 # BEFORE=REV make bench: the same run against the gateway of another
 # commit, for before/after figures from one run.
 if [ -n "${BEFORE:-}" ]; then

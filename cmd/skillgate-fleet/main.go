@@ -8,6 +8,8 @@
 //	skillgate-fleet hosts  --out FILE [-n 10000] [--mix FILE] [--seed 1] [--id-prefix sim-] [--force]
 //	skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s] [--gzip]
 //	                       [--rate 2000/s] [--token-file F] [--json]
+//	skillgate-fleet longpoll --gateway URL [-n 10000] [--agents main,…] [--wait 2m] [--flips 5]
+//	                       [--token-file F] [--agent-token-file F] [--ready-file F] [--hold 0s] [--json]
 //	skillgate-fleet version
 //
 // `nodes` simulates many nodes over real WebSockets, each a single goroutine
@@ -21,7 +23,13 @@
 // another host is a legitimate use): closed loop by default (-c workers,
 // each sending its next request when the last one is answered), open loop
 // with --rate (requests on a fixed schedule, latency counted from each
-// one's scheduled time, late and dropped requests counted).
+// one's scheduled time, late and dropped requests counted). `longpoll`
+// holds n long polls (GET …/prompt?wait=D with If-None-Match, each on its
+// own connection; loopback only), then flips the probe skill by
+// connecting the probe node (the skill appears: latency from its
+// facts.update) and closing it (the skill goes: latency from the close),
+// and measures how long each waiter took to get the new block; every
+// answered waiter re-polls at once with the new ETag.
 //
 // A mix file (--mix) is HuJSON: {"profiles": [PROFILE, …]} or a bare list,
 // each PROFILE an object
@@ -41,14 +49,16 @@
 // SKILLGATE_AGENT_TOKEN or `load --token-file`.
 //
 // Exit status: 0 success; 1 the run failed (the gateway refused the nodes,
-// the probe never saw its skill, a load request failed); 2 usage error, with
+// the probe never saw its skill, a load request failed, a long poll missed a
+// flip or erred); 2 usage error, with
 // a message naming the flag or file.
 //
 // One concern per file: the command line of `nodes` (nodes.go), the fleet
 // that starts, paces and stops the simulated nodes (fleet.go, pace.go),
 // one simulated node's connection (simnode.go), churn (churn.go), progress
 // and the summary (report.go), the nodes' facts (mix.go), the probe
-// (probe.go), and the `skills`, `hosts` and `load` commands. It talks to a gateway only over HTTP and WebSockets,
+// (probe.go), the long polls and their flips (longpoll.go), and the
+// `skills`, `hosts` and `load` commands. It talks to a gateway only over HTTP and WebSockets,
 // as real nodes and agents do: it never imports gateway, r2store or
 // eligibility (tests start an in-process gateway). It shares the node
 // agent's reconnect backoff (node.Backoff) and the programs' command-line
@@ -93,12 +103,16 @@ Usage:
   skillgate-fleet hosts  --out FILE [-n 10000] [--mix FILE] [--seed 1] [--id-prefix sim-] [--force]
   skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s] [--gzip]
                          [--rate 2000/s] [--token-file F] [--json]
+  skillgate-fleet longpoll --gateway URL [-n 10000] [--agents main,…] [--wait 2m] [--flips 5]
+                         [--token-file F] [--agent-token-file F] [--ready-file F] [--hold 0s] [--json]
   skillgate-fleet version
 
 A --mix file is HuJSON: {"profiles": [{"name", "weight", "os", "roles", "capabilities",
 "bins", "env", "randomBins", "randomEnv"}, …]}; see the package documentation.
 Node tokens come from SKILLGATE_NODE_TOKEN or --token-file, agent tokens from
-SKILLGATE_AGENT_TOKEN or --token-file (load) / --agent-token-file (nodes).
+SKILLGATE_AGENT_TOKEN or --token-file (load) / --agent-token-file (nodes, longpoll).
+longpoll needs a store written with 'skills --probe': it flips the probe skill by
+connecting and closing a probe node, and measures each long poll's flip → answer time.
 
 Run 'skillgate-fleet COMMAND -h' for the flags of one command.
 `
@@ -131,6 +145,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdHosts(args[1:], stdout, stderr)
 	case "load":
 		err = cmdLoad(ctx, args[1:], stdout, stderr)
+	case "longpoll":
+		err = cmdLongPoll(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "skillgate-fleet", version.String())
 	case "help", "-h", "--help":
