@@ -117,18 +117,46 @@ func (s *Server) promptView(agentID string) *agentView {
 	}
 	s.metrics.promptMiss.Inc()
 
-	// One build at a time: when many callers miss together (a change
-	// wakes every long poll), the first builds and the rest find it.
-	s.buildMu.Lock()
-	defer s.buildMu.Unlock()
+	// One build per view and generation: when many callers miss together
+	// (a change wakes every long poll), the first builds and the others
+	// wait for it and wake together.
+	key := viewKey(s.now.Load(), agentID)
+	s.buildsMu.Lock()
+	if c := s.builds[key]; c != nil && c.gen == gen {
+		s.buildsMu.Unlock()
+		<-c.done
+		return c.v
+	}
+	c := &buildCall{gen: gen, done: make(chan struct{})}
+	s.builds[key] = c
+	s.buildsMu.Unlock()
+	defer func() {
+		s.buildsMu.Lock()
+		if s.builds[key] == c {
+			delete(s.builds, key)
+		}
+		s.buildsMu.Unlock()
+		close(c.done)
+	}()
+	c.v = s.buildPromptView(agentID)
+	return c.v
+}
+
+// buildCall is one block build that callers missing the same view at the
+// same generation share.
+type buildCall struct {
+	gen  uint64
+	done chan struct{} // closed when v is set
+	v    *agentView
+}
+
+// buildPromptView builds an agent's block and caches it.
+func (s *Server) buildPromptView(agentID string) *agentView {
 	// Build under the read lock and store before releasing it, so that no
 	// writer can invalidate between the build and the store.
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	gen = s.gen.Load()
-	if v, ok := s.prompts.get(viewKey(&viewState{s.snap, s.pol}, agentID), gen); ok {
-		return v // built while this caller waited
-	}
+	gen := s.gen.Load()
 	start := time.Now()
 	key := viewKey(&viewState{s.snap, s.pol}, agentID)
 	skills := s.snap.view(agentID)

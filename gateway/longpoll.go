@@ -21,7 +21,7 @@ import (
 // answers, or parks again. The answer closes the connection.
 
 // answerWriteTimeout bounds writing a parked poll's answer.
-const answerWriteTimeout = 10 * time.Second
+const answerWriteTimeout = DefaultWriteTimeout
 
 // parkedPoll is one long poll waiting without a goroutine of its own.
 type parkedPoll struct {
@@ -74,11 +74,15 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, agentID string, b 
 	return true
 }
 
-// recheck parks p under its agent's current view key, then looks at the
-// block: parked first, so that a change between the look and the parking
-// is not missed.
+// recheck looks at p's block and answers when it changed; else it parks p
+// under its agent's current view key and looks again, so that a change
+// between the first look and the parking is not missed.
 func (p *parkedPoll) recheck() {
 	if p.done.Load() {
+		return
+	}
+	if v := p.s.promptView(p.agentID).block(p.budget); v.etag != p.etag {
+		p.finish(func() { p.answer(v) })
 		return
 	}
 	key := viewKey(p.s.now.Load(), p.agentID)

@@ -75,7 +75,8 @@ type Server struct {
 	gen       atomic.Uint64             // bumped when every cached block is stale
 	prompts   *viewCache[*agentView]    // prompt blocks by view key
 	feed      *changeFeed               // wakes long polls when their block may have changed
-	buildMu   sync.Mutex                // one prompt block build at a time: a wake of many waiters builds once
+	buildsMu  sync.Mutex                // guards builds
+	builds    map[string]*buildCall     // prompt block builds in progress, by view key
 	reportGen atomic.Uint64             // bumped on every host or skills change
 	reports   *viewCache[[]byte]        // /skills answers by view key
 	reportMu  sync.Mutex                // one /skills build at a time
@@ -119,6 +120,7 @@ func New(cfg Config) (*Server, error) {
 		log:        cfg.Logger,
 		prompts:    newViewCache[*agentView](MaxCachedAgents, cfg.CacheBytes),
 		feed:       newChangeFeed(),
+		builds:     map[string]*buildCall{},
 		reports:    newViewCache[[]byte](MaxCachedAgents, cfg.CacheBytes),
 		logged:     map[string]string{},
 		overBudget: map[string]bool{},
