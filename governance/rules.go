@@ -10,6 +10,9 @@ import (
 	"unicode/utf8"
 )
 
+// homeDir matches the ways a command names the user's home directory.
+const homeDir = `(~|\$\{?home\}?|%userprofile%|\$env:userprofile|/root)`
+
 // Go's regexp is linear in the input; every expression below also runs only
 // on one (bounded) line, after a cheap keyword pre-check.
 var (
@@ -18,13 +21,25 @@ var (
 	reCommentDirective = regexp.MustCompile(`(?i)\b(ignore|disregard|you must|you should|you are|assistant|agent|ai model|llm|claude|chatgpt|do not tell|don'?t tell|instructions?|execute|run the|send|upload|exfiltrate|always|never)\b`)
 
 	// download-exec
-	reProcSubst   = regexp.MustCompile(`\b(ba|z|k)?sh\s+<\(\s*(curl|wget)\b|\b(ba|z|k)?sh\s+-c\s+["']?\$\(\s*(curl|wget)\b|\bsource\s+<\(\s*(curl|wget)\b|\beval\s+["']?\$\(\s*(curl|wget)\b`)
+	reProcSubst   = regexp.MustCompile(`(\b((ba|z|k|da)?sh|source|python[0-9.]*|perl|ruby|node|php)|(^|[\s;&|(])\.)\s+<\(\s*(curl|wget)\b|<\s*<\(\s*(curl|wget)\b|\b((ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(\.exe)?\s+(-[a-z]+\s+)*-(c|e|r|command)\s+["']?(\$\(|` + "`" + `)\s*(curl|wget|iwr|irm)\b|\beval\s+["']?(\$\(|` + "`" + `)\s*(curl|wget)\b`)
 	reChmodRun    = regexp.MustCompile(`\b(curl|wget)\b.*&&.*chmod\s+(\+x|[0-7]*7[0-7]*)\b.*&&\s*(sudo\s+)?\.?/`)
 	rePSDownload  = regexp.MustCompile(`\b(iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient)\b.*(\|\s*iex\b|invoke-expression)|\b(iex|invoke-expression)\b\s*\(?\s*(\(?\s*new-object\s+(system\.)?net\.webclient|iwr|irm|invoke-webrequest|invoke-restmethod)`)
 	rePythonFetch = regexp.MustCompile(`\b(python[0-9.]*|python3)\s+-c\b.*(urllib|urlopen|requests\.get|http\.client).*\b(exec|eval)\b|\b(python[0-9.]*)\s+-c\b.*\b(exec|eval)\b.*(urllib|urlopen|requests\.get)`)
+	// An interpreter's one-liner that fetches code and evaluates it (node
+	// -e, perl -e, ruby -e, php -r), and code that evaluates what it
+	// fetched (exec(urlopen(…).read()), eval(await (await fetch(…)).text())).
+	reInlineInterp = regexp.MustCompile(`\b(node|deno|bun|perl|ruby|php)\s+(-\S+\s+)*(-e|-p|-r|--eval|--print)\b`)
+	reInlineGet    = regexp.MustCompile(`require\(\s*['"]https?['"]\s*\)|\bfetch\(|https?\.get\(|lwp::|net::http|open-uri|uri\.open|file_get_contents\(\s*['"]https?:`)
+	reInlineRun    = regexp.MustCompile(`\beval\b|\bfunction\(|vm\.run|\bexecsync\b|instance_eval|\bsystem\(`)
+	reEvalFetch    = regexp.MustCompile(`\b(exec|eval)\s*\(\s*[^\n]*(urlopen|requests\.get|httpx\.get|urllib\.request|\bfetch\(|https?\.get\(|file_get_contents\(\s*['"]https?:|open-uri|uri\.open)|\bnew\s+function\s*\([^\n]*\bfetch\(|vm\.run\w*\([^\n]*\bfetch\(`)
+	// Windows programs that run a script straight from a URL.
+	reLOLBin = regexp.MustCompile(`\bmshta(\.exe)?\s+["']?(https?:|javascript:|vbscript:)|\bregsvr32(\.exe)?\b[^\n]*/i:\s*["']?https?:|\brundll32(\.exe)?\b[^\n]*(javascript:|url\.dll[^\n]*https?:)`)
+
+	// Reverse shells: a shell whose input and output are a network socket.
+	reRevShell = regexp.MustCompile(`\b(nc|ncat|netcat)(\.[a-z]+)?\s([^|;&\n]*?\s)?(-e\s*["']?\S|(-c|--sh-exec|--exec)\s+["']?(/bin/|/usr/bin/)?(ba|z|da|k)?sh\b)|\bmkfifo\b[^\n]*\b(nc|ncat|netcat|telnet|openssl\s+s_client)\b|\bsocat\b[^\n]*\b(exec|system):[^\n]*\btcp|\bsocat\b[^\n]*\btcp[^\n]*\b(exec|system):|\btelnet\b[^\n]*\|\s*(/bin/)?(ba)?sh\b|socket\.socket\([^\n]*(subprocess|os\.dup2|pty\.spawn)|os\.dup2\([^\n]*(pty\.spawn|subprocess\.call\(\s*\[?\s*["']/bin/)|\bfsockopen\([^\n]*\b(exec|system|shell_exec|passthru|proc_open|popen)\b|tcpsocket\.(new|open)[^\n]*\b(exec|spawn|system|popen)\b|\buse\s+socket\b[^\n]*\bexec\b|net\.sockets\.tcpclient[^\n]*(iex|invoke-expression|getstream)|\bnet\.(connect|socket|createconnection)\b[^\n]*(child_process|spawn\(\s*["'](/bin/)?(ba)?sh)|child_process[^\n]*\bnet\.(connect|socket|createconnection)\b`)
 
 	// encoded-payload
-	reDecodeExec = regexp.MustCompile(`(base64\s+(-d|--decode|-di|-D)\b|\bxxd\s+(-r|-p\s+-r|-rp|-r\s*-p)\b|openssl\s+(enc\s+)?-?base64\s+-d|certutil\s+-decode|frombase64string|b64decode|atob\()[^\n]*?(\|\s*(sudo\s+)?((ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node|iex)\b|\bexec\b|\beval\b|invoke-expression)`)
+	reDecodeExec = regexp.MustCompile(`(base64\s+(-d|--decode|-di|-D)\b|\bxxd\s+(-r|-p\s+-r|-rp|-r\s*-p)\b|openssl\s+(enc\s+)?-?base64\s+-d|certutil\s+-decode|frombase64string|b64decode|atob\()[^\n]*?(\|\s*(sudo\s+)?((ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node|iex)\b|\bexec\b|\beval\b|invoke-expression|(&&|;)\s*(sudo\s+)?(((ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node|source)\s+["']?[^\s-]|\.?/\S|chmod\s+\+?[0-7]*x))`)
 	reExecDecode = regexp.MustCompile(`\b(eval|iex|invoke-expression|exec)\b[^\n]*?(base64\s+(-d|--decode|-D)\b|xxd\s+-r|frombase64string|b64decode|atob\()|\b(ba|z)?sh\s+-c\s+["']?\$\([^)]*(base64\s+(-d|--decode|-D)|xxd\s+-r)`)
 	rePSEnc      = regexp.MustCompile(`\b(powershell|pwsh)(\.exe)?\b.*\s-(e|en|enc|encodedcommand)\s+[a-z0-9+/=]{16,}`)
 
@@ -32,27 +47,34 @@ var (
 	reANSIC    = regexp.MustCompile(`\$'([^']*\\(x[0-9a-fA-F]{1,2}|[0-7]{3}|u[0-9a-fA-F]{4})[^']*)'`)
 	reIFS      = regexp.MustCompile(`\$\{?ifs\}?`)
 	reRev      = regexp.MustCompile(`\|\s*rev\b`)
-	reHexEsc   = regexp.MustCompile(`(\\x[0-9a-f]{2}){4,}`)
+	reHexEsc   = regexp.MustCompile(`(\\x[0-9a-f]{2}){4,}|(\\[0-7]{3}){3,}|(\\u00[0-7][0-9a-f]){3,}`)
+	reRot13    = regexp.MustCompile(`\btr\s+['"]?(a-z|a-za-z)['"]?\s+['"]?n-za-m`)
 	reVarCat   = regexp.MustCompile(`(^|[;&|]\s*)\$\{?[a-z_][a-z0-9_]*\}?\$\{?[a-z_][a-z0-9_]*\}?`)
 	reQuoteCat = regexp.MustCompile(`["']\s*\+\s*["']|[a-z]["'][a-z]|["']["']`)
-	reExecHint = regexp.MustCompile(`\|\s*(sudo\s+)?(ba|z|da|k)?sh\b|\beval\b|\biex\b|invoke-expression|\bexec\b|\b(ba|z)?sh\s+-c\b|\bsystem\(|os\.system|subprocess`)
+	reExecHint = regexp.MustCompile(`\|\s*(sudo\s+)?(/bin/)?(ba|z|da|k)?sh\b|\beval\b|\biex\b|invoke-expression|\bexec\b|\b(ba|z)?sh\s+-c\b|\bsystem\(|os\.system|subprocess`)
 
-	// secrets-access
-	reSecrets = regexp.MustCompile(`~/\.ssh/(id_[a-z0-9]+\b(\.pub)?|\*|authorized_keys|known_hosts|config)?|\$home/\.ssh|/\.ssh/id_|\.aws/credentials|\.aws/config|\.config/gcloud|application_default_credentials|security\s+(find-generic-password|find-internet-password|dump-keychain|export)|library/keychains|login\.keychain|library/application support/(google/chrome|bravesoftware|microsoft edge|firefox|exodus|electrum|atomic|ledger live)|\.mozilla/firefox|google-chrome/default|\bcookies\.sqlite\b|login data|local state|wallet\.dat|\.electrum|\.bitcoin/|ethereum/keystore|metamask|solana/id\.json|\.kube/config|\.docker/config\.json|\.netrc|\.git-credentials|\.npmrc|\.pypirc|(\.\./|~/|/home/[^/\s]+/|/users/[^/\s]+/)[^\s'"|;]*\.env\b|\b(printenv|env|set)\s*\|\s*(curl|wget|nc|ncat|netcat|base64)\b|\$\((printenv|env)\)|/etc/shadow|/etc/passwd`)
+	// secrets-access. homeDir is how a command names the home directory.
+	reSecrets = regexp.MustCompile(homeDir + `[/\\]\.ssh\b([/\\](id_[a-z0-9_]+\b(\.pub)?|\*|authorized_keys|known_hosts|config)?)?|/\.ssh/id_|\.aws/credentials|\.aws/config|\.config/gcloud|application_default_credentials|security\s+(find-generic-password|find-internet-password|dump-keychain|export)|library/keychains|login\.keychain|library/application support/(google/chrome|bravesoftware|microsoft edge|firefox|exodus|electrum|atomic|ledger live)|\.mozilla/firefox|google-chrome/default|\bcookies\.sqlite\b|cookies\.binarycookies|library/cookies/|discord/local storage|telegram ?desktop/tdata|login data|local state|local extension settings|\bkey[34]\.db\b|\blogins\.json\b|wallet\.dat|\.electrum|\.bitcoin/|ethereum/keystore|metamask|nkbihfbeogaeaoehlefnkodbefgpgknn|bfnaelmomeimhlpmgjnjophhpkkoljpa|exodus\.wallet|solana/id\.json|\.kube/config|\.docker/config\.json|\.netrc|\.git-credentials|\.config/gh/hosts\.yml|\.gnupg/(private-keys|secring)|gpg\s+(--armor\s+)?--export-secret-keys|\.password-store/|\.npmrc|\.pypirc|(\.\./|` + homeDir + `/|/home/[^/\s]+/|/users/[^/\s]+/)[^\s'"|;]*\.env\b|-i?name\s+["']?(\*?\.env|id_rsa|id_ed25519|wallet\.dat)\b|\b(printenv|env|set|export\s+-p)\s*\|\s*(curl|wget|nc|ncat|netcat|base64)\b|\$\((printenv|env)\)|<\(\s*(printenv|env)\s*\)|/etc/shadow|/etc/passwd|["']\.ssh["'][^\n]{0,40}["']id_[a-z0-9]+["']|["']\.aws["'][^\n]{0,40}["']credentials["']|display dialog[^\n]*hidden answer|\bdscl\s+\.\s+-authonly\b`)
+	// The environment sent over the network by a script.
+	reEnvDump = regexp.MustCompile(`dict\(\s*os\.environ\s*\)|os\.environ\.copy\(\)|\*\*os\.environ|json\.dumps\(\s*(dict\()?os\.environ|json\.stringify\(\s*process\.env\s*\)|\.\.\.process\.env\b`)
+	reNetSend = regexp.MustCompile(`requests\.(post|put|get)\(|httpx\.|urlopen\(|urllib\.request|http\.client|aiohttp|\bfetch\(|axios|https?\.request\(|\.post\(`)
+	// An instruction in prose to read or send a secret.
+	reExfilVerb = regexp.MustCompile(`\b(read|include|send|upload|post|attach|copy|paste|exfiltrate|forward|append|cat|collect|grab|transmit|email|share|output|print|dump|leak|submit)\b`)
+	reDocWords  = regexp.MustCompile(`\b(attackers?|malware|malicious|stealers?|steals?|example|e\.g|such as|detects?|flags?|never|not|avoid|without)\b|n't\b`)
 
 	// persistence
-	rePersist = regexp.MustCompile(`\bcrontab\s+(-e|-r|-\s|-$|[^-\s|;&][^\s|;&]*)|\|\s*crontab\b|@reboot\b|/etc/cron|>>?\s*["']?(~|\$home|/home/[^/\s]+|/users/[^/\s]+|/root)?/?\.(bashrc|zshrc|bash_profile|profile|zprofile|zshenv|zlogin|bash_login|config/fish/config\.fish)\b|\btee\s+(-a\s+)?["']?(~|\$home)/\.(bashrc|zshrc|bash_profile|profile|zprofile|zshenv)\b|library/launch(agents|daemons)|\blaunchctl\s+(load|bootstrap|submit|enable)\b|\bsystemctl\s+(--user\s+)?(enable|daemon-reload)\b|/etc/systemd/|\.config/systemd/user|\bloginitems?\b|login item|lssharedfilelist|(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?)\s+[^|;&]*\s)["']?/etc/|\b(sed|perl)\s+-i[^|;&]*\s/etc/|/etc/(rc\.local|profile\.d|init\.d|sudoers)`)
+	rePersist = regexp.MustCompile(`\bcrontab\s+(-e|-r|-\s|-$|[^-\s|;&][^\s|;&]*)|\|\s*crontab\b|@reboot\b|/etc/cron|>>?\s*["']?(` + homeDir + `|/home/[^/\s]+|/users/[^/\s]+|/root)?/?\.(bashrc|zshrc|bash_profile|profile|zprofile|zshenv|zlogin|bash_login|config/fish/config\.fish)\b|\btee\s+(-a\s+)?["']?` + homeDir + `/\.(bashrc|zshrc|bash_profile|profile|zprofile|zshenv)\b|library/launch(agents|daemons)|\blaunchctl\s+(load|bootstrap|submit|enable)\b|\bsystemctl\s+(--user\s+)?(enable|daemon-reload)\b|/etc/systemd/|\.config/systemd/user|\bloginitems?\b|login item|\bloginhook\b|lssharedfilelist|library/startupitems|\.config/autostart\b|/etc/xdg/autostart|\bupdate-rc\.d\b|\bchkconfig\s+\S+\s+on\b|currentversion\\+(run|runonce)\b|\bschtasks(\.exe)?\s+/create\b|\bregister-scheduledtask\b|start menu\\+programs\\+startup|shell:startup|(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?)\s+[^|;&]*\s)["']?/etc/|\b(sed|perl)\s+-i[^|;&]*\s/etc/|/etc/(rc\.local|profile\.d|init\.d|sudoers)`)
 
 	// prompt-injection
-	reInjectOverride = regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+|these\s+|those\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|existing|other)\s+(instructions?|prompts?|rules|directions|guidelines|messages|directives|constraints)`)
-	reInjectSecret   = regexp.MustCompile(`\b(do\s+not|don'?t|never)\s+(tell|inform|alert|notify|warn|let)\s+the\s+user\b|\b(hide|conceal|keep)\s+(this|it|these)\s+(secret\s+)?from\s+the\s+user\b`)
+	reInjectOverride = regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+|these\s+|those\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|existing|other)\s+(instructions?|prompts?|rules|directions|guidelines|guidance|messages|directives|constraints|commands|context|polic(y|ies)|programming|restrictions|guardrails|safeguards|limitations)\b|\b(ignore|disregard|forget)\s+(all\s+|of\s+)?(everything|anything)\s+(above|before|prior|previously|earlier|you\s+(were|have\s+been)\s+told)\b|\b(ignore|disregard)\s+the\s+above(\s*[.,;:!]|\s+and\b|\s*$)`)
+	reInjectSecret   = regexp.MustCompile(`\b(do\s+not|don'?t|never)\s+(tell|inform|alert|notify|warn|let)\s+the\s+user\b|\b(hide|conceal|keep)\s+(this|it|these)\s+(secret\s+)?from\s+the\s+user\b|\b(do\s+not|don'?t|never)\s+(mention|reveal|disclose)\s+(this|it|that|these|anything|any\s+of\s+this)\s+(\w+\s+)?to\s+the\s+user\b|\bwithout\s+(telling|informing|notifying|alerting)\s+the\s+user\b|\bwithout\s+the\s+user'?s?\s+(knowing|knowledge|noticing)\b|\b(secretly|covertly|silently|quietly)\s+(send|upload|forward|copy|exfiltrate|transmit|post|bcc|cc|email|attach|collect)\b|\b(send|upload|forward|copy|exfiltrate|transmit|post|email)\s+[^.!?\n]{0,60}(~/|\$home|\b(files|documents|keys|credentials|secrets|passwords|cookies|history|workspace)\b)[^.!?\n]{0,60}\b(silently|secretly|covertly)\b`)
 	reInjectReveal   = regexp.MustCompile(`\b(reveal|print|output|show|repeat|leak|dump|disclose)\s+(me\s+)?(your|the)\s+(full\s+|entire\s+|complete\s+)?(system\s+prompt|initial\s+instructions|hidden\s+instructions|system\s+message)`)
-	reInjectTag      = regexp.MustCompile(`<\s*/?\s*system\s*>|<\|im_start\|>|<\|system\|>|\[/?inst\]|^\s*(#+\s*)?system\s*:\s|new\s+instructions\s*:`)
-	reInjectWarn     = regexp.MustCompile(`\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(to\s+be|you\s+are)\b|\broleplay\s+as\b|(^|[.!]\s+|\byou\s+(will\s+|must\s+|should\s+)?)act\s+as\s+(a|an|the|if)\b|\bdeveloper\s+mode\b|\bjailbreak\b`)
+	reInjectTag      = regexp.MustCompile(`<\s*/?\s*system([-_](prompt|message|instructions?|override|reminder))?\s*>|<\|im_start\|>|<\|system\|>|\[/?inst\]|<<\s*/?sys\s*>>|^\s*(<!--\s*|#+\s*|\*\*|>\s*|\[)?system(\s+(override|prompt|message|instructions?|note|notice|update))?\s*(\*\*|\])?\s*:\s|new\s+instructions\s*:`)
+	reInjectWarn     = regexp.MustCompile(`\byou\s+are\s+now\s+(a|an|the|in|my|no\s+longer|free|unrestricted|jailbroken|dan|acting|operating|playing)\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(to\s+be|you\s+are)\b|\broleplay\s+as\b|(^|[.!]\s+|\byou\s+(will\s+|must\s+|should\s+)?)act\s+as\s+(a|an|the|if)\b|\bdeveloper\s+mode\b|\bjailbreak\b`)
 
 	// password-archive
 	reArchive  = regexp.MustCompile(`\.(zip|7z|rar|tar\.gz|tgz|tar|dmg|iso)\b|\b(archive|zip file)\b`)
-	rePassword = regexp.MustCompile(`\b(password|passwd|passcode|passphrase|pass|pwd|kennwort|contraseña|mot de passe)\s*(is\s*)?[:=]\s*\S|\bpassword\s+is\s+\S|\bwith\s+(the\s+)?password\s+\S|\b(unzip|7z|7za|unrar)\b[^|;&]*\s-p\s*\S`)
+	rePassword = regexp.MustCompile(`(?i)(\b(password|passwd|passcode|passphrase|pass|pwd|pw|kennwort|contraseña|senha|mot de passe)|пароль|密码|密碼|パスワード)\s*(is\s*)?[:=：—–]\s*\S|\bpassword\s+is\s+\S|\bpassword\s+(for|of|to)\s+[^.\n]{0,40}?\bis\b\s*:?\s*\S|\bwith\s+(the\s+)?password\s+\S|\bpassword\s*[` + "`" + `"'*]+[^\s` + "`" + `"'*]|\b(unzip|7z|7za|unrar)\b[^|;&]*\s-p\s*\S`)
 )
 
 var pasteHosts = []string{"pastebin.com", "paste.ee", "hastebin.com", "ghostbin", "rentry.co", "rentry.org",
@@ -61,16 +83,40 @@ var pasteHosts = []string{"pastebin.com", "paste.ee", "hastebin.com", "ghostbin"
 	"ix.io", "sprunge.us", "anonfiles", "gofile.io", "catbox.moe", "pipedream.net", "requestbin", "trycloudflare.com",
 	"serveo.net", "localtunnel.me", "loca.lt", "pastes.io", "bashupload.com", "temp.sh", "tmpfiles.org",
 	"interact.sh", "oast.fun", "oast.pro", "oast.me", "burpcollaborator.net", "hookbin.com", "beeceptor.com",
-	"paste.c-net.org", "pastebin.pl", "mega.nz", "mediafire.com", "filebin.net", "send.exploit.in", "ufile.io"}
+	"paste.c-net.org", "pastebin.pl", "mega.nz", "mediafire.com", "filebin.net", "send.exploit.in", "ufile.io",
+	"paste.gg", "pastie.org", "ptpb.pw", "requestcatcher.com", "pixeldrain.com", "uguu.se", "oshi.at", "anonfile", "bore.pub",
+	"lhr.life", "pinggy.link", "webhook.cool"}
+
+// pasteHost reports a host of the paste, file-drop, tunnel and request-bin
+// services.
+func pasteHost(host string) bool {
+	for _, p := range pasteHosts {
+		if host == p || strings.HasSuffix(host, "."+p) || (!strings.Contains(p, ".") && strings.Contains(host, p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// chatDrop reports a chat service's incoming-hook URL with its id written
+// out (a Discord webhook, a Telegram bot token): whoever owns it receives
+// what is posted, a drop box like a request bin. Placeholders ({id},
+// <TOKEN>, $VAR) are not ids.
+func chatDrop(host, path string) bool {
+	switch host {
+	case "discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com":
+		rest, ok := strings.CutPrefix(path, "/api/webhooks/")
+		return ok && len(rest) >= 6 && strings.Trim(rest[:6], "0123456789") == ""
+	case "api.telegram.org":
+		rest, ok := strings.CutPrefix(path, "/bot")
+		return ok && len(rest) >= 6 && strings.Trim(rest[:6], "0123456789") == ""
+	}
+	return false
+}
 
 // injection: prompt-injection, error for overrides, warn for role play.
 func (s *scanner) injection(line, low string, n int, c ctx) {
-	for _, p := range []pass{
-		{reInjectOverride, []string{"ignore", "disregard", "forget", "override", "bypass"}},
-		{reInjectSecret, []string{"the user"}},
-		{reInjectReveal, []string{"system prompt", "instructions", "system message"}},
-		{reInjectTag, []string{"system", "[inst", "[/inst", "instructions"}},
-	} {
+	for _, p := range injectionPasses {
 		if s.has(low, p.keys...) {
 			if loc := p.re.FindStringIndex(low); loc != nil {
 				s.add(RulePromptInjection, SeverityError, c, n, line, loc[0])
@@ -83,6 +129,14 @@ func (s *scanner) injection(line, low string, n int, c ctx) {
 			s.add(RulePromptInjection, SeverityWarn, c, n, line, loc[0])
 		}
 	}
+}
+
+// injectionPasses are the error-class prompt-injection expressions.
+var injectionPasses = []pass{
+	{reInjectOverride, []string{"ignore", "disregard", "forget", "override", "bypass"}},
+	{reInjectSecret, []string{"the user", "secretly", "covertly", "silently", "quietly"}},
+	{reInjectReveal, []string{"system prompt", "instructions", "system message"}},
+	{reInjectTag, []string{"system", "[inst", "[/inst", "instructions", "<<sys", "<</sys"}},
 }
 
 // pass is a regexp run only on lines holding one of its keywords.
@@ -125,6 +179,17 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 			host = host[:k]
 		}
 		host = strings.TrimRight(host, ".")
+		pend := end
+		for pend < len(low) && pend-end < 256 && !strings.ContainsRune("\"'`<> \t|\\)", rune(low[pend])) {
+			pend++
+		}
+		if chatDrop(host, low[end:pend]) {
+			s.add(RulePasteHost, SeverityError, c, n, line, j)
+			continue
+		}
+		if xmlnsValue(low, j) {
+			continue // an XML namespace name, not a host to reach
+		}
 		s.host(host, line, n, j, c)
 	}
 	// A bare paste host (no URL on the line: URLs were classified above).
@@ -144,6 +209,23 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 	}
 }
 
+// xmlnsValue reports a URL (its "://" at j) that is the value of an
+// xmlns or xmlns:prefix attribute.
+func xmlnsValue(low string, j int) bool {
+	k := j
+	for k > 0 && low[k-1] >= 'a' && low[k-1] <= 'z' {
+		k--
+	}
+	if k < 2 || low[k-1] != '"' && low[k-1] != '\'' || low[k-2] != '=' {
+		return false
+	}
+	attr := low[max(0, k-40) : k-2]
+	if a := strings.LastIndexAny(attr, " \t<"); a >= 0 {
+		attr = attr[a+1:]
+	}
+	return attr == "xmlns" || strings.HasPrefix(attr, "xmlns:")
+}
+
 // host classifies one URL host.
 func (s *scanner) host(host, line string, n, at int, c ctx) {
 	if host == "" || s.hosts[host] {
@@ -155,11 +237,9 @@ func (s *scanner) host(host, line string, n, at int, c ctx) {
 		}
 		return
 	}
-	for _, p := range pasteHosts {
-		if host == p || strings.HasSuffix(host, "."+p) || (!strings.Contains(p, ".") && strings.Contains(host, p)) {
-			s.add(RulePasteHost, SeverityError, c, n, line, at)
-			return
-		}
+	if pasteHost(host) {
+		s.add(RulePasteHost, SeverityError, c, n, line, at)
+		return
 	}
 	s.hosts[host] = true // an ordinary host: classified once
 	if !plausibleHost(host) || exampleHost(host) || hostAllowed(host, s.opts.AllowedHosts) {
@@ -223,8 +303,9 @@ func (s *scanner) passwordArchive(line, low string, n int, c ctx) {
 	s.pwCheckedTo = n
 	hasArc := (strings.Contains(low, "zip") || strings.Contains(low, "7z") || strings.Contains(low, "rar") ||
 		strings.Contains(low, "tar") || strings.Contains(low, "archive") || strings.Contains(low, ".dmg") || strings.Contains(low, ".iso")) && reArchive.MatchString(low)
-	hasPw := (strings.Contains(low, "pass") || strings.Contains(low, "pwd") || strings.Contains(low, " -p") ||
-		strings.Contains(low, "kennwort") || strings.Contains(low, "contrase") || strings.Contains(low, "mot de")) && rePassword.MatchString(low)
+	hasPw := (strings.Contains(low, "pass") || strings.Contains(low, "pw") || strings.Contains(low, " -p") ||
+		strings.Contains(low, "kennwort") || strings.Contains(low, "contrase") || strings.Contains(low, "mot de") || strings.Contains(low, "senha") ||
+		strings.Contains(low, "ароль") || strings.Contains(low, "密") || strings.Contains(low, "パスワード")) && rePassword.MatchString(low)
 	if hasArc {
 		s.arcLine = n
 	}
@@ -302,49 +383,245 @@ func containsAny(s string, subs ...string) bool {
 	return false
 }
 
-func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx) {
-	if !s.has(low, "curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring") {
-		return
-	}
-	if at := fetchPipe(low); at >= 0 {
-		sev := SeverityError
-		if s.vendorInstall(low) {
-			sev = SeverityWarn
-		}
-		s.add(RuleDownloadExec, sev, c, n, line, off+at)
-		return
-	}
-	for _, p := range []pass{
-		{reProcSubst, []string{"<(", "$("}},
-		{reChmodRun, []string{"chmod"}},
-		{rePSDownload, []string{"iex", "invoke-expression"}},
-		{rePythonFetch, []string{"exec", "eval"}},
-	} {
-		if !s.has(low, p.keys...) {
-			continue
-		}
-		if loc := p.re.FindStringIndex(low); loc != nil {
-			sev := SeverityError
-			if s.vendorInstall(low) {
-				sev = SeverityWarn // the declared tool's own https install script
-			}
-			s.add(RuleDownloadExec, sev, c, n, line, off+loc[0])
+// downloadExec: fetch-and-run. In prose (needURL) a fetch piped into a
+// shell counts only with something to fetch (a URL, a host, a variable),
+// and a negated clause ("never pipe curl into sh") is documentation.
+func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx, prose bool) {
+	if s.has(low, "curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring") {
+		if at := fetchPipe(low, prose); at >= 0 {
+			s.addExec(RuleDownloadExec, s.vendorSeverity(low), c, n, line, low, off, at, prose)
 			return
 		}
+		for _, p := range fetchPasses {
+			if !s.has(low, p.keys...) {
+				continue
+			}
+			if loc := p.re.FindStringIndex(low); loc != nil {
+				s.addExec(RuleDownloadExec, s.vendorSeverity(low), c, n, line, low, off, loc[0], prose)
+				return
+			}
+		}
+	}
+	if s.has(low, "exec", "eval", "function", "vm.run", "system(") {
+		if loc := reInlineInterp.FindStringIndex(low); loc != nil && reInlineGet.MatchString(low) && reInlineRun.MatchString(low) {
+			s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
+			return
+		}
+		if loc := reEvalFetch.FindStringIndex(low); loc != nil {
+			s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
+			return
+		}
+	}
+	if s.has(low, "mshta", "regsvr32", "rundll32") {
+		if loc := reLOLBin.FindStringIndex(low); loc != nil {
+			s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
+			return
+		}
+	}
+	if s.has(low, "run", "execute", "launch", "double") {
+		if at := runURL(low); at >= 0 {
+			s.addExec(RuleDownloadExec, s.vendorSeverity(low), c, n, line, low, off, at, prose)
+		}
+	}
+}
+
+var (
+	reRunVerb = regexp.MustCompile(`\b(run|execute|launch|double-click|double click)\b`)
+	reRunIt   = regexp.MustCompile(`^[^.;!?]*\b(and|then)\s+(run|execute|launch|double-click|open)\s+(it|this|the\s+(installer|file|app|binary|setup|program))\b`)
+)
+
+// execExt are file types that run when opened or executed.
+var execExt = map[string]bool{"exe": true, "msi": true, "scr": true, "bat": true, "cmd": true, "ps1": true, "vbs": true,
+	"hta": true, "jar": true, "pkg": true, "dmg": true, "app": true, "command": true, "sh": true, "apk": true,
+	"appimage": true, "run": true}
+
+// runURL finds an instruction to run a program given by its URL
+// ("Download and run https://…/Setup.exe"): an http(s) URL whose path ends
+// in an executable or installer type, after "run" (or execute, launch) in
+// the same clause. A code host's page of a file (/blob/, /tree/) is not the
+// file.
+func runURL(low string) int {
+	for from := 0; from < len(low); {
+		j := strings.Index(low[from:], "://")
+		if j < 0 {
+			return -1
+		}
+		j += from
+		from = j + 3
+		var i int
+		switch {
+		case strings.HasSuffix(low[:j], "https"):
+			i = j - 5
+		case strings.HasSuffix(low[:j], "http"):
+			i = j - 4
+		default:
+			continue
+		}
+		rest := low[i:min(len(low), i+2048)]
+		end := strings.IndexAny(rest, " \t\"'`<>)]|,;")
+		if end < 0 {
+			end = len(rest)
+		}
+		u := rest[:end]
+		if k := strings.IndexAny(u, "?#"); k >= 0 {
+			u = u[:k]
+		}
+		u = strings.TrimRight(u, ".")
+		if strings.Count(u, "/") < 3 {
+			continue
+		}
+		if strings.Contains(u, "/blob/") || strings.Contains(u, "/tree/") {
+			continue
+		}
+		if k := strings.LastIndexByte(u, '.'); k > strings.LastIndexByte(u, '/') && execExt[u[k+1:]] &&
+			(reRunVerb.MatchString(clauseBefore(low, i, 80)) || reRunIt.MatchString(rest[end:min(len(rest), end+60)])) {
+			return i
+		}
+	}
+	return -1
+}
+
+// clauseBefore is the text of low's clause before offset at, at most max
+// bytes: back to a sentence or clause mark followed by a space.
+func clauseBefore(low string, at, max int) string {
+	start := at - max
+	if start < 0 {
+		start = 0
+	}
+	for k := at - 1; k > start; k-- {
+		if strings.IndexByte(".;!?:,", low[k]) >= 0 && (k+1 == len(low) || low[k+1] == ' ') {
+			return low[k+1 : at]
+		}
+	}
+	return low[start:at]
+}
+
+// fetchPasses are the fetch-and-run expressions besides a plain pipe.
+var fetchPasses = []pass{
+	{reProcSubst, []string{"<(", "$(", "\"`", "'`", "eval `", "-c `", "-e `", "-r `", "-command `"}},
+	{reChmodRun, []string{"chmod"}},
+	{rePSDownload, []string{"iex", "invoke-expression"}},
+	{rePythonFetch, []string{"exec", "eval"}},
+}
+
+// assetStem is a file name up to its first _, - or . ("gh" of
+// "gh_2.50.0_macOS.pkg"), or "" when that is under two characters.
+func assetStem(seg string) string {
+	if k := strings.IndexAny(seg, "_-."); k >= 2 {
+		return seg[:k]
+	}
+	return ""
+}
+
+// vendorSeverity: warn for a vendor's own install script, else error.
+func (s *scanner) vendorSeverity(low string) string {
+	if s.vendorInstall(low) {
+		return SeverityWarn
+	}
+	return SeverityError
+}
+
+// addExec adds an execution-rule finding at low[at:] (offset off in line);
+// in prose a match in a negated clause counts as quoted documentation.
+func (s *scanner) addExec(rule, sev string, c ctx, n int, line, low string, off, at int, prose bool) {
+	if prose && negatedBefore(low, at) {
+		c = ctxQuoted
+	}
+	s.add(rule, sev, c, n, line, off+at)
+}
+
+// revShell: a shell bound to a network socket (bash -i >& /dev/tcp/…,
+// nc -e, mkfifo … | nc, socat exec:, socket + dup2 one-liners). It is
+// remote code execution, reported as download-exec.
+func (s *scanner) revShell(line, low string, off, n int, c ctx, prose bool) {
+	if !s.has(low, "/dev/tcp/", "/dev/udp/", "nc ", "ncat", "netcat", "mkfifo", "socat", "socket", "fsockopen", "tcpclient", "telnet", "net.connect", "net.create") {
+		return
+	}
+	if at := devTCPShell(low); at >= 0 {
+		s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, at, prose)
+		return
+	}
+	if loc := reRevShell.FindStringIndex(low); loc != nil {
+		s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
+	}
+}
+
+// devTCPShell finds /dev/tcp/HOST/PORT (or udp) to a host that is not the
+// machine itself or the local network, on a line that binds a shell's
+// input or output to it (>&, <&, <>, 0>&1, sh -i).
+func devTCPShell(low string) int {
+	if !(strings.Contains(low, ">&") || strings.Contains(low, "<&") || strings.Contains(low, "<>") || strings.Contains(low, "sh -i")) {
+		return -1
+	}
+	for from := 0; from < len(low); {
+		i := strings.Index(low[from:], "/dev/")
+		if i < 0 {
+			return -1
+		}
+		i += from
+		from = i + 5
+		rest := low[from:]
+		if !strings.HasPrefix(rest, "tcp/") && !strings.HasPrefix(rest, "udp/") {
+			continue
+		}
+		host := rest[4:]
+		if k := strings.IndexAny(host, "/ \t\"'"); k >= 0 {
+			host = host[:k]
+		}
+		if host == "" || host == "localhost" || strings.HasPrefix(host, "$") || strings.HasPrefix(host, "127.") {
+			continue
+		}
+		if a, ok := ipHost(host); ok && !publicAddr(a) {
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+// bareIPs: a public IPv4 address without a scheme given to a network tool
+// (wget 1.2.3.4/x, nc 1.2.3.4 4444, /dev/tcp/1.2.3.4/…, connect(("1.2.3.4", …))).
+func (s *scanner) bareIPs(line, low string, off, n int, c ctx) {
+	if !s.has(low, "curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "/dev/tcp", "/dev/udp", "iwr", "invoke-web",
+		"connect(", "fsockopen", "tcpclient", "tcpsocket", "ftp", "urlopen", "requests.", "fetch(") {
+		return
+	}
+	for i := 0; i < len(low); i++ {
+		if low[i] < '0' || low[i] > '9' || i > 0 && (isAlnum(low[i-1]) || low[i-1] == '.' || low[i-1] == '_' || low[i-1] == '-') {
+			continue
+		}
+		j := i
+		for j < len(low) && j-i < 16 && (low[j] >= '0' && low[j] <= '9' || low[j] == '.') {
+			j++
+		}
+		cand := strings.TrimRight(low[i:j], ".")
+		end := i + len(cand)
+		if strings.Count(cand, ".") != 3 || end < len(low) && (isAlnum(low[end]) || low[end] == '_') {
+			i = j
+			continue
+		}
+		if i >= 2 && (low[i-2:i] == "//" || low[i-1] == '@' || low[i-1] == '[') {
+			i = j
+			continue
+		}
+		if a, err := netip.ParseAddr(cand); err == nil && a.Is4() && publicAddr(a) {
+			s.add(RuleRawIPURL, SeverityError, c, n, line, off+i)
+			return
+		}
+		i = j
 	}
 }
 
 var fetchers = []string{"curl", "wget", "iwr", "irm", "invoke-webrequest", "invoke-restmethod", "fetch"}
 
-var pipeInterpreters = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true,
-	"fish": true, "perl": true, "ruby": true, "node": true, "php": true, "python": true}
-
-// fetchPipe finds a fetcher whose output is piped (at the first pipe after
-// it) into a shell or interpreter: the reFetchPipe pattern, without a
-// regexp. It returns the fetcher's offset or -1.
-func fetchPipe(low string) int {
+// fetchPipe finds a fetcher whose output is piped (in the same pipeline)
+// into a shell or interpreter that runs its input. It returns the
+// fetcher's offset or -1. A regular expression ("curl.*\| *sh") is a
+// pattern, not a pipeline; with needURL the fetch must name something to
+// fetch.
+func fetchPipe(low string, needURL bool) int {
 	for _, f := range fetchers {
-		for from := 0; from < len(low); {
+		for from, tries := 0, 0; from < len(low) && tries < 64; tries++ {
 			i := strings.Index(low[from:], f)
 			if i < 0 {
 				break
@@ -354,41 +631,221 @@ func fetchPipe(low string) int {
 			if i > 0 && isWordByte(low[i-1]) || from < len(low) && isWordByte(low[from]) {
 				continue
 			}
-			j := strings.IndexByte(low[from:], '|')
-			if j < 0 {
-				break
-			}
-			rest := strings.Fields(low[from+j+1 : min(len(low), from+j+1+200)])
-			for len(rest) > 0 && (rest[0] == "sudo" || strings.HasPrefix(rest[0], "-")) {
-				rest = rest[1:]
-			}
-			if len(rest) > 0 {
-				w := strings.TrimRight(rest[0], ";)&\"'`")
-				if pipeInterpreters[strings.TrimRight(w, "0123456789.")] {
-					return i
-				}
+			if pipedToInterpreter(low[from:min(len(low), from+600)], needURL) {
+				return i
 			}
 		}
 	}
 	return -1
 }
 
+// pipedToInterpreter reads the rest of a pipeline after a fetcher: its
+// arguments up to the first pipe, then each piped command, up to the end
+// of the pipeline.
+func pipedToInterpreter(rest string, needURL bool) bool {
+	seg, segs := 0, 0
+	for k := 0; k <= len(rest); k++ {
+		end := k == len(rest)
+		if !end {
+			switch ch := rest[k]; {
+			case ch == '|' && k+1 < len(rest) && rest[k+1] == '|',
+				ch == '&' && k+1 < len(rest) && rest[k+1] == '&',
+				ch == ';' || ch == '\n':
+				end = true
+			case ch != '|':
+				continue
+			}
+		}
+		part := rest[seg:k]
+		if segs == 0 {
+			if end || regexLike(part) || needURL && !fetchTarget(part) {
+				return false
+			}
+		} else if runsStdin(part) {
+			return true
+		}
+		if end || segs > 8 {
+			return false
+		}
+		segs++
+		seg = k + 1
+	}
+	return false
+}
+
+// regexLike reports regular-expression syntax: the text is a pattern that
+// describes a command, not the command.
+func regexLike(t string) bool {
+	return strings.Contains(t, ".*") || strings.Contains(t, ".+") || strings.Contains(t, `\s`) ||
+		strings.Contains(t, `\b`) || strings.Contains(t, "[^")
+}
+
+// fetchTarget reports an argument naming what to fetch: a URL, a host or
+// file name with a dot, or a variable.
+func fetchTarget(t string) bool {
+	if strings.Contains(t, "://") || strings.ContainsAny(t, "$%`") {
+		return true
+	}
+	for _, w := range strings.Fields(t) {
+		if k := strings.IndexByte(w, '.'); k > 0 && k+1 < len(w) && w[k+1] >= 'a' && w[k+1] <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+var shellNames = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "ash": true}
+
+var scriptInterpreters = map[string]bool{"perl": true, "ruby": true, "node": true, "php": true, "python": true}
+
+// runsStdin reports a command (one segment of a pipeline) that executes
+// what it reads on stdin: a shell without -c or a script argument, an
+// interpreter without -c/-e/-m or a script, iex.
+func runsStdin(seg string) bool {
+	words := strings.Fields(seg)
+	k := skipPrefix(words, 0)
+	if k >= len(words) {
+		return false
+	}
+	name := strings.Trim(words[k], "\"'`();&{}")
+	if j := strings.LastIndexAny(name, `/\`); j >= 0 {
+		name = name[j+1:]
+	}
+	name = strings.TrimSuffix(name, ".exe")
+	base := strings.TrimRight(name, "0123456789.")
+	// The command ends where its code span or quoted string ends: what
+	// follows is prose, not arguments.
+	args := words[k+1:]
+	if strings.ContainsAny(words[k], "`\"'") {
+		args = nil
+	}
+	for j, a := range args {
+		if strings.ContainsAny(a, "`") {
+			args = args[:j]
+			if t := strings.Trim(a, "`\"');&"); t != "" {
+				args = append(args[:j:j], t)
+			}
+			break
+		}
+	}
+	switch {
+	case name == "iex" || name == "invoke-expression":
+		return true
+	case shellNames[base]:
+		for _, a := range args {
+			a = strings.Trim(a, "\"'`);&")
+			switch {
+			case a == "-" || a == "--" || a == "":
+				return true
+			case strings.HasPrefix(a, "--"):
+			case a[0] == '-' || a[0] == '+':
+				if strings.IndexByte(a[1:], 'c') >= 0 {
+					return false
+				}
+			default:
+				return false // a script file: stdin is its data
+			}
+		}
+		return true
+	case scriptInterpreters[base]:
+		for _, a := range args {
+			a = strings.Trim(a, "\"'`);&")
+			switch {
+			case a == "-" || a == "":
+				return true
+			case a == "--eval" || a == "--print" || a == "--command":
+				return false
+			case strings.HasPrefix(a, "--"):
+			case a[0] == '-':
+				if strings.ContainsAny(a[1:], "cmepr") || strings.Contains(a[1:], "E") {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+		return true
+	case base == "powershell" || base == "pwsh":
+		for i, a := range args {
+			switch {
+			case a == "-":
+				return true
+			case a == "-c" || a == "-command":
+				return i+1 >= len(args) || args[i+1] == "-"
+			case !strings.HasPrefix(a, "-") || a == "-f" || a == "-file" || a == "-encodedcommand" || a == "-e" || a == "-enc":
+				return false
+			}
+		}
+		return true
+	case name == "source" || name == ".":
+		return len(args) > 0 && (args[0] == "/dev/stdin" || args[0] == "-")
+	}
+	return false
+}
+
+// skipPrefix skips command prefixes (sudo -u x, env A=b, nohup, exec) and
+// assignments from words[k]; it returns the index of the command word.
+func skipPrefix(words []string, k int) int {
+	for k < len(words) {
+		w := words[k]
+		switch {
+		case prefixWords[w] || w == "doas" || w == "stdbuf":
+			k++
+			for k < len(words) && strings.HasPrefix(words[k], "-") {
+				opt := words[k]
+				k++
+				if (opt == "-u" || opt == "-g" || opt == "-n" || opt == "-p" || opt == "-h" || opt == "--user" || opt == "--group") && k < len(words) {
+					k++
+				}
+			}
+		case strings.IndexByte(w, '=') > 0 && !strings.HasPrefix(w, "-") && !strings.ContainsAny(w[:strings.IndexByte(w, '=')], "/\"'"):
+			k++
+		default:
+			return k
+		}
+	}
+	return k
+}
+
 func isWordByte(b byte) bool { return isAlnum(b) || b == '_' }
 
-// vendorInstall reports a fetch-and-run of an https URL on a code host
-// whose path names a declared binary (e.g. the official install script of
-// the tool the skill requires). It is still a finding (warn), not an error.
+// Official install scripts of well-known tools, by host and path prefix:
+// fetching and running one is a warn (it is still a fetch-and-run), like a
+// declared tool's installer on a code host.
+var vendorInstallers = []string{
+	"raw.githubusercontent.com/homebrew/install/", "raw.githubusercontent.com/nvm-sh/nvm/", "sh.rustup.rs", "static.rust-lang.org/rustup",
+	"deno.land/install", "deno.land/x/install/", "bun.sh/install", "astral.sh/uv/", "astral.sh/ruff/", "get.pnpm.io/install",
+	"install.python-poetry.org", "ollama.com/install.sh", "tailscale.com/install.sh", "get.docker.com", "starship.rs/install.sh",
+	"fnm.vercel.app/install", "get.volta.sh", "install.determinate.systems/nix", "nixos.org/nix/install", "get.scoop.sh",
+	"claude.ai/install.sh", "opencode.ai/install", "mise.run", "mise.jdx.dev/install.sh", "pyenv.run", "get.sdkman.io",
+	"fly.io/install.sh", "get.k3s.io", "code-server.dev/install.sh", "pixi.sh/install.sh", "sdk.cloud.google.com",
+	"dot.net/v1/dotnet-install", "dotnet.microsoft.com/download/dotnet/scripts/", "cli.github.com/packages/", "brew.sh",
+}
+
+// vendorInstall reports a fetch-and-run of one https URL that is a tool's
+// own installer: a well-known official install script, a script on a code
+// host whose path names a declared binary, or one on a host named after a
+// declared binary (deno.land for deno, get.scoop.sh for scoop). It is still
+// a finding (warn), not an error.
 func (s *scanner) vendorInstall(low string) bool {
 	i := strings.Index(low, "https://")
 	if i < 0 || strings.Contains(low[i+8:], "http://") || strings.Count(low, "://") != 1 {
 		return false
 	}
 	u := low[i+8:]
-	end := strings.IndexAny(u, " \t\"'|)")
+	end := strings.IndexAny(u, " \t\"'|)`")
 	if end >= 0 {
 		u = u[:end]
 	}
 	host, p, _ := strings.Cut(u, "/")
+	if k := strings.LastIndexByte(host, '@'); k >= 0 {
+		host = host[k+1:]
+	}
+	for _, v := range vendorInstallers {
+		if strings.HasPrefix(u, v) && (len(u) == len(v) || strings.HasSuffix(v, "/") || strings.ContainsRune("/?#.", rune(u[len(v)]))) {
+			return true
+		}
+	}
 	code := false
 	for _, h := range []string{"github.com", "raw.githubusercontent.com", "objects.githubusercontent.com", "gitlab.com", "bitbucket.org"} {
 		if host == h {
@@ -396,23 +853,32 @@ func (s *scanner) vendorInstall(low string) bool {
 		}
 	}
 	if !code && !hostAllowed(host, s.opts.AllowedHosts) {
-		return false
+		if _, ip := ipHost(host); ip || pasteHost(host) || !plausibleHost(host) {
+			return false
+		}
+		// A domain named after a declared binary: the label before the
+		// top-level domain is the binary's name (deno.land, get.scoop.sh).
+		name := host[:strings.LastIndexByte(host, '.')]
+		name = name[strings.LastIndexByte(name, '.')+1:]
+		return len(name) >= 2 && s.bins[name]
 	}
 	for _, seg := range strings.Split(p, "/") {
-		if s.bins[seg] {
+		// A path element that is the binary, or a release asset named
+		// after it (gh_2.50.0_macOS.pkg, tool-linux-amd64).
+		if s.bins[seg] || s.bins[assetStem(seg)] {
 			return true
 		}
 	}
 	return false
 }
 
-func (s *scanner) encoded(line, low string, off, n int, c ctx) {
+func (s *scanner) encoded(line, low string, off, n int, c ctx, prose bool) {
 	if !s.has(low, "base64", "xxd", "frombase64", "b64decode", "atob(", "certutil", "-e", "-en") {
 		return
 	}
 	for _, re := range []*regexp.Regexp{reDecodeExec, reExecDecode, rePSEnc} {
-		if loc := re.FindStringIndex(low); loc != nil {
-			s.add(RuleEncodedPayload, SeverityError, c, n, line, off+loc[0])
+		if loc := re.FindStringIndex(low); loc != nil && !regexLike(low[loc[0]:loc[1]]) {
+			s.addExec(RuleEncodedPayload, SeverityError, c, n, line, low, off, loc[0], prose)
 			return
 		}
 	}
@@ -421,7 +887,7 @@ func (s *scanner) encoded(line, low string, off, n int, c ctx) {
 func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 	ansi := strings.Contains(low, "$'")
 	quoteCat := s.has(low, `"+`, `" +`, `'+`, `' +`, `""`, `''`)
-	if !ansi && !quoteCat && !s.has(low, "ifs", "rev", `\x`, "$") {
+	if !ansi && !quoteCat && !s.has(low, "ifs", "rev", `\`, "$", "tr ") {
 		return
 	}
 	sev := SeverityWarn
@@ -436,12 +902,15 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 		return
 	}
 	for _, p := range []pass{
-		{reIFS, []string{"ifs"}}, {reRev, []string{"rev"}}, {reHexEsc, []string{`\x`}}, {reVarCat, []string{"$"}},
+		{reIFS, []string{"ifs"}}, {reRev, []string{"rev"}}, {reHexEsc, []string{`\`}}, {reVarCat, []string{"$"}}, {reRot13, []string{"tr "}},
 	} {
 		if !s.has(low, p.keys...) {
 			continue
 		}
 		if loc := p.re.FindStringIndex(low); loc != nil {
+			if p.re == reHexEsc && fetcher(unescapeANSIC(text[loc[0]:loc[1]])) {
+				sev = SeverityError // the escapes spell a command
+			}
 			s.add(RuleObfuscation, sev, c, n, line, off+loc[0])
 			return
 		}
@@ -502,24 +971,139 @@ func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' ||
 func (s *scanner) secrets(line, low string, off, n int, c ctx) {
 	if !s.has(low, ".ssh", ".aws", "gcloud", "security", "keychain", "library/", "mozilla", "chrome", "cookies",
 		"login data", "local state", "wallet", "electrum", "bitcoin", "ethereum", "metamask", "solana", ".kube", ".docker",
-		"netrc", "credentials", ".npmrc", ".pypirc", ".env", "printenv", "env", "/etc/") {
+		"netrc", "credentials", ".npmrc", ".pypirc", ".env", "printenv", "env", "/etc/", "extension settings", "key3.db",
+		"key4.db", "logins.json", "nkbihf", "bfnaelm", "exodus", "gh/hosts", ".gnupg", "export-secret", ".password-store",
+		"hidden answer", "authonly", "environ", "discord", "tdata") {
 		return
 	}
-	if loc := reSecrets.FindStringIndex(low); loc != nil {
-		m := low[loc[0]:loc[1]]
-		if strings.HasSuffix(m, ".pub") || m == "~/.ssh/" && !strings.Contains(low, "cat") && !strings.Contains(low, "cp ") && !strings.Contains(low, "tar") {
-			return // a public key, or the directory named without reading it
+	if at := secretAt(low); at >= 0 {
+		s.add(RuleSecretsAccess, SeverityError, c, n, line, off+at)
+		return
+	}
+	if s.has(low, "environ", "process.env") && reEnvDump.MatchString(low) {
+		if loc := reNetSend.FindStringIndex(low); loc != nil {
+			s.add(RuleSecretsAccess, SeverityError, c, n, line, off+loc[0])
 		}
-		s.add(RuleSecretsAccess, SeverityError, c, n, line, off+loc[0])
 	}
 }
 
-func (s *scanner) persistence(line, low string, off, n int, c ctx) {
-	if !s.has(low, "cron", "rc", "profile", "zshenv", "zlogin", "launch", "systemd", "systemctl", "login", "/etc/") {
+// secretAt returns the offset of the first secret read in low, or -1. A
+// public key, a template .env (.env.example), the ~/.ssh directory named
+// without reading it, and keys used or made by the ssh tools themselves
+// (ssh -i, ssh-keygen, ssh-add, chmod 600) are not reads.
+func secretAt(low string) int {
+	for from, tries := 0, 0; from < len(low) && tries < 8; tries++ {
+		loc := reSecrets.FindStringIndex(low[from:])
+		if loc == nil {
+			return -1
+		}
+		a, b := from+loc[0], from+loc[1]
+		from = b
+		if b == a {
+			from++
+		}
+		m := low[a:b]
+		switch {
+		case strings.HasSuffix(m, ".pub"):
+			continue
+		case strings.HasSuffix(m, ".env") && strings.HasPrefix(low[b:], ".") && containsAny(low[b:min(len(low), b+10)], ".example", ".sample", ".template", ".dist", ".defaults"):
+			continue
+		case strings.HasSuffix(m, ".ssh") || strings.HasSuffix(m, ".ssh/") || strings.HasSuffix(m, `.ssh\`):
+			if !containsAny(low, "cat ", "cp ", "tar ", "zip ", "rsync ", "scp ", "curl ", "base64", "find ", "7z ") {
+				continue
+			}
+		}
+		if toolUse(low, a) {
+			continue
+		}
+		return a
+	}
+	return -1
+}
+
+// credentialVars are the environment variables that point a tool at its
+// credentials file.
+var credentialVars = []string{"kubeconfig", "google_application_credentials", "aws_shared_credentials_file",
+	"aws_config_file", "cloudsdk_config", "docker_config"}
+
+// toolUse reports a credential path at i that a tool is pointed at or
+// that is made or fixed up, not read: it follows -i, IdentityFile,
+// --kubeconfig or a tool's credentials variable (KUBECONFIG=…), or its
+// command is one of the ssh tools, kubectl, helm, chmod, chown, mkdir, ls
+// or test.
+func toolUse(low string, i int) bool {
+	for i > 0 && !strings.ContainsRune(" \t\"'=@(", rune(low[i-1])) {
+		i-- // to the start of the path
+	}
+	raw := strings.TrimRight(low[:i], " \t\"'")
+	before := strings.TrimRight(raw, "=")
+	if strings.HasSuffix(before, " -i") || strings.HasSuffix(before, "identityfile") || strings.HasSuffix(before, "--kubeconfig") ||
+		strings.HasSuffix(before, "-f") && strings.Contains(before, "ssh-keygen") {
+		return true
+	}
+	if strings.HasSuffix(raw, "=") {
+		for _, v := range credentialVars {
+			if strings.HasSuffix(before, v) {
+				return true // pointing a tool at the file
+			}
+		}
+	}
+	start := 0
+	for k := i - 1; k >= 0; k-- {
+		if ch := low[k]; ch == '|' || ch == ';' || ch == '&' || ch == '(' || ch == '`' {
+			start = k + 1
+			break
+		}
+	}
+	words := strings.Fields(low[start:i])
+	k := skipPrefix(words, 0)
+	if k >= len(words) {
+		return false
+	}
+	switch strings.Trim(words[k], "\"'") {
+	case "ssh-keygen", "ssh-add", "ssh-copy-id", "ssh", "chmod", "chown", "mkdir", "ls", "test", "[", "kubectl", "helm", "k9s":
+		return true
+	}
+	return false
+}
+
+// proseSecrets: a prose instruction to read or send a secret ("read
+// ~/.aws/credentials and include it in the summary"); documentation
+// ("attackers read …", "never reads …") is not one.
+func (s *scanner) proseSecrets(line, low string, n int) {
+	if !s.has(low, ".ssh", ".aws", "gcloud", "keychain", "login data", "wallet", "electrum", "metamask", "credentials", ".env", "cookies") {
 		return
 	}
-	if loc := rePersist.FindStringIndex(low); loc != nil {
-		s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
+	if at := secretAt(low); at >= 0 && reExfilVerb.MatchString(low) && !reDocWords.MatchString(low) {
+		s.add(RuleSecretsAccess, SeverityError, ctxExec, n, line, at)
+	}
+}
+
+// pkgSources are the package managers' repository and key directories:
+// adding a repository is how the official apt/yum installs of many tools
+// go, not persistence.
+var pkgSources = []string{"/etc/apt/sources.list.d/", "/etc/apt/keyrings", "/etc/apt/trusted.gpg.d/", "/etc/yum.repos.d/",
+	"/etc/zypp/repos.d/", "/etc/pki/rpm-gpg/"}
+
+func (s *scanner) persistence(line, low string, off, n int, c ctx) {
+	if !s.has(low, "cron", "rc", "profile", "zshenv", "zlogin", "launch", "systemd", "systemctl", "login", "/etc/",
+		"currentversion", "schtasks", "scheduledtask", "startup", "autostart", "update-rc", "chkconfig") {
+		return
+	}
+	for from, tries := 0, 0; from < len(low) && tries < 4; tries++ {
+		loc := rePersist.FindStringIndex(low[from:])
+		if loc == nil {
+			return
+		}
+		a, b := from+loc[0], from+loc[1]
+		from = max(b, a+1)
+		if strings.HasSuffix(low[a:b], "/etc/") {
+			if rest := low[b-5:]; containsAny(rest[:min(len(rest), 32)], pkgSources...) {
+				continue
+			}
+		}
+		s.add(RulePersistence, SeverityError, c, n, line, off+a)
+		return
 	}
 }
 

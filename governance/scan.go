@@ -2,6 +2,7 @@ package governance
 
 import (
 	"path"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -11,14 +12,15 @@ import (
 
 // Limits that keep a scan's work and output bounded.
 const (
-	maxPerRuleFile  = 20        // findings of one rule in one file
-	maxDecodeBytes  = 64 << 10  // decoded bytes rescanned per skill
-	maxDecodeDepth  = 2         // nested encodings followed
-	maxCommentBytes = 4 << 10   // an HTML comment read for directives
-	maxBlobsPerLine = 8         // encoded blobs tried on one line
-	minBlobLen      = 24        // shortest base64/hex run decoded
-	opaqueBlobLen   = 200       // an undecodable run this long in code is a finding
-	maxLineScan     = 512 << 10 // longer lines are scanned in their first part only
+	maxPerRuleFile    = 20        // findings of one rule in one file
+	maxDecodeBytes    = 64 << 10  // decoded bytes rescanned per skill
+	maxDecodeDepth    = 2         // nested encodings followed
+	maxCommentBytes   = 4 << 10   // an HTML comment read for directives
+	maxBlobsPerLine   = 8         // encoded blobs tried on one line
+	minBlobLen        = 24        // shortest base64/hex run decoded
+	opaqueBlobLen     = 200       // an undecodable run this long in code is a finding
+	maxLineScan       = 512 << 10 // longer lines are scanned in their first part only
+	maxHomoglyphLines = 256       // lines of one file read again with look-alike letters mapped
 )
 
 // ctx is where a piece of text sits, which decides which rules fire and
@@ -54,6 +56,10 @@ type scanner struct {
 
 	arcLine, pwLine, pwCheckedTo int
 	pwReported                   string
+
+	drop dropped // a file downloaded by an earlier line, not yet run
+
+	homoglyphBud int // lines of the current file still checked for look-alike letters
 
 	grams grams // of the line has last looked at
 
@@ -98,6 +104,23 @@ func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 	if c == ctxQuoted && sev == SeverityError {
 		f.Severity, f.quoted = SeverityWarn, true
 	}
+	// Fetch-and-run and secrets are matched by several passes (a pipeline,
+	// a download then a run, a reverse shell; a prose instruction and its
+	// inline code): a line reports each once, at its worst severity.
+	dst := &s.findings
+	if s.sink != nil {
+		dst = s.sink
+	}
+	if rule == RuleDownloadExec || rule == RuleSecretsAccess {
+		for k := len(*dst) - 1; k >= 0 && k >= len(*dst)-8; k-- {
+			if g := &(*dst)[k]; g.Rule == rule && g.File == f.File && g.Line == f.Line {
+				if g.Severity != SeverityError && f.Severity == SeverityError {
+					*g = f
+				}
+				return
+			}
+		}
+	}
 	if s.sink != nil {
 		*s.sink = append(*s.sink, f)
 		return
@@ -133,6 +156,8 @@ func (s *scanner) startFile(name string) {
 	s.file = name
 	s.arcLine, s.pwLine, s.pwCheckedTo = 0, 0, 0
 	s.perRule = map[string]int{}
+	s.drop = dropped{}
+	s.homoglyphBud = maxHomoglyphLines
 }
 
 // scanSkillMD scans SKILL.md: frontmatter as prose (it goes into prompts),
@@ -151,6 +176,7 @@ func (s *scanner) scanSkillMD(data []byte) {
 	}
 	for i := 0; i < body; i++ {
 		s.checkLine(lines[i], i+1, ctxProse)
+		s.strongProse(lines[i], lines[i], i+1)
 	}
 	s.capabilities(lines[:body])
 	s.scanMarkdown(lines, body, true)
@@ -204,21 +230,71 @@ func (s *scanner) scanFile(f File) {
 		return
 	}
 	lines := splitLines(f.Data)
-	if isScript(f.Path, lines) {
+	switch {
+	case isScript(f.Path, lines):
 		for i, l := range lines {
 			s.checkLine(l, i+1, ctxExec)
 		}
-		return
+	case dataExt[strings.ToLower(path.Ext(f.Path))]:
+		s.scanData(lines)
+	default:
+		s.scanMarkdown(lines, 0, false)
 	}
-	s.scanMarkdown(lines, 0, false)
+}
+
+// dataExt are configuration and data files: their lines are quoted
+// (documentation-like) except the values of keys that hold commands.
+var dataExt = map[string]bool{".json": true, ".jsonc": true, ".json5": true, ".yaml": true, ".yml": true, ".toml": true,
+	".xml": true, ".ini": true, ".cfg": true, ".conf": true, ".csv": true, ".tsv": true, ".lock": true, ".svg": true,
+	".properties": true}
+
+// reCmdKey is a key whose value is a command: package.json scripts (the
+// install hooks run by npm install), devcontainer and CI commands, systemd
+// Exec lines.
+var reCmdKey = regexp.MustCompile(`^(-\s*)?["']?((pre|post)?(install|uninstall|prepare|publish|pack|version|start|test|build|dev|serve|run)|command|commands|cmd|exec|execstart\w*|execstop\w*|entrypoint|script|scripts|shell|hooks?|postcreatecommand|oncreatecommand|poststartcommand|postattachcommand|initializecommand|updatecontentcommand|before_script|after_script|before_install)["']?\s*[:=]`)
+
+// scanData scans a data file: quoted context, but a command key's value
+// (and a block under it: "run: |", "scripts:") in execution context.
+func (s *scanner) scanData(lines []string) {
+	block := -1
+	for i, l := range lines {
+		t := strings.TrimLeft(l, " \t")
+		ind := len(l) - len(t)
+		c := ctxQuoted
+		if block >= 0 {
+			if strings.TrimSpace(t) == "" || ind > block {
+				c = ctxExec
+			} else {
+				block = -1
+			}
+		}
+		if block < 0 {
+			if m := reCmdKey.FindStringIndex(lowerASCII(t)); m != nil {
+				c = ctxExec
+				if rest := strings.TrimSpace(t[m[1]:]); rest == "" || rest[0] == '|' || rest[0] == '>' {
+					block = ind
+				}
+			}
+		}
+		s.checkLine(l, i+1, c)
+	}
 }
 
 var scriptExt = map[string]bool{".sh": true, ".bash": true, ".zsh": true, ".fish": true, ".ps1": true,
 	".psm1": true, ".bat": true, ".cmd": true, ".py": true, ".js": true, ".mjs": true, ".cjs": true,
 	".ts": true, ".rb": true, ".pl": true, ".php": true, ".lua": true, ".command": true}
 
+// execFiles are files whose lines are commands or code that runs without
+// being asked to: Python .pth files (run at interpreter start), makefiles,
+// unit files, launchd plists, desktop entries, registry files.
+var execFiles = map[string]bool{".pth": true, ".mk": true, ".service": true, ".timer": true, ".desktop": true,
+	".plist": true, ".reg": true, ".vbs": true, ".vbe": true, ".wsf": true, ".hta": true, ".applescript": true,
+	".jxa": true, ".nu": true, ".psd1": true, ".envrc": true,
+	"makefile": true, "gnumakefile": true, "dockerfile": true, "containerfile": true, "justfile": true,
+	"procfile": true, "crontab": true, ".bashrc": true, ".zshrc": true, ".profile": true, ".bash_profile": true}
+
 func isScript(p string, lines []string) bool {
-	if scriptExt[strings.ToLower(path.Ext(p))] {
+	if scriptExt[strings.ToLower(path.Ext(p))] || execFiles[strings.ToLower(path.Ext(p))] || execFiles[strings.ToLower(path.Base(p))] {
 		return true
 	}
 	return len(lines) > 0 && strings.HasPrefix(lines[0], "#!")
@@ -279,15 +355,19 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		fenceChar    byte
 		fenceLen     int
 		fenceCtx     ctx
-		fenceShell   bool
 		fenceCmds    bool // a fence labeled as shell: its commands are checked against requires
 		heredoc      string
 		continued    bool
 		section      bool // under a Prerequisites/Install/Setup heading
+		negSection   bool // under a "What this skill does not do" heading
 		inComment    bool
 		comment      strings.Builder
 		commentStart int
 		commentLine  string
+		prevBlank    = true // the previous line was blank (or there was none)
+		inIndented   bool   // in an indented code block
+		inList       bool   // in a list item (indented lines continue it)
+		lastText     string // the last non-blank line
 	)
 	for i := from; i < len(lines); i++ {
 		line := lines[i]
@@ -299,6 +379,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		if inFence {
 			if c, l, _ := fenceOpen(trim); l >= fenceLen && c == fenceChar && strings.TrimSpace(trim[l:]) == "" {
 				inFence = false
+				lastText, prevBlank = line, false
 				continue
 			}
 			s.checkLine(line, n, fenceCtx)
@@ -321,16 +402,33 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			if info == "" {
 				lang = ""
 			}
-			fenceShell = shellLangs[lang]
+			fenceShell := shellLangs[lang]
 			fenceCmds = fenceShell && lang != ""
 			fenceCtx = ctxQuoted
-			if fenceShell {
+			// A shell block runs; a block of code in another language runs
+			// when the text introduces it as something to run.
+			if fenceShell || codeLangs[lang] && !negSection && (section || introducesCode(lastText)) {
 				fenceCtx = ctxExec
 			}
 			heredoc, continued = "", false
 			continue
 		}
-		// HTML comments (prose only).
+		blank := strings.TrimSpace(line) == ""
+		// An indented code block: four spaces (or a tab) after a blank
+		// line, outside a list item.
+		indented := !blank && (strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "\t"))
+		if indented && !inComment && (inIndented || prevBlank && !inList) {
+			inIndented, prevBlank, lastText = true, false, line
+			s.checkLine(line, n, ctxExec)
+			continue
+		}
+		if !blank {
+			inIndented = false
+		}
+		// HTML comments (prose only). A comment is hidden from whoever
+		// reads the rendered page, not from the agent: a line holding one
+		// is read in execution context.
+		hadComment := inComment
 		rest := line
 		for {
 			if inComment {
@@ -347,7 +445,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 					break
 				}
 				inComment = false
-				if loc := reCommentDirective.FindStringIndex(comment.String()); loc != nil {
+				if loc := reCommentDirective.FindStringIndex(rePragma.ReplaceAllString(comment.String(), "")); loc != nil {
 					s.add(RuleHTMLComment, SeverityWarn, ctxProse, commentStart, commentLine, 0)
 				}
 				comment.Reset()
@@ -358,15 +456,54 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			if j < 0 || insideCode(line, len(line)-len(rest)+j) {
 				break
 			}
-			inComment, commentStart, commentLine = true, n, line
+			inComment, commentStart, commentLine, hadComment = true, n, line, true
 			rest = rest[j+4:]
 		}
 
-		if strings.HasPrefix(trim, "#") {
-			section = reSetupHeading.MatchString(trim)
+		t := strings.TrimLeft(line, " \t")
+		if strings.HasPrefix(t, "#") {
+			lt := lowerASCII(t)
+			section = reSetupHeading.MatchString(t)
+			negSection = reNegHeading.MatchString(lt) && !reNotNegHeading.MatchString(lt) || reDocHeading.MatchString(lt) && !section
 		}
-		s.checkMarkdownLine(line, n, section, isSkillMD)
+		if !blank && !indented {
+			inList = isBullet(t) || isNumbered(t)
+		}
+		s.checkMarkdownLine(line, n, section, negSection, hadComment, isSkillMD)
+		prevBlank = blank
+		if !blank {
+			lastText = line
+		}
 	}
+}
+
+var (
+	// rePragma: tool directives in comments (prettier-ignore,
+	// markdownlint-disable MD013, eslint-disable-next-line).
+	rePragma = regexp.MustCompile(`(?i)\b[a-z]+-(ignore|disable|enable)[a-z0-9-]*\b`)
+	// reDocHeading: a section that describes attacks or what a scanner
+	// flags; its steps and bullets are examples, not instructions.
+	reDocHeading    = regexp.MustCompile(`\b(malicious|attacks?|attackers?|red\s+flags?|indicators?|iocs?|detects?|detection|detected|flags|flagged|suspicious|threats?|examples?\s+of|warning\s+signs|anti-?patterns?|looks\s+for)\b`)
+	reNegHeading    = regexp.MustCompile(`\b(does\s+not|doesn'?t|will\s+not|won'?t|do\s+not|don'?t|never|out\s+of\s+scope|non-goals?|limitations)\b`)
+	reNotNegHeading = regexp.MustCompile(`\b(forget|skip|ignore|optional|required|must|important|work|working|load|loading|start|found|open|connect|respond|show|appear|fail|error|troubleshoot\w*)\b|\?`)
+	reIntroRun      = regexp.MustCompile(`\b(run|execute|paste|install|save|register|set ?up|enter|type|launch|start|once|first)\b`)
+)
+
+// codeLangs are code-fence languages whose code an agent can run.
+var codeLangs = map[string]bool{"python": true, "py": true, "python3": true, "js": true, "javascript": true, "node": true,
+	"mjs": true, "cjs": true, "ts": true, "typescript": true, "ruby": true, "rb": true, "perl": true, "pl": true, "php": true,
+	"lua": true, "applescript": true, "osascript": true, "vbscript": true, "vbs": true, "jxa": true}
+
+// introducesCode reports a line that presents the code block after it as
+// something to run: an imperative line, or one ending in a colon that
+// says to run, paste or install.
+func introducesCode(l string) bool {
+	t := strings.TrimLeft(l, " \t>")
+	if imperativeStart(t) || isNumbered(t) {
+		return true
+	}
+	t = strings.TrimRight(t, " \t*_")
+	return strings.HasSuffix(t, ":") && reIntroRun.MatchString(lowerASCII(t))
 }
 
 var shellLangs = map[string]bool{"": true, "sh": true, "bash": true, "zsh": true, "shell": true,
@@ -400,23 +537,32 @@ func insideCode(line string, i int) bool {
 
 // checkMarkdownLine classifies a markdown line outside code fences and
 // scans its prose and inline code.
-func (s *scanner) checkMarkdownLine(line string, n int, section, isSkillMD bool) {
+func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inComment, isSkillMD bool) {
 	t := strings.TrimLeft(line, " \t")
 	quoted, imperative := false, false
-	item := t
 	switch {
 	case strings.HasPrefix(t, "|"):
 		quoted = true
 	case strings.HasPrefix(t, ">"):
-		quoted = true
+		// A blockquote quotes, unless it is a callout telling the reader
+		// to do something ("> **Required:** run …", "> [!IMPORTANT]").
+		inner := strings.TrimLeft(t, "> \t")
+		imperative = isBullet(inner) || isNumbered(inner) || imperativeStart(inner)
+		quoted = !imperative
 	case isBullet(t):
-		item = strings.TrimLeft(t[1:], " \t")
+		item := strings.TrimLeft(t[1:], " \t")
 		imperative = section || imperativeStart(item)
 		quoted = !imperative
 	case isNumbered(t):
 		imperative = true
 	default:
 		imperative = imperativeStart(t)
+	}
+	if negSection && imperative {
+		quoted, imperative = true, false
+	}
+	if inComment {
+		quoted, imperative = false, true
 	}
 	c := ctxProse
 	switch {
@@ -429,16 +575,74 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, isSkillMD bool)
 	// execution rules over inline code spans (and the whole line when it
 	// is imperative).
 	s.checkLine(line, n, c)
-	for _, sp := range codeSpans(line) {
-		if c == ctxProse {
-			s.checkExec(line, sp.text, sp.off, n, ctxExec)
+	spans := codeSpans(line)
+	if c == ctxProse {
+		s.proseSecrets(line, s.lower(line), n)
+		// Fetch-and-run, decode-and-run and reverse shells are commands
+		// wherever they are written, prose included.
+		masked := line
+		if len(spans) > 0 {
+			b := []byte(line)
+			for _, sp := range spans {
+				for k := sp.off; k < sp.off+len(sp.text) && k < len(b); k++ {
+					b[k] = ' '
+				}
+			}
+			masked = string(b)
 		}
-		if isSkillMD && !strings.HasPrefix(t, "|") {
+		s.strongProse(line, masked, n)
+	}
+	for _, sp := range spans {
+		if c == ctxExec {
+			// A download and its run in one span of a step ("1. Run `curl
+			// -o x URL && ./x`"): the line's first words are prose.
+			s.dropRun(line, sp.text, s.lower(sp.text), sp.off, n, c)
+		}
+		if c == ctxProse {
+			// Inline code in prose runs, unless it only names a path
+			// ("credentials live in `~/.aws/credentials`") or its clause
+			// says not to ("never pipe `curl … | sh`").
+			sc := ctxExec
+			if barePath(sp.text) || negatedBefore(s.lower(line), sp.off) {
+				sc = ctxQuoted
+			}
+			s.checkExec(line, sp.text, sp.off, n, sc)
+		}
+		if isSkillMD && !strings.HasPrefix(t, "|") && !negSection {
 			if commandLike(sp.text) {
 				s.commands(sp.text, n, true)
 			}
 		}
 	}
+}
+
+// strongProse runs the rules whose matches are commands wherever they are
+// written (fetch-and-run, decode-and-run, reverse shells) over a prose
+// line; text is the line with its code spans blanked out.
+func (s *scanner) strongProse(line, text string, n int) {
+	low := lowerASCII(text)
+	s.downloadExec(line, text, low, 0, n, ctxExec, true)
+	s.encoded(line, low, 0, n, ctxExec, true)
+	s.revShell(line, low, 0, n, ctxExec, true)
+}
+
+// barePath reports inline code that is one path or file name, not a
+// command.
+func barePath(t string) bool {
+	return t != "" && !strings.ContainsAny(t, " \t|;&<>`") && !strings.Contains(t, "$(")
+}
+
+var reNegation = regexp.MustCompile(`\b(never|not|no|avoid|avoiding|without|instead\s+of|rather\s+than)\b|n't\b`)
+
+// negatedBefore reports a negation in the clause before offset at of low
+// ("never pipe …", "does not edit …", "avoid …"), unless the clause is a
+// "don't forget to" or "don't skip".
+func negatedBefore(low string, at int) bool {
+	clause := clauseBefore(low, min(at, len(low)), 120)
+	if k := strings.LastIndex(clause, "—"); k >= 0 {
+		clause = clause[k:]
+	}
+	return reNegation.MatchString(clause) && !containsAny(clause, "forget", "skip", "fail", "hesitate", "omit", "miss")
 }
 
 // commandLike reports an inline code span that reads as a command line, not
@@ -508,6 +712,14 @@ var imperativeVerbs = map[string]bool{"run": true, "execute": true, "exec": true
 // something: its first word is an imperative verb or a step marker.
 func imperativeStart(t string) bool {
 	t = strings.TrimLeft(t, "*_ \t")
+	// Leading symbols and emoji ("⚠️ Run …", "[!IMPORTANT]").
+	for k := 0; k < 4 && t != ""; k++ {
+		r, size := utf8.DecodeRuneInString(t)
+		if r < 0x80 && r != '[' && r != '!' && r != '(' || unicode.IsLetter(r) {
+			break
+		}
+		t = strings.TrimLeft(t[size:], "*_ \t")
+	}
 	end := 0
 	for end < len(t) && end < 16 && (t[end] >= 'a' && t[end] <= 'z' || t[end] >= 'A' && t[end] <= 'Z') {
 		end++
@@ -518,12 +730,17 @@ func imperativeStart(t string) bool {
 // checkLine runs the line rules over one line in context c.
 func (s *scanner) checkLine(line string, n int, c ctx) {
 	s.hiddenUnicode(line, n)
-	low := s.lower(line)
+	s.homoglyphs(line, n, c)
+	text := line
+	if c != ctxProse && s.searchLine(s.lower(line)) {
+		text = maskSearchPatterns(line, s.lower(line))
+	}
+	low := s.lower(text)
 	s.injection(line, low, n, c)
 	s.urls(line, low, n, c)
 	s.passwordArchive(line, low, n, c)
 	if c == ctxExec || c == ctxQuoted {
-		s.checkExec(line, line, 0, n, c)
+		s.checkExec(line, text, 0, n, c)
 	} else {
 		s.blobs(line, line, 0, n, c)
 	}
@@ -553,19 +770,37 @@ func lowerASCII(s string) string {
 	return s
 }
 
-// hiddenUnicode reports format characters, bidi controls and tag
-// characters. Zero-width joiners inside emoji sequences and joiners between
-// letters of scripts that need them (Persian, Indic) are text, not hiding.
+// hiddenUnicode reports format characters, bidi controls, tag characters,
+// runs of variation selectors (data smuggled after an emoji) and Hangul
+// fillers. Zero-width joiners inside emoji sequences and between letters of
+// scripts that need them (Persian, Indic), bidi marks next to right-to-left
+// text, and the visible Arabic number signs are text, not hiding.
 func (s *scanner) hiddenUnicode(line string, n int) {
 	var prev rune
+	vs := 0 // variation selectors in a row
 	for i, r := range line {
 		if r < 0x80 {
-			prev = r
+			prev, vs = r, 0
 			continue
 		}
-		if hidden(r) && !legitJoiner(line, i, r, prev) {
+		bad := false
+		switch {
+		case hidden(r):
+			bad = !legitJoiner(line, i, r, prev)
+		case r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF:
+			vs++
+			// One selector picks a glyph variant; the supplementary ones
+			// only of an ideograph.
+			bad = vs > 1 || r >= 0xE0100 && !unicode.Is(unicode.Han, prev)
+		case r == 0x3164 || r == 0xFFA0:
+			bad = true
+		}
+		if bad {
 			s.add(RuleHiddenUnicode, SeverityError, ctxExec, n, line, i)
 			return
+		}
+		if !(r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF) {
+			vs = 0
 		}
 		prev = r
 	}
@@ -582,16 +817,31 @@ func legitJoiner(line string, i int, r, prev rune) bool {
 	if r == 0xAD { // soft hyphen: a typographic hint
 		return true
 	}
+	if r >= 0x600 && r <= 0x605 || r == 0x6DD || r == 0x70F || r == 0x890 || r == 0x891 || r == 0x8E2 || r == 0x110BD || r == 0x110CD {
+		return true // prepended concatenation marks: visible signs
+	}
 	next, _ := utf8.DecodeRuneInString(line[i+utf8.RuneLen(r):])
 	switch {
 	case r == 0x200D:
-		return emojiish(prev) && (emojiish(next) || next == 0x2640 || next == 0x2642)
+		return emojiish(prev) && (emojiish(next) || next == 0x2640 || next == 0x2642) || scriptLetter(prev) && scriptLetter(next)
 	case r == 0x200C:
-		return unicode.IsLetter(prev) && prev > 0x2FF && (unicode.IsLetter(next) || unicode.Is(unicode.M, next))
+		return scriptLetter(prev) && (unicode.IsLetter(next) || unicode.Is(unicode.M, next))
+	case r == 0x200E || r == 0x200F || r == 0x61C: // LRM, RLM, ALM in right-to-left text
+		return strings.IndexFunc(line, rtl) >= 0
 	case r >= 0xE0020 && r <= 0xE007F: // subdivision flag tag sequence
 		return prev == 0x1F3F4 || (prev >= 0xE0020 && prev <= 0xE007E)
 	}
 	return false
+}
+
+// scriptLetter: a letter or combining mark of a script beyond Latin (the
+// joiners shape Arabic, Persian and Indic text, never ASCII commands).
+func scriptLetter(r rune) bool {
+	return r > 0x2FF && (unicode.IsLetter(r) || unicode.Is(unicode.M, r))
+}
+
+func rtl(r rune) bool {
+	return unicode.In(r, unicode.Hebrew, unicode.Arabic, unicode.Syriac, unicode.Thaana, unicode.Nko)
 }
 
 func emojiish(r rune) bool {
@@ -602,11 +852,19 @@ func emojiish(r rune) bool {
 // line or an inline code span at offset off of line).
 func (s *scanner) checkExec(line, text string, off, n int, c ctx) {
 	low := s.lower(text)
-	s.downloadExec(line, text, low, off, n, c)
-	s.encoded(line, low, off, n, c)
+	if s.searchLine(low) {
+		if m := maskSearchPatterns(text, low); m != text {
+			text, low = m, s.lower(m)
+		}
+	}
+	s.downloadExec(line, text, low, off, n, c, false)
+	s.revShell(line, low, off, n, c, false)
+	s.dropRun(line, text, low, off, n, c)
+	s.encoded(line, low, off, n, c, false)
 	s.obfuscation(line, text, low, off, n, c)
 	s.secrets(line, low, off, n, c)
 	s.persistence(line, low, off, n, c)
+	s.bareIPs(line, low, off, n, c)
 	s.blobs(line, text, off, n, c)
 }
 
@@ -650,6 +908,15 @@ func (s *scanner) commands(line string, n int, inline bool) (heredoc string) {
 // splitShell splits a command line at |, ||, &&, ; and $( outside quotes.
 func splitShell(t string) []string {
 	var out []string
+	for _, sp := range splitShellAt(t) {
+		out = append(out, sp.text)
+	}
+	return out
+}
+
+// splitShellAt is splitShell with each segment's offset in t.
+func splitShellAt(t string) []span {
+	var out []span
 	var sq, dq bool
 	start := 0
 	for i := 0; i < len(t); i++ {
@@ -662,11 +929,11 @@ func splitShell(t string) []string {
 		case dq && !(ch == '(' && i > 0 && t[i-1] == '$'):
 			// Inside double quotes only a command substitution runs a command.
 		case ch == '|' || ch == ';' || ch == '&' || (ch == '(' && i > 0 && t[i-1] == '$'):
-			out = append(out, t[start:i])
+			out = append(out, span{t[start:i], start})
 			start = i + 1
 		}
 	}
-	return append(out, t[start:])
+	return append(out, span{t[start:], start})
 }
 
 var prefixWords = map[string]bool{"sudo": true, "env": true, "time": true, "nohup": true, "exec": true,

