@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -40,6 +41,13 @@ type Config struct {
 	// start (ReadConfigFile), so that the file is read once; when nil,
 	// New reads ConfigPath. Reloads read ConfigPath again.
 	File *ConfigFile
+
+	// TLSCert and TLSKey are the PEM files of the gateway's certificate
+	// (with its chain) and key: with them it serves HTTPS and WSS, and
+	// reads them again when their content changes. TLSClientCA is a PEM
+	// file of CA certificates: with it every node must also present a
+	// client certificate signed by one of them (see tls.go).
+	TLSCert, TLSKey, TLSClientCA string
 
 	// Insecure allows listening beyond loopback without tokens. The config
 	// file's gateway.insecure: true allows it too, unless Flags["insecure"]
@@ -127,6 +135,12 @@ type FileSettings struct {
 	// "sha256:<hex>" of it). Such a token reads only its agent's /prompt,
 	// /skills and /read.
 	AgentTokens map[string]string `json:"agentTokens"`
+	// TLSCert, TLSKey and TLSClientCA are the files of --tls-cert,
+	// --tls-key and --tls-client-ca; a relative path is resolved against
+	// the config file's directory.
+	TLSCert     string `json:"tlsCert"`
+	TLSKey      string `json:"tlsKey"`
+	TLSClientCA string `json:"tlsClientCA"`
 }
 
 // ConfigFile is a gateway config file as read and checked: the whole
@@ -259,6 +273,17 @@ func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 			return fs, fmt.Errorf("%s: gateway.poll: %q is not a positive duration like \"2s\"", path, fs.Poll)
 		}
 	}
+	for _, f := range []struct {
+		key string
+		v   *string
+	}{{"tlsCert", &fs.TLSCert}, {"tlsKey", &fs.TLSKey}, {"tlsClientCA", &fs.TLSClientCA}} {
+		if *f.v, err = str(f.key); err != nil {
+			return fs, err
+		}
+		if *f.v != "" && !filepath.IsAbs(*f.v) {
+			*f.v = filepath.Join(filepath.Dir(path), *f.v)
+		}
+	}
 	if v, ok := m["insecure"]; ok && v != nil {
 		b, ok := v.(bool)
 		if !ok {
@@ -287,9 +312,9 @@ func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch k {
-		case "listen", "store", "poll", "insecure", "nodeTokens", "agentTokens", "maxNodes", "governance", "prompt":
+		case "listen", "store", "poll", "tlsCert", "tlsKey", "tlsClientCA", "insecure", "nodeTokens", "agentTokens", "maxNodes", "governance", "prompt":
 		default:
-			return fs, fmt.Errorf("%s: gateway.%s: unknown setting (known: listen, store, poll, insecure, nodeTokens, agentTokens, maxNodes, governance, prompt)", path, k)
+			return fs, fmt.Errorf("%s: gateway.%s: unknown setting (known: listen, store, poll, tlsCert, tlsKey, tlsClientCA, insecure, nodeTokens, agentTokens, maxNodes, governance, prompt)", path, k)
 		}
 	}
 	return fs, nil

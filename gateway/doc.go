@@ -5,7 +5,8 @@
 // registry (registry.go), the storage snapshot (snapshot.go), the config in
 // force (config.go), the live eligibility counts (live.go), the prompt and
 // /skills caches (cache.go) and the caps on sockets that have not yet
-// connected (pending.go). One lock, Server.mu, guards the registry, the
+// connected (pending.go). With a certificate it serves HTTPS and WSS,
+// re-reading its TLS files when they change (tls.go). One lock, Server.mu, guards the registry, the
 // snapshot, the config and the live counts, since a node event or a reload
 // changes them together. Everything the server starts, Server.Close ends
 // and waits for (lifecycle.go). Handlers stay thin: they translate HTTP

@@ -29,6 +29,7 @@ type Server struct {
 	loader  *r2store.Loader
 	metrics *metrics
 	handler http.Handler
+	tls     *tlsState // nil without TLS (tls.go)
 	started time.Time
 
 	mu         sync.RWMutex // guards the fields below
@@ -115,8 +116,13 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("gateway config: %w", err)
 		}
 	}
+	tlsState, err := newTLSState(&cfg)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	s := &Server{
 		cfg:        cfg,
+		tls:        tlsState,
 		log:        cfg.Logger,
 		prompts:    newViewCache[*agentView](MaxCachedAgents, cfg.CacheBytes),
 		feed:       newChangeFeed(),
@@ -175,6 +181,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	s.exposed.Store(!isLoopback(ln.Addr().String()))
+	s.warnCleartext(ln.Addr().String())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hs := &http.Server{
@@ -207,9 +214,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.refreshStore(ctx)
 		s.life.leave()
 	}
-	s.log.Info("gateway listening", "addr", ln.Addr().String(), "store", s.cfg.StoreName, "poll", s.cfg.Poll.String())
+	s.log.Info("gateway listening", "addr", ln.Addr().String(), "tls", s.tls != nil, "store", s.cfg.StoreName, "poll", s.cfg.Poll.String())
 	errc := make(chan error, 1)
-	if !s.life.goFunc(func() { s.poll(ctx) }) || !s.life.goFunc(func() { errc <- hs.Serve(ln) }) {
+	if !s.life.goFunc(func() { s.poll(ctx) }) || !s.life.goFunc(func() { errc <- s.serveHTTP(hs, ln) }) {
 		ln.Close() // Close began meanwhile
 	}
 	select {
@@ -382,12 +389,16 @@ func (s *Server) snapshotAgeLocked(now time.Time) time.Duration {
 // restartOnly are the settings of the config file that a reload cannot
 // apply: the listener, the store and the poller are made once.
 var restartOnly = []struct {
-	key string
-	get func(FileSettings) string
+	key, flag string
+	get       func(FileSettings) string
 }{
-	{"listen", func(f FileSettings) string { return f.Listen }},
-	{"store", func(f FileSettings) string { return f.Store }},
-	{"poll", func(f FileSettings) string { return f.Poll }},
+	{"listen", "listen", func(f FileSettings) string { return f.Listen }},
+	{"store", "store", func(f FileSettings) string { return f.Store }},
+	{"poll", "poll", func(f FileSettings) string { return f.Poll }},
+	// The files' content is re-read (tls.go); which files, at restart.
+	{"tlsCert", "tls-cert", func(f FileSettings) string { return f.TLSCert }},
+	{"tlsKey", "tls-key", func(f FileSettings) string { return f.TLSKey }},
+	{"tlsClientCA", "tls-client-ca", func(f FileSettings) string { return f.TLSClientCA }},
 }
 
 // reloadConfig re-reads the config file; when force is false it is only
@@ -449,7 +460,7 @@ func (s *Server) reloadConfig(force bool) {
 			continue
 		}
 		if s.cfg.Flags[r.key] {
-			s.log.Warn("config: gateway."+r.key+" changed; --"+r.key+" on the command line wins over it", "file", path, "setting", "gateway."+r.key)
+			s.log.Warn("config: gateway."+r.key+" changed; --"+r.flag+" on the command line wins over it", "file", path, "setting", "gateway."+r.key)
 		} else {
 			s.log.Warn("config: gateway."+r.key+" changed; it takes effect at the next restart", "file", path, "setting", "gateway."+r.key)
 		}

@@ -43,8 +43,9 @@ const (
 
 // FatalError is the gateway refusing this node for a reason that retrying
 // cannot fix (protocol.CodeUnauthorized, CodeInvalidFacts or
-// CodeUnsupportedProtocol, or CodeRedirected): the operator must change the
-// node's configuration, so Run stops and returns it.
+// CodeUnsupportedProtocol, or CodeRedirected, CodeForbidden or CodeTLS):
+// the operator must change the node's configuration, so Run stops and
+// returns it.
 type FatalError struct {
 	Code    string
 	Message string
@@ -57,6 +58,9 @@ const CodeRedirected = "redirected"
 
 // Error implements the error interface.
 func (e *FatalError) Error() string {
+	if e.Code == CodeTLS {
+		return "TLS with the gateway failed: " + e.Message
+	}
 	return fmt.Sprintf("gateway refused this node (%s): %s", e.Code, e.Message)
 }
 
@@ -75,6 +79,7 @@ type Client struct {
 	cfg Config
 	url string
 	log *slog.Logger
+	tls *tlsFiles
 
 	backoffMin, backoffMax time.Duration
 	stableAfter            time.Duration
@@ -108,10 +113,15 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, &ConfigError{"gateway", err}
 	}
+	tf := &tlsFiles{caFile: cfg.CAFile, certFile: cfg.CertFile, keyFile: cfg.KeyFile, log: cfg.Logger}
+	if tf.last, err = tf.load(); err != nil {
+		return nil, err
+	}
 	return &Client{
 		cfg:            cfg,
 		url:            u,
 		log:            cfg.Logger,
+		tls:            tf,
 		backoffMin:     BackoffMin,
 		backoffMax:     BackoffMax,
 		stableAfter:    stableAfter,
@@ -137,7 +147,8 @@ func (c *Client) Run(ctx context.Context) error {
 		"gateway", c.url, "id", c.cfg.ID, "os", runtime.GOOS,
 		"roles", c.cfg.Roles, "capabilities", c.cfg.Capabilities,
 		"path", c.cfg.Path, "recheck", c.cfg.Recheck.String(),
-		"token", c.cfg.Token != "") // whether one is set, never the token
+		"token", c.cfg.Token != "", // whether one is set, never the token
+		"ca_file", c.cfg.CAFile, "client_cert", c.cfg.CertFile)
 	b := Backoff{Min: c.backoffMin, Max: c.backoffMax}
 	for {
 		connectedAt, err := c.runConn(ctx)
@@ -146,7 +157,11 @@ func (c *Client) Run(ctx context.Context) error {
 			return nil
 		}
 		if fe, ok := errors.AsType[*FatalError](err); ok {
-			c.log.Error("gateway refused this node; not retrying", "code", fe.Code, "message", fe.Message)
+			msg := "gateway refused this node; not retrying"
+			if fe.Code == CodeTLS {
+				msg = "TLS with the gateway failed; not retrying"
+			}
+			c.log.Error(msg, "code", fe.Code, "message", fe.Message)
 			return fe
 		}
 		if !connectedAt.IsZero() && time.Since(connectedAt) >= c.stableAfter {
@@ -194,6 +209,7 @@ func (c *Client) runConn(ctx context.Context) (connectedAt time.Time, err error)
 	// WebSocket upgrades need HTTP/1.1.
 	transport.ForceAttemptHTTP2 = false
 	transport.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	transport.TLSClientConfig = c.tls.config()
 	dialer := &net.Dialer{Timeout: c.connectTimeout, KeepAlive: 30 * time.Second}
 	transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := dialer.DialContext(ctx, network, addr)
@@ -229,6 +245,9 @@ func (c *Client) runConn(ctx context.Context) (connectedAt time.Time, err error)
 			if loc, lerr := resp.Location(); lerr == nil {
 				return time.Time{}, c.redirectError(resp.StatusCode, loc)
 			}
+		}
+		if fe := c.tlsFatal(err, resp); fe != nil {
+			return time.Time{}, fe
 		}
 		return time.Time{}, err
 	}

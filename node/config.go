@@ -2,8 +2,9 @@
 // an execution host: it gathers the host's facts, probes for the binaries
 // and env-var names the gateway asks about (facts.go, path.go), and keeps
 // one WebSocket connection to the gateway alive — connect, report, answer
-// interest events, reconnect with backoff (client.go, backoff.go) — from
-// a checked configuration (config.go).
+// interest events, reconnect with backoff (client.go, backoff.go), over
+// TLS for https:// and wss:// gateways (tls.go) — from a checked
+// configuration (config.go).
 //
 // It never sends an env value, nor a name the gateway did not ask about.
 // It speaks to the gateway only through protocol's frames, and so never
@@ -66,14 +67,20 @@ type Config struct {
 	// Token is presented in connect. Empty means no token, which only a
 	// gateway without tokens (listening on loopback) accepts.
 	Token string
+	// CAFile is a PEM file of the CA certificates that verify the
+	// gateway's certificate, instead of the system's roots. CertFile and
+	// KeyFile are the PEM files of the node's client certificate and key,
+	// for a gateway that requires one (mTLS). They are read again at each
+	// dial, and are only for https:// and wss:// gateway URLs.
+	CAFile, CertFile, KeyFile string
 	// Logger receives the client's logs. Default: slog.Default().
 	Logger *slog.Logger
 }
 
 // ConfigError is an invalid configuration value. Field is the name of the
-// flag and config-file key it came from ("gateway", "id", "roles",
-// "capabilities", "path", "recheck"), so that a caller can name the flag or
-// the file.
+// config-file key it came from, which is also the flag's ("gateway", "id",
+// "roles", "capabilities", "path", "recheck", "cert", "key"; "caFile" is
+// --ca-file), so that a caller can name the flag or the file.
 type ConfigError struct {
 	Field string
 	Err   error
@@ -94,6 +101,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if _, err := ConnectURL(c.Gateway); err != nil {
 		return c, &ConfigError{"gateway", err}
+	}
+	if err := c.checkTLS(); err != nil {
+		return c, err
 	}
 	if c.ID == "" {
 		h, err := os.Hostname()
@@ -179,12 +189,15 @@ type FileConfig struct {
 	// TokenFile is absolute, or resolved against the config file's
 	// directory, so that the file can sit next to its token.
 	TokenFile string
+	// CAFile, CertFile and KeyFile (keys caFile, cert, key) are resolved
+	// like TokenFile.
+	CAFile, CertFile, KeyFile string
 	// Set records which keys the file set, by key name.
 	Set map[string]bool
 }
 
 // LoadFile reads a HuJSON node config file. Keys: gateway, id, roles,
-// capabilities, path, recheck ("10s"), tokenFile. roles, capabilities and
+// capabilities, path, recheck ("10s"), tokenFile, caFile, cert, key. roles, capabilities and
 // path are lists of strings, or one string split like the flag value.
 // Unknown keys are errors (a typo must not silently fall back to a
 // default). Errors name the file and the key.
@@ -205,7 +218,7 @@ func LoadFile(name string) (FileConfig, error) {
 			return FileConfig{}, fmt.Errorf("%s: %s: %s", name, key, fmt.Sprintf(format, args...))
 		}
 		switch key {
-		case "gateway", "id", "recheck", "tokenFile":
+		case "gateway", "id", "recheck", "tokenFile", "caFile", "cert", "key":
 			var s string
 			if json.Unmarshal(raw, &s) != nil {
 				return fail("must be a string")
@@ -221,11 +234,20 @@ func LoadFile(name string) (FileConfig, error) {
 					return fail("%q is not a positive duration (e.g. \"10s\")", s)
 				}
 				fc.Recheck = d
-			case "tokenFile":
+			case "tokenFile", "caFile", "cert", "key":
 				if s != "" && !filepath.IsAbs(s) {
 					s = filepath.Join(filepath.Dir(name), s)
 				}
-				fc.TokenFile = s
+				switch key {
+				case "tokenFile":
+					fc.TokenFile = s
+				case "caFile":
+					fc.CAFile = s
+				case "cert":
+					fc.CertFile = s
+				case "key":
+					fc.KeyFile = s
+				}
 			}
 		case "roles", "capabilities", "path":
 			sep := ","
@@ -247,7 +269,7 @@ func LoadFile(name string) (FileConfig, error) {
 		case "token":
 			return fail("secrets do not belong in the config file; put the token in a file and set tokenFile, or use SKILLGATE_NODE_TOKEN")
 		default:
-			return fail("unknown key (expected gateway, id, roles, capabilities, path, recheck or tokenFile)")
+			return fail("unknown key (expected gateway, id, roles, capabilities, path, recheck, tokenFile, caFile, cert or key)")
 		}
 		fc.Set[key] = true
 	}

@@ -4,13 +4,16 @@
 //
 //	skillgate-node --gateway URL [--id ID] [--roles execution] [--capabilities a,b,…]
 //	               [--path DIR:DIR…] [--recheck 10s] [--token-file FILE] [--config FILE]
+//	               [--ca-file FILE] [--cert FILE --key FILE]
 //	skillgate-node facts [--bins a,b,…] [--env A,B,…] [--path …] [--roles …] [--capabilities …]
 //
 // The token comes from SKILLGATE_NODE_TOKEN or --token-file, never from a
 // flag value (a command line shows in ps).
 //
 // Exit status: 0 after SIGINT/SIGTERM, 1 when the gateway refuses the node
-// for good (unauthorized, invalid_facts, unsupported_protocol), 2 for a
+// for good (unauthorized, invalid_facts, unsupported_protocol, a redirect,
+// 401 or 403 to the upgrade) or TLS fails for good (an untrusted, expired
+// or misnamed gateway certificate, a refused client certificate), 2 for a
 // usage or configuration error.
 //
 // This package is flags, files and exit codes only: the agent itself is
@@ -97,7 +100,7 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.roles, "roles", "", "host `roles`, comma-separated: execution, specialized (default: execution)")
 	fs.StringVar(&s.caps, "capabilities", "", "capability `ids`, comma-separated (default: filesystem.list,filesystem.read,filesystem.write,shell.exec)")
 	fs.StringVar(&s.path, "path", "", "binary search path `DIR"+string(os.PathListSeparator)+"DIR…`; replaces the default (the login shell's PATH, /usr/local/bin, /opt/homebrew/bin)")
-	fs.StringVar(&s.configPath, "config", "", "HuJSON config `FILE` with the same keys as the flags (gateway, id, roles, capabilities, path, recheck, tokenFile)")
+	fs.StringVar(&s.configPath, "config", "", "HuJSON config `FILE` with the same keys as the flags (gateway, id, roles, capabilities, path, recheck, tokenFile, caFile, cert, key)")
 }
 
 // parse parses args and loads the config file.
@@ -125,8 +128,11 @@ func (s *settings) parse(args []string) error {
 // source names where a field's value came from, for error messages.
 func (s *settings) source(field string) string {
 	flagName := field
-	if field == "tokenFile" {
+	switch field {
+	case "tokenFile":
 		flagName = "token-file"
+	case "caFile":
+		flagName = "ca-file"
 	}
 	return cli.Source(s.fs, flagName, s.configPath, field, s.file.Set[field])
 }
@@ -175,10 +181,14 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	gateway := fs.String("gateway", "", "the gateway's base `URL` (http://, https://, ws:// or wss://); required")
 	recheck := fs.Duration("recheck", node.DefaultRecheck, "how often to re-check binaries and env names")
 	tokenFile := fs.String("token-file", "", "`FILE` holding the node token (default: $"+tokenEnv+")")
+	caFile := fs.String("ca-file", "", "PEM `FILE` of the CA certificates that verify an https:// gateway (default: the system's roots)")
+	certFile := fs.String("cert", "", "PEM `FILE` of this node's TLS client certificate, for a gateway with --tls-client-ca")
+	keyFile := fs.String("key", "", "PEM `FILE` of the client certificate's private key")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	s.register(fs)
 	s.setUsage(stderr, "skillgate-node --gateway URL [--id ID] [--roles execution] [--capabilities a,b,…]\n"+
 		"                      [--path DIR:DIR…] [--recheck 10s] [--token-file FILE] [--config FILE]\n"+
+		"                      [--ca-file FILE] [--cert FILE --key FILE]\n"+
 		"       skillgate-node facts [--bins a,b,…] [--env A,B,…] [--path …] [--roles …] [--capabilities …]")
 	if err := s.parse(args); err != nil {
 		return err
@@ -207,6 +217,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cli.Usagef("%s: %v", s.source("tokenFile"), err)
 	}
 	cfg.Token = token
+	cfg.CAFile = cli.FlagOverFile(s.fs, "ca-file", *caFile, s.file.CAFile, true)
+	cfg.CertFile = cli.FlagOverFile(s.fs, "cert", *certFile, s.file.CertFile, true)
+	cfg.KeyFile = cli.FlagOverFile(s.fs, "key", *keyFile, s.file.KeyFile, true)
 
 	c, err := node.New(cfg)
 	if err != nil {

@@ -22,6 +22,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	storeURL := fs.String("store", "", "skill store: a directory, or s3://BUCKET?endpoint=…&region=…")
 	configPath := fs.String("config", "", "gateway config file (HuJSON); reloaded on change and on SIGHUP")
 	poll := fs.Duration("poll", gateway.DefaultPoll, "storage and config polling interval")
+	tlsCert := fs.String("tls-cert", "", "PEM `FILE` of the TLS certificate (and chain): serve HTTPS and WSS; re-read when it changes")
+	tlsKey := fs.String("tls-key", "", "PEM `FILE` of the TLS certificate's key")
+	tlsClientCA := fs.String("tls-client-ca", "", "PEM `FILE` of the CA(s) that must have signed every node's client certificate (mTLS)")
 	insecure := fs.Bool("insecure", false, "allow listening beyond loopback without tokens")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	pos, err := parseFlags(fs, args)
@@ -37,6 +40,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Config.Flags is keyed by the config file's names.
+	for flagName, key := range map[string]string{"tls-cert": "tlsCert", "tls-key": "tlsKey", "tls-client-ca": "tlsClientCA"} {
+		set[key] = set[flagName]
+	}
 
 	// The file is read once: what it says here is what the gateway starts
 	// with. A flag wins over it. The settings a reload can change
@@ -52,6 +59,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		*storeURL = cli.FlagOverFile(fs, "store", *storeURL, fsettings.Store, fsettings.Store != "")
 		filePoll, _ := time.ParseDuration(fsettings.Poll) // checked by ReadConfigFile
 		*poll = cli.FlagOverFile(fs, "poll", *poll, filePoll, fsettings.Poll != "")
+		*tlsCert = cli.FlagOverFile(fs, "tls-cert", *tlsCert, fsettings.TLSCert, fsettings.TLSCert != "")
+		*tlsKey = cli.FlagOverFile(fs, "tls-key", *tlsKey, fsettings.TLSKey, fsettings.TLSKey != "")
+		*tlsClientCA = cli.FlagOverFile(fs, "tls-client-ca", *tlsClientCA, fsettings.TLSClientCA, fsettings.TLSClientCA != "")
 	}
 	if *storeURL == "" {
 		return cli.Usagef("--store is required (a directory, or s3://BUCKET?endpoint=…&region=…)")
@@ -59,23 +69,32 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *poll <= 0 {
 		return cli.Usagef("--poll: must be positive")
 	}
+	switch {
+	case (*tlsCert == "") != (*tlsKey == ""):
+		return cli.Usagef("--tls-cert and --tls-key go together (or gateway.tlsCert and gateway.tlsKey in --config): set both, or neither")
+	case *tlsClientCA != "" && *tlsCert == "":
+		return cli.Usagef("--tls-client-ca needs TLS: set --tls-cert and --tls-key too")
+	}
 	log := logging.New(stderr, level)
 	st, err := r2store.Open(ctx, *storeURL)
 	if err != nil {
 		return cli.Usagef("--store: %v", err)
 	}
 	srv, err := gateway.New(gateway.Config{
-		Listen:     *listen,
-		Store:      st,
-		StoreName:  r2store.Redact(*storeURL),
-		ConfigPath: *configPath,
-		File:       file,
-		Flags:      set,
-		Poll:       *poll,
-		Insecure:   *insecure,
-		NodeToken:  os.Getenv(cli.NodeTokenEnv),
-		AgentToken: os.Getenv(cli.AgentTokenEnv),
-		Logger:     log,
+		Listen:      *listen,
+		Store:       st,
+		StoreName:   r2store.Redact(*storeURL),
+		ConfigPath:  *configPath,
+		File:        file,
+		Flags:       set,
+		Poll:        *poll,
+		TLSCert:     *tlsCert,
+		TLSKey:      *tlsKey,
+		TLSClientCA: *tlsClientCA,
+		Insecure:    *insecure,
+		NodeToken:   os.Getenv(cli.NodeTokenEnv),
+		AgentToken:  os.Getenv(cli.AgentTokenEnv),
+		Logger:      log,
 	})
 	if err != nil {
 		return cli.Usagef("%v", err)

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/tlstest"
+)
+
+const tlsWait = 10 * time.Second
+
+// listenAddr waits for the "gateway listening" record in a gateway's JSON
+// logs and returns its address.
+func listenAddr(t *testing.T, logs *syncbuf.Buffer, exited <-chan struct{}) string {
+	t.Helper()
+	deadline := time.Now().Add(tlsWait)
+	for time.Now().Before(deadline) {
+		sc := bufio.NewScanner(strings.NewReader(logs.String()))
+		for sc.Scan() {
+			var rec map[string]any
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec["msg"] == "gateway listening" {
+				return rec["addr"].(string)
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the gateway exited:\n%s", logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("the gateway did not listen within %v:\n%s", tlsWait, logs.String())
+	return ""
+}
+
+// httpsGet fetches url trusting only pool.
+func httpsGet(t *testing.T, url string, pool *x509.CertPool) (int, string) {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer c.CloseIdleConnections()
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// storeWithGhSkill makes a store directory with one skill that needs gh.
+func storeWithGhSkill(t *testing.T) string {
+	t.Helper()
+	store := t.TempDir()
+	p := filepath.Join(store, "skills", "github", "SKILL.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := "---\nname: github\ndescription: Uses gh.\nmetadata: '{\"gsv\": {\"requires\": {\"bins\": [\"gh\"]}}}'\n---\n"
+	if err := os.WriteFile(p, []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// TestServeTLSProcesses: a real `skillgate serve --tls-cert --tls-key`
+// process and a real `skillgate-node --ca-file` process: the node
+// connects over wss and its skill shows in the prompt fetched over https.
+func TestServeTLSProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	bin := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, pkg := range []string{"skillgate", "skillgate-node"} {
+		build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, pkg), "../"+pkg)
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, "skillgate test CA")
+	caFile := ca.WriteCA(t, dir, "ca.pem")
+	cert, key := ca.Leaf(t, tlstest.LeafOptions{}).Write(t, dir, "gateway")
+	ghDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ghDir, "gh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	start := func(name string, args ...string) (*syncbuf.Buffer, <-chan struct{}) {
+		cmd := exec.Command(filepath.Join(bin, name), args...)
+		cmd.Env = append(os.Environ(), "SKILLGATE_NODE_TOKEN=", "SKILLGATE_AGENT_TOKEN=")
+		out := &syncbuf.Buffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			<-exited
+			if t.Failed() {
+				t.Logf("%s output:\n%s", name, out.String())
+			}
+		})
+		return out, exited
+	}
+	gwLogs, gwExited := start("skillgate", "serve", "--store", storeWithGhSkill(t), "--listen", "127.0.0.1:0",
+		"--tls-cert", cert, "--tls-key", key, "--poll", "100ms")
+	addr := listenAddr(t, gwLogs, gwExited)
+	start("skillgate-node", "--gateway", "wss://"+addr, "--ca-file", caFile, "--id", "tls-node", "--path", ghDir, "--recheck", "100ms")
+
+	want := "<available_skills>\n  <skill name=\"github\">\n    <description>Uses gh.</description>\n" +
+		"    <location>skills/github/SKILL.md</location>\n    <read_path>skills/github/SKILL.md</read_path>\n  </skill>\n</available_skills>"
+	deadline := time.Now().Add(tlsWait)
+	for {
+		code, body := httpsGet(t, "https://"+addr+"/v1/agents/main/prompt", ca.Pool())
+		if code == http.StatusOK && body == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prompt over https: %d %q, want %q", code, body, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if strings.Contains(gwLogs.String(), "without TLS") {
+		t.Errorf("a loopback gateway with TLS warned about clear text:\n%s", gwLogs.String())
+	}
+}
+
+// TestServeTLSSettings: the TLS files may come from the config file
+// (relative to it), a flag wins over the file, and unusable settings are
+// usage errors naming what to fix.
+func TestServeTLSSettings(t *testing.T) {
+	t.Setenv("SKILLGATE_NODE_TOKEN", "")
+	t.Setenv("SKILLGATE_AGENT_TOKEN", "")
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, "skillgate test CA")
+	cert, key := ca.Leaf(t, tlstest.LeafOptions{}).Write(t, dir, "gateway")
+	store := storeWithGhSkill(t)
+	writeCfg := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fromFile := writeCfg("file.hujson", `{"gateway": {"tlsCert": "gateway.crt", "tlsKey": "gateway.key"}}`)
+	badFile := writeCfg("bad.hujson", `{"gateway": {"tlsCert": "absent.crt", "tlsKey": "gateway.key"}}`)
+
+	serve := func(args ...string) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		logs := &syncbuf.Buffer{}
+		exited := make(chan struct{})
+		var code int
+		go func() {
+			defer close(exited)
+			code = run(ctx, append([]string{"serve", "--store", store, "--listen", "127.0.0.1:0"}, args...), io.Discard, logs)
+		}()
+		defer func() {
+			cancel()
+			select {
+			case <-exited:
+				if code != 0 {
+					t.Errorf("serve %q: exit %d:\n%s", args, code, logs.String())
+				}
+			case <-time.After(tlsWait):
+				t.Errorf("serve %q did not stop", args)
+			}
+		}()
+		addr := listenAddr(t, logs, exited)
+		status, body := httpsGet(t, "https://"+addr+"/healthz", ca.Pool())
+		if status != http.StatusOK {
+			t.Errorf("serve %q: GET /healthz over https: %d %s", args, status, body)
+		}
+	}
+	serve("--config", fromFile)
+	serve("--config", badFile, "--tls-cert", cert) // the flag wins
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tls-cert", cert}, "--tls-cert and --tls-key go together"},
+		{[]string{"--tls-key", key}, "--tls-cert and --tls-key go together"},
+		{[]string{"--tls-client-ca", cert}, "--tls-client-ca needs TLS: set --tls-cert and --tls-key too"},
+		{[]string{"--config", badFile}, "TLS certificate " + filepath.Join(dir, "absent.crt") + " and key " + key + ": open "},
+		{[]string{"--tls-cert", key, "--tls-key", key}, "TLS certificate " + key + " and key " + key},
+		{[]string{"--tls-cert", cert, "--tls-key", key, "--tls-client-ca", key}, "TLS client CA " + key + ": no PEM certificate in it"},
+	} {
+		_, errOut, code := runCmd(t, append([]string{"serve", "--store", store, "--listen", "127.0.0.1:0"}, tt.args...)...)
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("serve %q: exit %d, stderr %q; want 2 and …%s…", tt.args, code, errOut, tt.want)
+		}
+	}
+}
