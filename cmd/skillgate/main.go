@@ -1,9 +1,9 @@
 // Command skillgate is the skillgate gateway and its operator CLI.
 //
-//	skillgate serve    --store DIR|s3://BUCKET?… [--listen 127.0.0.1:7780] [--config FILE] [--poll 2s] [--insecure]
-//	skillgate eval     --store … [--config FILE] --hosts FILE --agent ID [--json]
+//	skillgate serve    --store DIR|s3://BUCKET?… [--listen 127.0.0.1:7780] [--config FILE] [--poll 2s] [--insecure] [--tls-cert F --tls-key F [--tls-client-ca F]]
+//	skillgate eval     --store … [--config FILE] --hosts FILE|URL --agent ID [--json] [--max-chars N] [--max-skills N]
 //	skillgate validate PATH… [--json]
-//	skillgate status   --gateway URL [--agent ID] [--json]
+//	skillgate status   --gateway URL [--agent ID] [--governance] [--json]
 //
 // Each command lives in its own file (serve.go, eval.go, validate.go,
 // status.go); the hosts eval reads are in hosts.go and hostparse.go. This
@@ -34,9 +34,11 @@ const usage = `skillgate decides which skills an AI agent may be offered.
 Usage:
   skillgate serve    --store DIR|s3://BUCKET?endpoint=…&region=… [--listen 127.0.0.1:7780]
                      [--config FILE] [--poll 2s] [--insecure]
-  skillgate eval     --store … [--config FILE] --hosts FILE --agent ID [--json]
-  skillgate validate PATH… [--json]
-  skillgate status   --gateway URL [--agent ID] [--json]
+                     [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
+  skillgate eval     --store … [--config FILE] --hosts FILE|URL --agent ID [--json]
+                     [--max-chars N] [--max-skills N]
+  skillgate validate PATH… [--json | --format github] [--strict]
+  skillgate status   --gateway URL [--agent ID] [--governance] [--json]
   skillgate version
 
 Run 'skillgate COMMAND -h' for the flags of one command.
