@@ -10,7 +10,19 @@ FUZZTIME  ?= 100000x
 LISTEN    ?= 127.0.0.1:7780
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build test unit fuzz lint run dev bench minio clean
+.PHONY: all build test unit fuzz lint run dev bench minio clean dist
+
+# make dist: release binaries. Static (CGO_ENABLED=0), -trimpath, stamped with
+# the commit: -buildvcs=true fails outside a git checkout (BUILDVCS=false builds
+# anyway); VERSION=1.2.3 sets the version outright. In a linked git worktree
+# (.git is a file) go build cannot stamp the commit (go.dev/issue/58218), so
+# dist stamps the version string internal/version would derive with -ldflags.
+DIST           ?= dist
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+DIST_NODE_ONLY ?= windows/amd64
+BUILDVCS       ?= true
+VERSION        ?=
+SHA256SUM      ?= $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo shasum -a 256)
 
 all: build
 
@@ -59,5 +71,30 @@ dev: build minio
 bench: build
 	./scripts/bench.sh
 
+## dist: skillgate and skillgate-node for $(DIST_PLATFORMS), skillgate-node for
+## $(DIST_NODE_ONLY), as $(DIST)/PROGRAM_OS_ARCH[.exe], and $(DIST)/SHA256SUMS.
+dist:
+	rm -rf $(DIST)
+	mkdir -p $(DIST)
+	@# Untracked files would stamp the following builds as modified (.dirty).
+	echo '*' > $(DIST)/.gitignore
+	@set -e; vcs='$(BUILDVCS)'; stamp='$(VERSION)'; \
+	if [ -z "$$stamp" ] && [ "$$vcs" != false ] && [ -f .git ]; then \
+		stamp=$$(sed -n 's/^const Base = "\(.*\)"$$/\1/p' internal/version/version.go)+$$(git rev-parse HEAD | cut -c1-12); \
+		[ -z "$$(git status --porcelain)" ] || stamp=$$stamp.dirty; \
+		vcs=false; \
+		echo "linked git worktree: go build cannot stamp the commit; -X version.stamp=$$stamp"; \
+	fi; \
+	for p in $(DIST_PLATFORMS:%=skillgate/%) $(DIST_PLATFORMS:%=skillgate-node/%) $(DIST_NODE_ONLY:%=skillgate-node/%); do \
+		prog=$${p%%/*}; os=$${p#*/}; arch=$${os#*/}; os=$${os%%/*}; \
+		out=$(DIST)/$${prog}_$${os}_$${arch}; [ $$os != windows ] || out=$$out.exe; \
+		echo "build $$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -buildvcs=$$vcs \
+			-ldflags "-s -w -X github.com/skillgate/skillgate/internal/version.stamp=$$stamp" \
+			-o $$out ./cmd/$$prog; \
+	done
+	cd $(DIST) && $(SHA256SUM) skillgate* > SHA256SUMS
+	@cat $(DIST)/SHA256SUMS
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(DIST)
