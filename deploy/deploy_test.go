@@ -358,68 +358,29 @@ func systemdWords(value, credDir string) ([]string, error) {
 	return words, nil
 }
 
-// TestGatewayExecStart runs the gateway unit's ExecStart wrapper as
-// systemd would (its words, %d and $$ resolved), with the gateway binary
-// replaced by a stub that prints what it got: the two credentials must
-// arrive as SKILLGATE_AGENT_TOKEN and SKILLGATE_NODE_TOKEN, the flags
-// unchanged; and a missing credential must stop the start.
+// TestGatewayExecStart: the gateway unit runs skillgate serve itself (no
+// shell), with its tokens from the two credentials.
 func TestGatewayExecStart(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the wrapper is a POSIX shell command line")
-	}
 	ds := parseUnit(readFile(t, filepath.Join("systemd", "skillgate.service")))
 	execStart := values(ds, "Service", "ExecStart")
 	if len(execStart) != 1 {
 		t.Fatalf("ExecStart: %q, want one", execStart)
 	}
-	tmp := t.TempDir()
-	creds := filepath.Join(tmp, "credentials")
-	if err := os.Mkdir(creds, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	argv, err := systemdWords(execStart[0], creds)
+	argv, err := systemdWords(execStart[0], "/run/credentials/skillgate.service")
 	if err != nil {
 		t.Fatalf("ExecStart=%s: %v", execStart[0], err)
 	}
-	if len(argv) < 3 || argv[0] != "/bin/sh" || argv[1] != "-c" {
-		t.Fatalf("ExecStart: %q, want /bin/sh -c SCRIPT …", argv)
+	want := []string{"/usr/local/bin/skillgate", "serve", "--config", "/etc/skillgate/gateway.hujson",
+		"--agent-token-file", "/run/credentials/skillgate.service/agent-token",
+		"--node-token-file", "/run/credentials/skillgate.service/node-token"}
+	if strings.Join(argv, " ") != strings.Join(want, " ") {
+		t.Errorf("ExecStart words %q, want %q", argv, want)
 	}
-	stub := filepath.Join(tmp, "skillgate")
-	if err := os.WriteFile(stub, []byte("#!/bin/sh\nprintf 'agent=%s\\nnode=%s\\n' \"$SKILLGATE_AGENT_TOKEN\" \"$SKILLGATE_NODE_TOKEN\"\nfor a in \"$@\"; do printf 'arg=%s\\n' \"$a\"; done\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(argv[2], "exec /usr/local/bin/skillgate serve") {
-		t.Fatalf("wrapper script %q does not exec /usr/local/bin/skillgate serve", argv[2])
-	}
-	argv[2] = strings.ReplaceAll(argv[2], "/usr/local/bin/skillgate", stub)
-	run := func() (string, error) {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "CREDENTIALS_DIRECTORY=" + creds}
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	// As `openssl rand -hex 32 > FILE` writes them: with a newline.
-	if err := os.WriteFile(filepath.Join(creds, "agent-token"), []byte("admin-secret\n"), 0o400); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(creds, "node-token"), []byte("node-secret\n"), 0o400); err != nil {
-		t.Fatal(err)
-	}
-	out, err := run()
-	if err != nil {
-		t.Fatalf("wrapper: %v\n%s", err, out)
-	}
-	want := "agent=admin-secret\nnode=node-secret\narg=serve\narg=--config\narg=/etc/skillgate/gateway.hujson\n"
-	if out != want {
-		t.Errorf("wrapper ran the gateway with\n%s\nwant\n%s", out, want)
-	}
-	// A credential missing: the gateway must not start without its token.
-	if err := os.Remove(filepath.Join(creds, "node-token")); err != nil {
-		t.Fatal(err)
-	}
-	out, err = run()
-	if err == nil || strings.Contains(out, "agent=") {
-		t.Errorf("wrapper with node-token missing: err %v, output %q; want a failure before the gateway starts", err, out)
+	creds := values(ds, "Service", "LoadCredential")
+	for _, c := range []string{"agent-token:/etc/skillgate/agent-token", "node-token:/etc/skillgate/node-token"} {
+		if !slices.Contains(creds, c) {
+			t.Errorf("LoadCredential %q missing from %q", c, creds)
+		}
 	}
 }
 

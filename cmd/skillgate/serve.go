@@ -26,6 +26,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tlsKey := fs.String("tls-key", "", "PEM `FILE` of the TLS certificate's key")
 	tlsClientCA := fs.String("tls-client-ca", "", "PEM `FILE` of the CA(s) that must have signed every node's client certificate (mTLS)")
 	insecure := fs.Bool("insecure", false, "allow listening beyond loopback without tokens")
+	agentTokenFile := fs.String("agent-token-file", "", "file holding the admin (agent) token, instead of $"+cli.AgentTokenEnv+" (e.g. a systemd credential)")
+	nodeTokenFile := fs.String("node-token-file", "", "file holding the shared node token, instead of $"+cli.NodeTokenEnv)
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -80,6 +82,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return cli.Usagef("--store: %v", err)
 	}
+	agentToken, err := cli.ReadTokenStrict(*agentTokenFile, cli.AgentTokenEnv, log)
+	if err != nil {
+		return cli.Usagef("--agent-token-file: %v", err)
+	}
+	nodeToken, err := cli.ReadTokenStrict(*nodeTokenFile, cli.NodeTokenEnv, log)
+	if err != nil {
+		return cli.Usagef("--node-token-file: %v", err)
+	}
 	srv, err := gateway.New(gateway.Config{
 		Listen:      *listen,
 		Store:       st,
@@ -92,8 +102,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		TLSKey:      *tlsKey,
 		TLSClientCA: *tlsClientCA,
 		Insecure:    *insecure,
-		NodeToken:   os.Getenv(cli.NodeTokenEnv),
-		AgentToken:  os.Getenv(cli.AgentTokenEnv),
+		NodeToken:   nodeToken,
+		AgentToken:  agentToken,
 		Logger:      log,
 	})
 	if err != nil {
