@@ -2,6 +2,8 @@ package governance
 
 import (
 	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -259,7 +261,9 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
-// BenchmarkScan scans a 256 KiB SKILL.md of mixed prose, code and tables.
+// BenchmarkScan scans a 256 KiB SKILL.md of mixed prose, code and tables,
+// dense with what the rules look for (a URL, a curl, a shell block and a
+// table row every ~300 bytes): the scanner's worst ordinary case.
 func BenchmarkScan(b *testing.B) {
 	unit := "Use `demo run --all` to sync. See https://docs.tools.io/guide for more.\n" +
 		"| col | `curl -s https://api.github.com/x` |\n" +
@@ -270,7 +274,34 @@ func BenchmarkScan(b *testing.B) {
 	for sb.Len() < 256<<10 {
 		sb.WriteString(unit)
 	}
-	data := []byte(sb.String()[:256<<10])
+	benchScan(b, []byte(sb.String()[:256<<10]))
+}
+
+// BenchmarkScanRealSkills scans 256 KiB made of the bodies of the real
+// skills in testdata/openclaw-skills, one after the other: a large skill
+// as skills are written.
+func BenchmarkScanRealSkills(b *testing.B) {
+	dirs, err := os.ReadDir("../testdata/openclaw-skills")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	sb.WriteString(fm)
+	for sb.Len() < 256<<10 {
+		for _, d := range dirs {
+			data, err := os.ReadFile(filepath.Join("../testdata/openclaw-skills", d.Name(), "SKILL.md"))
+			if err != nil {
+				continue
+			}
+			if _, body, ok := strings.Cut(string(data), "\n---\n"); ok {
+				sb.WriteString(body)
+			}
+		}
+	}
+	benchScan(b, []byte(sb.String()[:256<<10]))
+}
+
+func benchScan(b *testing.B, data []byte) {
 	in := &Input{SkillMD: data}
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()

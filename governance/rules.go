@@ -686,7 +686,7 @@ func fetchTarget(t string) bool {
 	if strings.Contains(t, "://") || strings.ContainsAny(t, "$%`") {
 		return true
 	}
-	for _, w := range strings.Fields(t) {
+	for w := range strings.FieldsSeq(t) {
 		if k := strings.IndexByte(w, '.'); k > 0 && k+1 < len(w) && w[k+1] >= 'a' && w[k+1] <= 'z' {
 			return true
 		}
@@ -890,15 +890,20 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 	if !ansi && !quoteCat && !s.has(low, "ifs", "rev", `\`, "$", "tr ") {
 		return
 	}
-	sev := SeverityWarn
-	if reExecHint.MatchString(low) {
-		sev = SeverityError
+	// Whether the line also executes decides the severity; asked only of
+	// lines that have a finding (most lines with a "$" have none).
+	sev := func() string {
+		if reExecHint.MatchString(low) {
+			return SeverityError
+		}
+		return SeverityWarn
 	}
 	if m := reANSIC.FindStringSubmatchIndex(text); ansi && m != nil {
+		sv := sev()
 		if fetcher(unescapeANSIC(text[m[2]:m[3]])) {
-			sev = SeverityError
+			sv = SeverityError
 		}
-		s.add(RuleObfuscation, sev, c, n, line, off+m[0])
+		s.add(RuleObfuscation, sv, c, n, line, off+m[0])
 		return
 	}
 	for _, p := range []pass{
@@ -908,10 +913,11 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 			continue
 		}
 		if loc := p.re.FindStringIndex(low); loc != nil {
+			sv := sev()
 			if p.re == reHexEsc && fetcher(unescapeANSIC(text[loc[0]:loc[1]])) {
-				sev = SeverityError // the escapes spell a command
+				sv = SeverityError // the escapes spell a command
 			}
-			s.add(RuleObfuscation, sev, c, n, line, off+loc[0])
+			s.add(RuleObfuscation, sv, c, n, line, off+loc[0])
 			return
 		}
 	}
@@ -923,7 +929,7 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 		plain := strings.ReplaceAll(low, " ", "")
 		for _, w := range []string{"http://", "https://", "curl", "wget", "|sh", "|bash", "base64", "eval"} {
 			if strings.Contains(collapsed, w) && !strings.Contains(plain, w) {
-				s.add(RuleObfuscation, sev, c, n, line, off+loc[0])
+				s.add(RuleObfuscation, sev(), c, n, line, off+loc[0])
 				return
 			}
 		}
@@ -969,11 +975,16 @@ func unescapeANSIC(s string) string {
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 func (s *scanner) secrets(line, low string, off, n int, c ctx) {
-	if !s.has(low, ".ssh", ".aws", "gcloud", "security", "keychain", "library/", "mozilla", "chrome", "cookies",
+	// The keywords are each alternative's own words, so that ordinary
+	// prose ("environment", "security", "credentials") does not run the
+	// expression; "env" alone only where a pipe or substitution follows.
+	if !s.has(low, ".ssh", ".aws", "gcloud", "find-generic-password", "find-internet-password", "dump-keychain",
+		"security export", "keychain", "library/", "mozilla", "google/chrome", "google-chrome", "cookies",
 		"login data", "local state", "wallet", "electrum", "bitcoin", "ethereum", "metamask", "solana", ".kube", ".docker",
-		"netrc", "credentials", ".npmrc", ".pypirc", ".env", "printenv", "env", "/etc/", "extension settings", "key3.db",
+		"netrc", "default_credentials", "git-credentials", ".npmrc", ".pypirc", ".env", "printenv", "/etc/", "extension settings", "key3.db",
 		"key4.db", "logins.json", "nkbihf", "bfnaelm", "exodus", "gh/hosts", ".gnupg", "export-secret", ".password-store",
-		"hidden answer", "authonly", "environ", "discord", "tdata") {
+		"hidden answer", "authonly", "environ", "discord", "tdata", "export -p", "-name", "-iname") &&
+		!(strings.Contains(low, "env") && strings.ContainsAny(low, "|(")) {
 		return
 	}
 	if at := secretAt(low); at >= 0 {
@@ -1086,8 +1097,9 @@ var pkgSources = []string{"/etc/apt/sources.list.d/", "/etc/apt/keyrings", "/etc
 	"/etc/zypp/repos.d/", "/etc/pki/rpm-gpg/"}
 
 func (s *scanner) persistence(line, low string, off, n int, c ctx) {
-	if !s.has(low, "cron", "rc", "profile", "zshenv", "zlogin", "launch", "systemd", "systemctl", "login", "/etc/",
-		"currentversion", "schtasks", "scheduledtask", "startup", "autostart", "update-rc", "chkconfig") {
+	if !s.has(low, "cron", "@reboot", "bashrc", "zshrc", "bash_login", "fish/config", "profile", "zshenv", "zlogin", "launch",
+		"systemd", "systemctl", "login", "lssharedfilelist", "/etc/", "currentversion", "schtasks", "scheduledtask", "startup",
+		"autostart", "update-rc", "chkconfig") {
 		return
 	}
 	for from, tries := 0, 0; from < len(low) && tries < 4; tries++ {

@@ -649,11 +649,12 @@ func negatedBefore(low string, at int) bool {
 // a phrase: at least two words, and an argument that is a flag, a path, a
 // variable, a quoted string, a pipe or an assignment.
 func commandLike(t string) bool {
-	f := strings.Fields(t)
-	if len(f) < 2 {
-		return false
-	}
-	for _, a := range f[1:] {
+	first := true
+	for a := range strings.FieldsSeq(t) {
+		if first {
+			first = false
+			continue
+		}
 		if strings.HasPrefix(a, "-") || strings.ContainsAny(a, "/$\"'|=~") {
 			return true
 		}
@@ -880,12 +881,12 @@ func (s *scanner) commands(line string, n int, inline bool) (heredoc string) {
 	if m := reHeredoc.FindStringSubmatch(t); m != nil {
 		heredoc = m[1]
 	}
-	segs := splitShell(t)
+	segs := splitShellAt(t)
 	if inline {
 		segs = segs[:1]
 	}
-	for _, seg := range segs {
-		w := commandWord(seg)
+	for _, sp := range segs {
+		w := commandWord(sp.text)
 		if w == "" || s.bins[w] || knownCommands[w] || s.undecl[w] {
 			continue
 		}
@@ -943,7 +944,7 @@ var prefixWords = map[string]bool{"sudo": true, "env": true, "time": true, "nohu
 // commandWord returns the binary a shell segment runs, or "".
 func commandWord(seg string) string {
 	afterPrefix := false
-	for _, w := range strings.Fields(seg) {
+	for w := range strings.FieldsSeq(seg) {
 		w = strings.TrimLeft(w, "({")
 		if w == "" || prefixWords[w] {
 			afterPrefix = true
