@@ -117,7 +117,7 @@ func chatDrop(host, path string) bool {
 // injection: prompt-injection, error for overrides, warn for role play.
 func (s *scanner) injection(line, low string, n int, c ctx) {
 	for _, p := range injectionPasses {
-		if s.has(low, p.keys...) {
+		if s.has(low, p.keys...) && (p.also == nil || p.also(low)) {
 			if loc := p.re.FindStringIndex(low); loc != nil {
 				s.add(RulePromptInjection, SeverityError, c, n, line, loc[0])
 				return
@@ -132,11 +132,26 @@ func (s *scanner) injection(line, low string, n int, c ctx) {
 }
 
 // injectionPasses are the error-class prompt-injection expressions.
-var injectionPasses = []pass{
-	{reInjectOverride, []string{"ignore", "disregard", "forget", "override", "bypass"}},
-	{reInjectSecret, []string{"the user", "secretly", "covertly", "silently", "quietly"}},
-	{reInjectReveal, []string{"system prompt", "instructions", "system message"}},
-	{reInjectTag, []string{"system", "[inst", "[/inst", "instructions", "<<sys", "<</sys"}},
+var injectionPasses = []injectionPass{
+	{pass{reInjectOverride, []string{"ignore", "disregard", "forget", "override", "bypass"}}, nil},
+	// "the user" is in most skills: the expression runs only with a
+	// negation or a concealing word beside it.
+	{pass{reInjectSecret, []string{"the user", "secretly", "covertly", "silently", "quietly"}}, func(low string) bool {
+		return containsAny(low, "secretly", "covertly", "silently", "quietly", "not", "n't", "never", "hide", "conceal", "keep", "without")
+	}},
+	{pass{reInjectReveal, []string{"system prompt", "instructions", "system message"}}, func(low string) bool {
+		return containsAny(low, "reveal", "print", "output", "show", "repeat", "leak", "dump", "disclose")
+	}},
+	// "system" is an ordinary word; a role tag has a ":", ">" or "|" by it.
+	{pass{reInjectTag, []string{"system", "[inst", "[/inst", "instructions", "<<sys", "<</sys", "im_start"}}, func(low string) bool {
+		return strings.ContainsAny(low, ":>|]")
+	}},
+}
+
+// injectionPass is a pass with a second, cheap condition (nil: none).
+type injectionPass struct {
+	pass
+	also func(low string) bool
 }
 
 // pass is a regexp run only on lines holding one of its keywords.
@@ -298,17 +313,43 @@ func exampleHost(h string) bool {
 // passwordArchive: an archive and its password within three lines.
 func (s *scanner) passwordArchive(line, low string, n int, c ctx) {
 	if n < s.pwCheckedTo {
-		s.arcLine, s.pwLine = 0, 0
+		s.arcLine, s.pwLine, s.pwPending = 0, 0, s.pwPending[:0]
 	}
 	s.pwCheckedTo = n
 	hasArc := (strings.Contains(low, "zip") || strings.Contains(low, "7z") || strings.Contains(low, "rar") ||
 		strings.Contains(low, "tar") || strings.Contains(low, "archive") || strings.Contains(low, ".dmg") || strings.Contains(low, ".iso")) && reArchive.MatchString(low)
-	hasPw := (strings.Contains(low, "pass") || strings.Contains(low, "pw") || strings.Contains(low, " -p") ||
+	pwCand := strings.Contains(low, "pass") || strings.Contains(low, "pw") || strings.Contains(low, " -p") ||
 		strings.Contains(low, "kennwort") || strings.Contains(low, "contrase") || strings.Contains(low, "mot de") || strings.Contains(low, "senha") ||
-		strings.Contains(low, "ароль") || strings.Contains(low, "密") || strings.Contains(low, "パスワード")) && rePassword.MatchString(low)
+		strings.Contains(low, "ароль") || strings.Contains(low, "密") || strings.Contains(low, "パスワード")
 	if hasArc {
 		s.arcLine = n
 	}
+	// The password expression is slow and "pass" is a common word: it runs
+	// only near an archive, now or when one turns up within 3 lines.
+	hasPw := false
+	switch {
+	case pwCand && s.arcLine > 0 && n-s.arcLine <= 3:
+		hasPw = rePassword.MatchString(low)
+	case pwCand:
+		s.pwPending = append(s.pwPending, pwCandidate{n, low})
+	}
+	if hasArc {
+		for i := len(s.pwPending) - 1; i >= 0 && !hasPw; i-- {
+			if p := s.pwPending[i]; n-p.n <= 3 && rePassword.MatchString(p.low) {
+				s.pwLine = p.n
+				break
+			}
+		}
+	}
+	// Only the last 3 lines' candidates can still meet an archive.
+	k := 0
+	for _, p := range s.pwPending {
+		if n-p.n < 3 {
+			s.pwPending[k] = p
+			k++
+		}
+	}
+	s.pwPending = s.pwPending[:k]
 	if hasPw {
 		s.pwLine = n
 	}
@@ -316,6 +357,13 @@ func (s *scanner) passwordArchive(line, low string, n int, c ctx) {
 		s.pwReported = s.file + strconv.Itoa(s.arcLine)
 		s.add(RulePasswordArchive, SeverityError, c, n, line, 0)
 	}
+}
+
+// pwCandidate is a recent line that may name a password, kept until an
+// archive within 3 lines asks.
+type pwCandidate struct {
+	n   int
+	low string
 }
 
 func abs(x int) int {
@@ -1003,8 +1051,26 @@ func (s *scanner) secrets(line, low string, off, n int, c ctx) {
 // without reading it, and keys used or made by the ssh tools themselves
 // (ssh -i, ssh-keygen, ssh-add, chmod 600) are not reads.
 func secretAt(low string) int {
+	best := -1
+	for _, re := range secretAlternatives {
+		if at := secretMatch(re, low); at >= 0 && (best < 0 || at < best) {
+			best = at
+		}
+	}
+	return best
+}
+
+// secretAlternatives are the top-level alternatives of reSecrets, each its
+// own expression: most begin with a literal ("metamask", ".aws/…"), which
+// regexp finds with a fast substring search, where the one large
+// expression had to run every alternative at every byte of the line.
+var secretAlternatives = splitAlternatives(reSecrets.String())
+
+// secretMatch returns the offset of re's first match in low that is a
+// secret read (see secretAt), or -1.
+func secretMatch(re *regexp.Regexp, low string) int {
 	for from, tries := 0, 0; from < len(low) && tries < 8; tries++ {
-		loc := reSecrets.FindStringIndex(low[from:])
+		loc := re.FindStringIndex(low[from:])
 		if loc == nil {
 			return -1
 		}
@@ -1014,8 +1080,15 @@ func secretAt(low string) int {
 			from++
 		}
 		m := low[a:b]
+		// The path the match is part of: a match of one alternative may
+		// end inside a public key's name ("/.ssh/id_" of ".../id_x.pub").
+		end := b
+		for end < len(low) && (low[end] == '_' || low[end] == '.' || low[end] == '-' ||
+			'a' <= low[end] && low[end] <= 'z' || '0' <= low[end] && low[end] <= '9') {
+			end++
+		}
 		switch {
-		case strings.HasSuffix(m, ".pub"):
+		case strings.HasSuffix(m, ".pub") || strings.HasSuffix(low[a:end], ".pub"):
 			continue
 		case strings.HasSuffix(m, ".env") && strings.HasPrefix(low[b:], ".") && containsAny(low[b:min(len(low), b+10)], ".example", ".sample", ".template", ".dist", ".defaults"):
 			continue
@@ -1030,6 +1103,34 @@ func secretAt(low string) int {
 		return a
 	}
 	return -1
+}
+
+// splitAlternatives compiles each top-level alternative of a pattern (the
+// parts between "|" outside groups and classes) on its own.
+func splitAlternatives(pattern string) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	depth, class, start := 0, false, 0
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; {
+		case c == '\\':
+			i++ // an escaped character
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+			if i+1 < len(pattern) && pattern[i+1] == ']' {
+				i++ // "[]…]": the first ] is a member
+			}
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			out = append(out, regexp.MustCompile(pattern[start:i]))
+			start = i + 1
+		}
+	}
+	return append(out, regexp.MustCompile(pattern[start:]))
 }
 
 // credentialVars are the environment variables that point a tool at its

@@ -56,6 +56,7 @@ type scanner struct {
 
 	arcLine, pwLine, pwCheckedTo int
 	pwReported                   string
+	pwPending                    []pwCandidate // lines that may name a password, for an archive to come
 
 	drop dropped // a file downloaded by an earlier line, not yet run
 
@@ -154,7 +155,7 @@ func splitLines(data []byte) []string {
 
 func (s *scanner) startFile(name string) {
 	s.file = name
-	s.arcLine, s.pwLine, s.pwCheckedTo = 0, 0, 0
+	s.arcLine, s.pwLine, s.pwCheckedTo, s.pwPending = 0, 0, 0, s.pwPending[:0]
 	s.perRule = map[string]int{}
 	s.drop = dropped{}
 	s.homoglyphBud = maxHomoglyphLines
