@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"maps"
 	"net"
@@ -76,10 +77,12 @@ func fatalCode(code string) bool {
 // Client is a node agent's connection to the gateway. Create it with New
 // and call Run once.
 type Client struct {
-	cfg Config
-	url string
-	log *slog.Logger
-	tls *tlsFiles
+	cfg  Config
+	url  string   // the gateway URL connected to now: urls[cur]
+	urls []string // every gateway URL (replicas), in --gateway's order
+	cur  int
+	log  *slog.Logger
+	tls  *tlsFiles
 
 	backoffMin, backoffMax time.Duration
 	stableAfter            time.Duration
@@ -109,17 +112,25 @@ func New(cfg Config) (*Client, error) {
 		}
 		cfg.Path = dirs
 	}
-	u, err := ConnectURL(cfg.Gateway)
+	urls, err := cfg.Gateways()
 	if err != nil {
 		return nil, &ConfigError{"gateway", err}
 	}
+	// Nodes listing the same replicas start at different ones (by their
+	// id), so that they spread, and a replica's nodes do not all move to
+	// the same next one when it goes.
+	h := fnv.New32a()
+	h.Write([]byte(cfg.ID))
+	cur := int(h.Sum32() % uint32(len(urls)))
 	tf := &tlsFiles{caFile: cfg.CAFile, certFile: cfg.CertFile, keyFile: cfg.KeyFile, log: cfg.Logger}
 	if tf.last, err = tf.load(); err != nil {
 		return nil, err
 	}
 	return &Client{
 		cfg:            cfg,
-		url:            u,
+		urls:           urls,
+		cur:            cur,
+		url:            urls[cur],
 		log:            cfg.Logger,
 		tls:            tf,
 		backoffMin:     BackoffMin,
@@ -144,7 +155,7 @@ func (c *Client) URL() string { return c.url }
 // good. Run must not be called concurrently.
 func (c *Client) Run(ctx context.Context) error {
 	c.log.Info("node agent starting",
-		"gateway", c.url, "id", c.cfg.ID, "os", runtime.GOOS,
+		"gateway", c.url, "gateways", len(c.urls), "id", c.cfg.ID, "os", runtime.GOOS,
 		"roles", c.cfg.Roles, "capabilities", c.cfg.Capabilities,
 		"path", c.cfg.Path, "recheck", c.cfg.Recheck.String(),
 		"token", c.cfg.Token != "", // whether one is set, never the token
@@ -173,6 +184,12 @@ func (c *Client) Run(ctx context.Context) error {
 			msg = "gateway connection lost; reconnecting"
 		}
 		attrs := []any{"err", err.Error(), "retry_in", d.Round(time.Millisecond).String()}
+		if len(c.urls) > 1 {
+			// The next replica, after the same backoff and jitter.
+			c.cur = (c.cur + 1) % len(c.urls)
+			c.url = c.urls[c.cur]
+			attrs = append(attrs, "next_gateway", c.url)
+		}
 		if ce, ok := errors.AsType[websocket.CloseError](err); ok && ce.Code == protocol.ClosePolicyViolation && ce.Reason == protocol.CloseReasonReplaced {
 			attrs = append(attrs, "hint", "another node connected with the same id "+strconv.Quote(c.cfg.ID))
 		}

@@ -99,11 +99,15 @@ func (c Config) withDefaults() (Config, error) {
 	if strings.TrimSpace(c.Gateway) == "" {
 		return c, &ConfigError{"gateway", errors.New("is required (the gateway's base URL, e.g. http://127.0.0.1:7780)")}
 	}
-	if _, err := ConnectURL(c.Gateway); err != nil {
+	if _, err := c.Gateways(); err != nil {
 		return c, &ConfigError{"gateway", err}
 	}
-	if err := c.checkTLS(); err != nil {
-		return c, err
+	for g := range strings.SplitSeq(c.Gateway, ",") {
+		one := c
+		one.Gateway = strings.TrimSpace(g)
+		if err := one.checkTLS(); err != nil {
+			return c, err
+		}
 	}
 	if c.ID == "" {
 		h, err := os.Hostname()
@@ -299,4 +303,22 @@ func SplitList(s, sep string) []string {
 		}
 	}
 	return out
+}
+
+// Gateways returns the WebSocket URLs of Gateway: one base URL, or several
+// separated by commas (the replicas of a gateway), in the order given.
+func (c Config) Gateways() ([]string, error) {
+	var out []string
+	for part := range strings.SplitSeq(c.Gateway, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return nil, fmt.Errorf("%q has an empty URL between its commas", c.Gateway)
+		}
+		u, err := ConnectURL(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }

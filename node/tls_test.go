@@ -228,3 +228,27 @@ func TestLoadFileTLSKeys(t *testing.T) {
 		t.Errorf("%+v", fc)
 	}
 }
+
+func TestGatewaysList(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{in: "http://127.0.0.1:7780", want: []string{"ws://127.0.0.1:7780/v1/nodes/connect"}},
+		{in: "http://a:1, https://b:2/", want: []string{"ws://a:1/v1/nodes/connect", "wss://b:2/v1/nodes/connect"}},
+		{in: "http://a:1,,http://b:2", err: "empty URL between its commas"},
+	} {
+		got, err := Config{Gateway: tc.in}.Gateways()
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Gateways(%q) error %v, want %q", tc.in, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("Gateways(%q): %v", tc.in, err)
+		case strings.Join(got, " ") != strings.Join(tc.want, " "):
+			t.Errorf("Gateways(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -178,7 +178,7 @@ func (s *settings) setUsage(stderr io.Writer, synopsis string) {
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("skillgate-node", flag.ContinueOnError)
 	var s settings
-	gateway := fs.String("gateway", "", "the gateway's base `URL` (http://, https://, ws:// or wss://); required")
+	gateway := fs.String("gateway", "", "the gateway's base `URL` (http://, https://, ws:// or wss://), or several replicas' separated by commas (the node connects to one and moves to the next when it fails); required")
 	recheck := fs.Duration("recheck", node.DefaultRecheck, "how often to re-check binaries and env names")
 	tokenFile := fs.String("token-file", "", "`FILE` holding the node token (default: $"+tokenEnv+")")
 	caFile := fs.String("ca-file", "", "PEM `FILE` of the CA certificates that verify an https:// gateway (default: the system's roots)")
