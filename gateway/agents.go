@@ -130,15 +130,8 @@ func (s *Server) promptView(agentID string) *agentView {
 	c := &buildCall{gen: gen, done: make(chan struct{})}
 	s.builds[key] = c
 	s.buildsMu.Unlock()
-	defer func() {
-		s.buildsMu.Lock()
-		if s.builds[key] == c {
-			delete(s.builds, key)
-		}
-		s.buildsMu.Unlock()
-		close(c.done)
-	}()
-	c.v = s.buildPromptView(agentID)
+	defer close(c.done)
+	c.v = s.buildPromptView(agentID, key, c)
 	return c.v
 }
 
@@ -150,12 +143,21 @@ type buildCall struct {
 	v    *agentView
 }
 
-// buildPromptView builds an agent's block and caches it.
-func (s *Server) buildPromptView(agentID string) *agentView {
+// buildPromptView builds an agent's block and caches it; c is the shared
+// call of view key callKey, which it retires before releasing the read lock:
+// a caller after the next change must not join a build from before it.
+func (s *Server) buildPromptView(agentID, callKey string, c *buildCall) *agentView {
 	// Build under the read lock and store before releasing it, so that no
 	// writer can invalidate between the build and the store.
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	defer func() { // runs before the RUnlock above
+		s.buildsMu.Lock()
+		if s.builds[callKey] == c {
+			delete(s.builds, callKey)
+		}
+		s.buildsMu.Unlock()
+	}()
 	gen := s.gen.Load()
 	start := time.Now()
 	key := viewKey(&viewState{s.snap, s.pol}, agentID)

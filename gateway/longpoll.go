@@ -20,9 +20,6 @@ import (
 // waiter's view wakes it (changeFeed.wake); it looks at its block again and
 // answers, or parks again. The answer closes the connection.
 
-// answerWriteTimeout bounds writing a parked poll's answer.
-const answerWriteTimeout = DefaultWriteTimeout
-
 // parkedPoll is one long poll waiting without a goroutine of its own.
 type parkedPoll struct {
 	s        *Server
@@ -123,7 +120,7 @@ func (p *parkedPoll) finish(write func()) {
 	}
 	p.s.feed.unpark(key, p)
 	if write != nil {
-		p.conn.SetWriteDeadline(time.Now().Add(answerWriteTimeout))
+		p.conn.SetWriteDeadline(time.Now().Add(p.s.cfg.WriteTimeout)) // the API's
 		write()
 	}
 	p.conn.Close()

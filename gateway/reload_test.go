@@ -182,7 +182,7 @@ func TestReloadAppliesInsecure(t *testing.T) {
 func TestCommandLineWinsOverFile(t *testing.T) {
 	file := `{"gateway": {"insecure": true, "maxNodes": 2}}`
 	c := newConfiguredServer(t, Config{Flags: map[string]bool{"insecure": true, "maxNodes": true}, MaxNodes: 5}, file)
-	want := "refusing to listen on 0.0.0.0:1 beyond loopback without a node token (SKILLGATE_NODE_TOKEN or gateway.nodeTokens) and an agent token (SKILLGATE_AGENT_TOKEN or gateway.agentTokens): set them, listen on 127.0.0.1, or pass --insecure"
+	want := "refusing to listen on 0.0.0.0:1 beyond loopback without a node token (SKILLGATE_NODE_TOKEN, --node-token-file or gateway.nodeTokens) and an agent token (SKILLGATE_AGENT_TOKEN, --agent-token-file or gateway.agentTokens): set them, listen on 127.0.0.1, or pass --insecure"
 	if err := c.checkExposure("0.0.0.0:1"); err == nil || err.Error() != want {
 		t.Errorf("checkExposure with --insecure=false = %v\nwant %s", err, want)
 	}

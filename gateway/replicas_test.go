@@ -1,6 +1,8 @@
 package gateway_test
 
 import (
+	"fmt"
+	"hash/fnv"
 	"net"
 	"strings"
 	"testing"
@@ -36,5 +38,40 @@ func TestNodeMovesToTheNextGateway(t *testing.T) {
 	other.waitPrompt(t, "main", block(eTool))
 	if out := node.out.String(); !strings.Contains(out, `"next_gateway"`) {
 		t.Errorf("the node's log does not name the next gateway:\n%s", tail(out, 4<<10))
+	}
+}
+
+// TestNodePassesARefusingReplica: a replica that refuses the node for good
+// (here: it wants a token the node does not have) sends it on to the next
+// replica instead of ending it; with one URL the same refusal ends it.
+func TestNodePassesARefusingReplica(t *testing.T) {
+	files := map[string]string{"skills/tool/SKILL.md": skillMD("tool", "Needs the-tool.", `{"bins": ["the-tool"]}`)}
+	refusing := startGateway(t, gwOptions{files: files, nodeToken: "a-token-the-node-lacks"})
+	open := startGateway(t, gwOptions{files: files})
+	dir := binDir(t, "the-tool")
+	// An id the node starts at the first URL with (FNV-1a of the id,
+	// modulo the count, as node.New picks), so that it meets the refusal.
+	id := "n1"
+	for i := 0; ; i++ {
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		if h.Sum32()%2 == 0 {
+			break
+		}
+		id = fmt.Sprintf("n1-%d", i)
+	}
+	node := startNode(t, strings.Join([]string{refusing.base, open.base}, ","), id, dir, nil)
+	open.waitPrompt(t, "main", block(global("tool", "Needs the-tool.")))
+	if out := node.out.String(); !strings.Contains(out, "trying the next replica") {
+		t.Errorf("the node did not meet the refusing replica first:\n%s", tail(out, 4<<10))
+	}
+	select {
+	case <-node.done:
+		t.Errorf("the node ended:\n%s", tail(node.out.String(), 4<<10))
+	default:
+	}
+	alone := startNode(t, refusing.base, "n2", dir, nil)
+	if code := alone.wait(waitFor); code != 1 {
+		t.Errorf("a node whose only gateway refuses it exited %d, want 1", code)
 	}
 }

@@ -288,10 +288,10 @@ func (s *Server) checkExposure(addr string) error {
 	var missing []string
 	noNode, noAgent := s.authGaps(pol)
 	if noNode {
-		missing = append(missing, "a node token (SKILLGATE_NODE_TOKEN or gateway.nodeTokens)")
+		missing = append(missing, "a node token (SKILLGATE_NODE_TOKEN, --node-token-file or gateway.nodeTokens)")
 	}
 	if noAgent {
-		missing = append(missing, "an agent token (SKILLGATE_AGENT_TOKEN or gateway.agentTokens)")
+		missing = append(missing, "an agent token (SKILLGATE_AGENT_TOKEN, --agent-token-file or gateway.agentTokens)")
 	}
 	if len(missing) == 0 {
 		return nil

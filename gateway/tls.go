@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -37,8 +38,11 @@ type watchedFiles[T any] struct {
 	paths    []string
 	parse    func([][]byte) (T, error)
 	describe func(T) []any // log attributes of a loaded value
-	log      *slog.Logger
-	every    time.Duration
+	// reloadCheck, when set, refuses a changed value that parses but must
+	// not replace the one in force (a certificate outside its validity).
+	reloadCheck func(T) error
+	log         *slog.Logger
+	every       time.Duration
 
 	mu      sync.Mutex
 	next    time.Time // no read before
@@ -60,16 +64,43 @@ func newWatchedFiles[T any](what string, paths []string, parse func([][]byte) (T
 	return w, nil
 }
 
+// maxTLSFile bounds a certificate, key or CA file read (a CA bundle of
+// hundreds of certificates is well under it).
+const maxTLSFile = 1 << 20
+
 func readFiles(paths []string) ([][]byte, error) {
 	data := make([][]byte, len(paths))
 	for i, p := range paths {
-		b, err := os.ReadFile(p)
+		b, err := readTLSFile(p)
 		if err != nil {
 			return nil, err
 		}
 		data[i] = b
 	}
 	return data, nil
+}
+
+// readTLSFile reads a regular file of at most maxTLSFile bytes: a named
+// pipe would block every handshake behind it.
+func readTLSFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTLSFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxTLSFile {
+		return nil, fmt.Errorf("%s is over the 1 MiB limit of a TLS file", path)
+	}
+	return b, nil
 }
 
 // get returns the value in force, after reading the files again if the
@@ -89,6 +120,9 @@ func (w *watchedFiles[T]) get() T {
 	var v T
 	if err == nil {
 		v, err = w.parse(data)
+	}
+	if err == nil && w.reloadCheck != nil {
+		err = w.reloadCheck(v)
 	}
 	if err != nil {
 		// A rotation that writes the files one after the other is seen
@@ -145,6 +179,15 @@ func newTLSState(cfg *Config) (*tlsState, error) {
 	t.cert, err = newWatchedFiles("TLS certificate", []string{cfg.TLSCert, cfg.TLSKey}, parseKeyPair, describeCert, cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("TLS certificate %s and key %s: %w", cfg.TLSCert, cfg.TLSKey, err)
+	}
+	// A renewal that is not valid now (expired, not yet valid: a clock or
+	// a renewal gone wrong) keeps the certificate in force: nodes would
+	// refuse it.
+	t.cert.reloadCheck = func(c *tls.Certificate) error {
+		if now := time.Now(); now.Before(c.Leaf.NotBefore) || now.After(c.Leaf.NotAfter) {
+			return fmt.Errorf("the new certificate is valid only from %s to %s", c.Leaf.NotBefore.Format(time.RFC3339), c.Leaf.NotAfter.Format(time.RFC3339))
+		}
+		return nil
 	}
 	if leaf := t.cert.val.Leaf; time.Now().After(leaf.NotAfter) {
 		cfg.Logger.Warn("the TLS certificate has expired; nodes will refuse it", "file", cfg.TLSCert, "not_after", leaf.NotAfter)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/internal/tlstest"
@@ -136,5 +137,43 @@ func TestReloadNamesTLSSettings(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("log records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRotationRefusesAnInvalidCertificate: a renewed pair that is expired
+// or not valid yet, or a cert file that is a named pipe, keeps the
+// certificate in force.
+func TestRotationRefusesAnInvalidCertificate(t *testing.T) {
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, "rot")
+	certPath, keyPath := ca.Leaf(t, tlstest.LeafOptions{}).Write(t, dir, "srv")
+	logs := &syncbuf.Buffer{}
+	cfg := &Config{TLSCert: certPath, TLSKey: keyPath, Logger: slog.New(slog.NewJSONHandler(logs, nil))}
+	st, err := newTLSState(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.cert.every, st.cert.next = 0, time.Time{} // read at every get
+	first := st.cert.get().Leaf.SerialNumber
+
+	for _, o := range []tlstest.LeafOptions{
+		{NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)}, // expired
+		{NotBefore: time.Now().Add(time.Hour), NotAfter: time.Now().Add(48 * time.Hour)},   // not yet valid
+	} {
+		l := ca.Leaf(t, o)
+		tlstest.WriteFile(t, certPath, l.CertPEM)
+		tlstest.WriteFile(t, keyPath, l.KeyPEM)
+		if got := st.cert.get().Leaf.SerialNumber; got.Cmp(first) != 0 {
+			t.Errorf("a certificate valid %s–%s replaced the one in force", o.NotBefore, o.NotAfter)
+		}
+	}
+	if !strings.Contains(logs.String(), "the new certificate is valid only from") {
+		t.Errorf("no error logged for the refused certificate:\n%s", logs.String())
+	}
+	good := ca.Leaf(t, tlstest.LeafOptions{})
+	tlstest.WriteFile(t, certPath, good.CertPEM)
+	tlstest.WriteFile(t, keyPath, good.KeyPEM)
+	if got := st.cert.get().Leaf.SerialNumber; got.Cmp(good.Cert.SerialNumber) != 0 {
+		t.Errorf("a valid renewal was not taken: serial %s, want %s", got, good.Cert.SerialNumber)
 	}
 }

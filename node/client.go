@@ -161,19 +161,33 @@ func (c *Client) Run(ctx context.Context) error {
 		"token", c.cfg.Token != "", // whether one is set, never the token
 		"ca_file", c.cfg.CAFile, "client_cert", c.cfg.CertFile)
 	b := Backoff{Min: c.backoffMin, Max: c.backoffMax}
+	refusals := 0 // final errors in a row, one per replica
 	for {
 		connectedAt, err := c.runConn(ctx)
 		if ctx.Err() != nil {
 			c.log.Info("node agent stopped")
 			return nil
 		}
+		if !connectedAt.IsZero() {
+			refusals = 0
+		}
 		if fe, ok := errors.AsType[*FatalError](err); ok {
-			msg := "gateway refused this node; not retrying"
-			if fe.Code == CodeTLS {
-				msg = "TLS with the gateway failed; not retrying"
+			refusals++
+			// One replica that refuses (a lagging token list, a bad
+			// certificate) must not end a node the others would take: it
+			// stops only once every replica in a row refused it.
+			if refusals < len(c.urls) {
+				c.log.Error("gateway refused this node; trying the next replica", "gateway", c.url, "code", fe.Code, "message", fe.Message)
+			} else {
+				msg := "gateway refused this node; not retrying"
+				if fe.Code == CodeTLS {
+					msg = "TLS with the gateway failed; not retrying"
+				}
+				c.log.Error(msg, "code", fe.Code, "message", fe.Message)
+				return fe
 			}
-			c.log.Error(msg, "code", fe.Code, "message", fe.Message)
-			return fe
+		} else {
+			refusals = 0
 		}
 		if !connectedAt.IsZero() && time.Since(connectedAt) >= c.stableAfter {
 			b.Reset()

@@ -34,6 +34,7 @@ const usage = `skillgate decides which skills an AI agent may be offered.
 Usage:
   skillgate serve    --store DIR|s3://BUCKET?endpoint=…&region=… [--listen 127.0.0.1:7780]
                      [--config FILE] [--poll 2s] [--insecure]
+                     [--agent-token-file FILE] [--node-token-file FILE]
                      [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
   skillgate eval     --store … [--config FILE] --hosts FILE|URL --agent ID [--json]
                      [--max-chars N] [--max-skills N]

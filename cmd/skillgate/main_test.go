@@ -193,7 +193,7 @@ func TestServeRefusesExposureWithoutTokens(t *testing.T) {
 	t.Setenv("SKILLGATE_AGENT_TOKEN", "")
 	_, errOut, code := runCmd(t, "serve", "--store", bucket, "--listen", "0.0.0.0:0")
 	if code != 2 || !strings.Contains(errOut, "refusing to listen on 0.0.0.0:0 beyond loopback without a node token") ||
-		!strings.Contains(errOut, "an agent token (SKILLGATE_AGENT_TOKEN or gateway.agentTokens)") {
+		!strings.Contains(errOut, "an agent token (SKILLGATE_AGENT_TOKEN, --agent-token-file or gateway.agentTokens)") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	t.Setenv("SKILLGATE_NODE_TOKEN", "n")
@@ -224,6 +224,30 @@ func TestVersion(t *testing.T) {
 		out, errOut, code := runCmd(t, arg)
 		if want := "skillgate " + version.String() + "\n"; code != 0 || out != want || errOut != "" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 0, %q", arg, code, out, errOut, want)
+		}
+	}
+}
+
+// TestServeTokenFiles: the gateway's tokens may come from files (systemd
+// credentials); a missing or empty file is a usage error naming the flag.
+func TestServeTokenFiles(t *testing.T) {
+	t.Setenv("SKILLGATE_NODE_TOKEN", "")
+	t.Setenv("SKILLGATE_AGENT_TOKEN", "")
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--agent-token-file", filepath.Join(dir, "missing")}, "--agent-token-file: "},
+		{[]string{"--node-token-file", empty}, "--node-token-file: " + empty + " is empty"},
+	} {
+		_, errOut, code := runCmd(t, append([]string{"serve", "--store", bucket, "--listen", "127.0.0.1:0"}, tc.args...)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
 		}
 	}
 }
