@@ -24,7 +24,6 @@ type agentView struct {
 	budget     promptbuild.Budget  // the configured budget
 	entries    []promptbuild.Entry // the offered skills' entries, for lower budgets
 	vs         []promptbuild.Variants
-	note       string
 
 	mu      sync.Mutex
 	lowered map[promptbuild.Budget]*agentBlock // blocks under budgets requests lowered
@@ -69,7 +68,7 @@ func (v *agentView) block(b promptbuild.Budget) *agentBlock {
 	if blk, ok := v.lowered[b]; ok {
 		return blk
 	}
-	text := report.Block(v.entries, v.vs, b, v.note).Text
+	text := report.Block(v.entries, v.vs, b, report.Note).Text
 	blk := &agentBlock{prompt: text, etag: etagOf(text)}
 	if len(v.lowered) < maxLowered {
 		if v.lowered == nil {
@@ -163,7 +162,7 @@ func (s *Server) buildPromptView(agentID, callKey string, c *buildCall) *agentVi
 	key := viewKey(&viewState{s.snap, s.pol}, agentID)
 	skills := s.snap.view(agentID)
 	limits := s.pol.file.Limits(agentID)
-	nv := &agentView{eligible: make(map[string]bool, len(skills)), budget: limits.Budget(), note: report.Note}
+	nv := &agentView{eligible: make(map[string]bool, len(skills)), budget: limits.Budget()}
 	for _, sk := range skills {
 		p := s.prepared[sk].ForAgent(s.pol.cfg, agentID)
 		ok := s.eligibleLocked(p)
@@ -181,7 +180,7 @@ func (s *Server) buildPromptView(agentID, callKey string, c *buildCall) *agentVi
 		nv.vs = append(nv.vs, promptbuild.NewVariants(&e))
 	}
 	offered := len(nv.entries)
-	blk := report.Block(nv.entries, nv.vs, nv.budget, nv.note)
+	blk := report.Block(nv.entries, nv.vs, nv.budget, report.Note)
 	nv.prompt, nv.etag = blk.Text, etagOf(blk.Text)
 	s.noteOverBudget(key, agentID, blk.OverBudget, nv.budget)
 	s.metrics.evalSeconds.Observe(time.Since(start).Seconds())

@@ -22,14 +22,13 @@ import (
 
 // parkedPoll is one long poll waiting without a goroutine of its own.
 type parkedPoll struct {
-	s        *Server
-	conn     net.Conn
-	agentID  string
-	budget   promptbuild.Budget
-	etag     string
-	gzip     bool
-	done     atomic.Bool // answered, timed out, left or closed: once
-	deadline time.Time
+	s       *Server
+	conn    net.Conn
+	agentID string
+	budget  promptbuild.Budget
+	etag    string
+	gzip    bool
+	done    atomic.Bool // answered, timed out, left or closed: once
 
 	mu   sync.Mutex
 	stop func() bool // stops the wait's timer; nil until armed
@@ -53,7 +52,7 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, agentID string, b 
 		return true
 	}
 	p := &parkedPoll{s: s, conn: conn, agentID: agentID, budget: b, etag: etag,
-		gzip: acceptsGzip(r.Header.Get("Accept-Encoding")), deadline: time.Now().Add(wait)}
+		gzip: acceptsGzip(r.Header.Get("Accept-Encoding"))}
 	p.mu.Lock() // the timer may fire before stop is stored
 	p.stop = s.life.afterFunc(wait, func() { p.finish(p.notModified) })
 	p.mu.Unlock()

@@ -318,8 +318,8 @@ func TestSplitShellQuotes(t *testing.T) {
 		`echo "$(whoami)" && ls`:  4, // && leaves an empty segment between its two &
 		`printf "a;b&c" ; curl x`: 2,
 	} {
-		if got := len(splitShell(in)); got != want {
-			t.Errorf("splitShell(%q): %d segments %q, want %d", in, got, splitShell(in), want)
+		if got := len(splitShellAt(in)); got != want {
+			t.Errorf("splitShellAt(%q): %d segments %+v, want %d", in, got, splitShellAt(in), want)
 		}
 	}
 }

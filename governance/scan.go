@@ -907,16 +907,8 @@ func (s *scanner) commands(line string, n int, inline bool) (heredoc string) {
 	return heredoc
 }
 
-// splitShell splits a command line at |, ||, &&, ; and $( outside quotes.
-func splitShell(t string) []string {
-	var out []string
-	for _, sp := range splitShellAt(t) {
-		out = append(out, sp.text)
-	}
-	return out
-}
-
-// splitShellAt is splitShell with each segment's offset in t.
+// splitShellAt splits a command line at |, ||, &&, ; and $( outside
+// quotes, with each segment's offset in t.
 func splitShellAt(t string) []span {
 	var out []span
 	var sq, dq bool

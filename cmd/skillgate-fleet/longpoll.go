@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/protocol"
 )
@@ -295,7 +294,7 @@ func (lp *longPoller) run(ctx context.Context) (*longpollResult, error) {
 	finish := func() {
 		stopWaiters()
 		if probe != nil {
-			probe.close()
+			probe.close("longpoll flip")
 		}
 		ended := make(chan struct{})
 		go func() { wg.Wait(); close(ended) }()
@@ -360,7 +359,7 @@ func (lp *longPoller) run(ctx context.Context) (*longpollResult, error) {
 		} else {
 			fr.Skill, fr.From = "go", "close"
 			fl = lp.startFlip(k, false)
-			probe.close()
+			probe.close("longpoll flip")
 			probe = nil
 		}
 		select {
@@ -690,95 +689,14 @@ func scanBody(r io.Reader, marker []byte) (bool, error) {
 	}
 }
 
-// probeNode is the probe node of `longpoll`: the only node with probe-bin.
-type probeNode struct {
-	conn     *websocket.Conn
-	facts    simNodeFacts
-	mu       sync.Mutex // nextID and writes
-	nextID   int
-	readDone chan struct{}
-	closed   bool
-}
-
 // connectProbe dials the probe node and sends connect; it returns the
 // interest of the connect answer, which its facts.update answers. The
 // fleet's pieces do the handshake.
 func (lp *longPoller) connectProbe(ctx context.Context) (*probeNode, protocol.Interest, error) {
-	var in protocol.Interest
 	f := newFleet(nodesOptions{base: lp.opt.base, wsURL: lp.opt.wsURL, connectRate: 1, concurrency: 1, token: lp.opt.token}, io.Discard)
 	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	defer cancel()
-	conn, _, err := websocket.Dial(hctx, lp.opt.wsURL, &websocket.DialOptions{
-		HTTPClient: f.clients[0], HTTPHeader: f.header, CompressionMode: websocket.CompressionDisabled,
-	})
-	if err != nil {
-		return nil, in, fmt.Errorf("dialing the probe node: %w", err)
-	}
-	conn.SetReadLimit(protocol.ReadLimit)
-	p := &probeNode{conn: conn, facts: simNodeFacts{prof: probeProfile()}, nextID: 2, readDone: make(chan struct{})}
-	req, err := protocol.NewReq("1", protocol.MethodConnect, protocol.ConnectParams{
-		Protocol: protocol.Version, Token: lp.opt.token, Client: clientName, Node: p.facts.info(lpProbeID),
-	})
-	if err == nil {
-		err = conn.Write(hctx, websocket.MessageText, req)
-	}
-	if err != nil {
-		conn.CloseNow()
-		return nil, in, fmt.Errorf("probe node: sending connect: %w", err)
-	}
-	in, _, ok := f.awaitConnect(hctx, conn, lpProbeID)
-	if !ok {
-		conn.CloseNow()
-		f.fatalMu.Lock()
-		why := f.fatal
-		f.fatalMu.Unlock()
-		if why == nil {
-			why = errors.New(f.errs.first())
-		}
-		return nil, in, fmt.Errorf("probe node: connect failed: %w", why)
-	}
-	// Its read loop answers pings and interest events.
-	go func() {
-		defer close(p.readDone)
-		for {
-			_, data, err := conn.Read(context.Background())
-			if err != nil {
-				return
-			}
-			fr, err := protocol.DecodeFrame(data)
-			if err != nil || fr.Type != protocol.TypeEvt || fr.Event != protocol.EventInterest {
-				continue
-			}
-			if in, err := protocol.ParseInterest(fr.Payload); err == nil {
-				p.sendFacts(in)
-			}
-		}
-	}()
-	return p, in, nil
-}
-
-// sendFacts sends the probe node's facts.update for interest in.
-func (p *probeNode) sendFacts(in protocol.Interest) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := protocol.NewReq(fmt.Sprint(p.nextID), protocol.MethodFactsUpdate, p.facts.answer(in))
-	if err != nil {
-		return err
-	}
-	p.nextID++
-	wctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	return p.conn.Write(wctx, websocket.MessageText, b)
-}
-
-// close closes the probe node's socket with 1001 (once).
-func (p *probeNode) close() {
-	if p.closed {
-		return
-	}
-	p.closed = true
-	p.conn.Close(websocket.StatusGoingAway, "longpoll flip")
-	<-p.readDone
+	return f.dialProbeNode(hctx, lpProbeID, lp.opt.token, simNodeFacts{prof: probeProfile()})
 }
 
 // sleepCtx sleeps d and reports whether ctx is still live.

@@ -153,7 +153,7 @@ func TestLongPollRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.close()
+	defer p.close("longpoll flip")
 	if err := p.sendFacts(in); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -147,47 +148,76 @@ func (p *prober) waitFor(want bool) error {
 func (p *prober) once() (appear, gone time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, p.f.opt.wsURL, &websocket.DialOptions{
-		HTTPClient: p.f.clients[0], HTTPHeader: p.f.header, CompressionMode: websocket.CompressionDisabled,
-	})
-	if err != nil {
-		return 0, 0, fmt.Errorf("dialing the probe node: %w", err)
-	}
-	defer conn.CloseNow()
-	conn.SetReadLimit(protocol.ReadLimit)
-	req, err := protocol.NewReq("1", protocol.MethodConnect, protocol.ConnectParams{
-		Protocol: protocol.Version, Token: p.f.opt.token, Client: clientName, Node: p.facts.info(p.id),
-	})
+	t0 := time.Now()
+	node, in, err := p.f.dialProbeNode(ctx, p.id, p.f.opt.token, p.facts)
 	if err != nil {
 		return 0, 0, err
 	}
-	t0 := time.Now()
-	if err := conn.Write(ctx, websocket.MessageText, req); err != nil {
-		return 0, 0, fmt.Errorf("probe node: sending connect: %w", err)
-	}
-	in, _, ok := p.f.awaitConnect(ctx, conn, p.id)
-	if !ok {
-		return 0, 0, fmt.Errorf("probe node: connect failed; see the errors in the summary (first: %s)", p.f.errs.first())
-	}
-	cancel()
-	nextID := 2
-	send := func(in protocol.Interest) error {
-		b, err := protocol.NewReq(fmt.Sprint(nextID), protocol.MethodFactsUpdate, p.facts.answer(in))
-		if err != nil {
-			return err
-		}
-		nextID++
-		wctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		defer cancel()
-		return conn.Write(wctx, websocket.MessageText, b)
-	}
-	if err := send(in); err != nil {
+	if err := node.sendFacts(in); err != nil {
+		node.close("probe done")
 		return 0, 0, fmt.Errorf("probe node: sending facts.update: %w", err)
 	}
-	// The probe node's read loop: answers pings and interest events.
-	readDone := make(chan struct{})
+	if err := p.waitFor(true); err != nil {
+		node.close("probe done")
+		return 0, 0, err
+	}
+	appear = time.Since(t0)
+	t1 := time.Now()
+	node.close("probe done")
+	if err := p.waitFor(false); err != nil {
+		return 0, 0, err
+	}
+	return appear, time.Since(t1), nil
+}
+
+// probeNode is a probe node (`nodes --probe-agent`, `longpoll`): a
+// hand-driven node whose read loop answers interest events.
+type probeNode struct {
+	conn     *websocket.Conn
+	facts    simNodeFacts
+	mu       sync.Mutex // nextID and writes
+	nextID   int
+	readDone chan struct{}
+	closed   bool
+}
+
+// dialProbeNode dials a probe node of id with these facts and sends
+// connect; it returns the interest of the connect answer, which the
+// node's first facts.update answers. Its read loop answers interest events
+// until close.
+func (f *fleet) dialProbeNode(ctx context.Context, id, token string, facts simNodeFacts) (*probeNode, protocol.Interest, error) {
+	var in protocol.Interest
+	conn, _, err := websocket.Dial(ctx, f.opt.wsURL, &websocket.DialOptions{
+		HTTPClient: f.clients[0], HTTPHeader: f.header, CompressionMode: websocket.CompressionDisabled,
+	})
+	if err != nil {
+		return nil, in, fmt.Errorf("dialing the probe node: %w", err)
+	}
+	conn.SetReadLimit(protocol.ReadLimit)
+	p := &probeNode{conn: conn, facts: facts, nextID: 2, readDone: make(chan struct{})}
+	req, err := protocol.NewReq("1", protocol.MethodConnect, protocol.ConnectParams{
+		Protocol: protocol.Version, Token: token, Client: clientName, Node: facts.info(id),
+	})
+	if err == nil {
+		err = conn.Write(ctx, websocket.MessageText, req)
+	}
+	if err != nil {
+		conn.CloseNow()
+		return nil, in, fmt.Errorf("probe node: sending connect: %w", err)
+	}
+	in, _, ok := f.awaitConnect(ctx, conn, id)
+	if !ok {
+		conn.CloseNow()
+		f.fatalMu.Lock()
+		why := f.fatal
+		f.fatalMu.Unlock()
+		if why == nil {
+			why = errors.New(f.errs.first())
+		}
+		return nil, in, fmt.Errorf("probe node: connect failed: %w", why)
+	}
 	go func() {
-		defer close(readDone)
+		defer close(p.readDone)
 		for {
 			_, data, err := conn.Read(context.Background())
 			if err != nil {
@@ -198,21 +228,36 @@ func (p *prober) once() (appear, gone time.Duration, err error) {
 				continue
 			}
 			if in, err := protocol.ParseInterest(fr.Payload); err == nil {
-				send(in)
+				p.sendFacts(in)
 			}
 		}
 	}()
-	if err := p.waitFor(true); err != nil {
-		return 0, 0, err
+	return p, in, nil
+}
+
+// sendFacts sends the probe node's facts.update for interest in.
+func (p *probeNode) sendFacts(in protocol.Interest) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := protocol.NewReq(fmt.Sprint(p.nextID), protocol.MethodFactsUpdate, p.facts.answer(in))
+	if err != nil {
+		return err
 	}
-	appear = time.Since(t0)
-	t1 := time.Now()
-	conn.Close(websocket.StatusGoingAway, "probe done")
-	<-readDone
-	if err := p.waitFor(false); err != nil {
-		return 0, 0, err
+	p.nextID++
+	wctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	return p.conn.Write(wctx, websocket.MessageText, b)
+}
+
+// close closes the probe node's socket with 1001 (once) and waits for its
+// read loop.
+func (p *probeNode) close(reason string) {
+	if p.closed {
+		return
 	}
-	return appear, time.Since(t1), nil
+	p.closed = true
+	p.conn.Close(websocket.StatusGoingAway, reason)
+	<-p.readDone
 }
 
 // promptURL returns {base}/v1/agents/{id}/prompt.
