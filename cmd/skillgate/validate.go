@@ -381,11 +381,9 @@ func loadForValidate(ctx context.Context, path string) (skills []validateSkill, 
 	for _, l := range loaded {
 		s := l.Skill
 		file := filepath.Join(path, filepath.FromSlash(s.Key))
-		vs := validateSkill{s: s, dir: filepath.Dir(file), shown: file, global: s.Scope == skill.ScopeGlobal}
-		if data, err := readCapped(file, r2store.MaxFileSize); err == nil {
-			vs.data = data
-		}
-		skills = append(skills, vs)
+		// The loader read SKILL.md already; the directory's other files are
+		// walked by the scan, as for any directory validate checks.
+		skills = append(skills, validateSkill{s: s, data: l.Input.SkillMD, dir: filepath.Dir(file), shown: file, global: s.Scope == skill.ScopeGlobal})
 	}
 	return skills, append(diags, loadDiags...), path, nil
 }
