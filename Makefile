@@ -10,7 +10,7 @@ FUZZTIME  ?= 100000x
 LISTEN    ?= 127.0.0.1:7780
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build test unit fuzz lint run dev bench minio clean dist
+.PHONY: all build test unit fuzz lint run dev bench minio test-tools clean dist
 
 # make dist: release binaries. Static (CGO_ENABLED=0), -trimpath, stamped with
 # the commit: -buildvcs=true fails outside a git checkout (BUILDVCS=false builds
@@ -30,7 +30,7 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/skillgate ./cmd/skillgate-node ./cmd/skillgate-fleet
 
 ## test: vet, every test (MinIO-backed ones included) and a short fuzz run.
-test: minio
+test: minio test-tools
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 	$(MAKE) fuzz
@@ -54,6 +54,10 @@ lint:
 	@command -v staticcheck >/dev/null || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	staticcheck ./...
 	@test -z "$$(gofmt -l .)" || (echo "gofmt would change:"; gofmt -l .; exit 1)
+
+## test-tools: install chromium and systemd-analyze (apt-get), if missing.
+test-tools:
+	@./scripts/test-tools.sh
 
 ## minio: install the MinIO server used by the tests, if it is missing.
 minio:
