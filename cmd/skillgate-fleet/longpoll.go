@@ -43,12 +43,16 @@ type longpollResult struct {
 	Agents      []string `json:"agents"`
 	WaitSeconds float64  `json:"waitSeconds"`
 	FileLimit   uint64   `json:"rlimitNofile"`
-	// Connections is how many TCP connections were dialed: n when every
-	// long poll had its own and every re-poll reused it.
-	Connections     int64   `json:"connections"`
-	SourceAddresses int     `json:"sourceAddresses"`
-	OpenSeconds     float64 `json:"openSeconds"` // from the start until every long poll was written
-	HoldSeconds     float64 `json:"holdSeconds"`
+	// Connections is how many TCP connections were dialed, and
+	// ReusedConnections how many requests went out on one already open.
+	// The gateway closes a parked poll's connection with its answer, so a
+	// re-poll dials anew; a poll answered before it parked (the block had
+	// already changed when it arrived) keeps its connection for the next.
+	Connections       int64   `json:"connections"`
+	ReusedConnections int64   `json:"reusedConnections"`
+	SourceAddresses   int     `json:"sourceAddresses"`
+	OpenSeconds       float64 `json:"openSeconds"` // from the start until every long poll was written
+	HoldSeconds       float64 `json:"holdSeconds"`
 	// Flips are the probe skill's flips, in order: odd ones "appear"
 	// (measured from sending the probe node's facts.update), even ones
 	// "go" (measured from starting to close its socket).
@@ -200,6 +204,7 @@ type longPoller struct {
 	marker   []byte
 	clients  []*http.Client // one per source address
 	dials    atomic.Int64
+	reused   atomic.Int64
 	sem      chan struct{} // long polls being opened
 
 	// armed counts requests written and not yet answered: every long
@@ -292,10 +297,10 @@ func (lp *longPoller) run(ctx context.Context) (*longpollResult, error) {
 	}
 	var probe *probeNode
 	finish := func() {
+		// The waiters end before the probe node leaves: its leaving
+		// changes the block, which a waiter still polling would take for
+		// a second answer in the last flip.
 		stopWaiters()
-		if probe != nil {
-			probe.close("longpoll flip")
-		}
 		ended := make(chan struct{})
 		go func() { wg.Wait(); close(ended) }()
 		select {
@@ -303,10 +308,14 @@ func (lp *longPoller) run(ctx context.Context) (*longpollResult, error) {
 		case <-time.After(lpStopTimeout):
 			fmt.Fprintf(lp.progress, "longpoll: warning: some waiters did not end within %v\n", lpStopTimeout)
 		}
+		if probe != nil {
+			probe.close("longpoll flip")
+		}
 		for _, c := range lp.clients {
 			c.CloseIdleConnections()
 		}
 		res.Connections = lp.dials.Load()
+		res.ReusedConnections = lp.reused.Load()
 		lp.fillErrors(res)
 	}
 	defer finish()
@@ -554,11 +563,18 @@ func (lp *longPoller) waiter(ctx context.Context, w int) {
 				lp.armed.Add(-1)
 			}
 		}
-		trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
-			if info.Err == nil {
-				event(1)
-			}
-		}}
+		trace := &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) {
+				if info.Reused {
+					lp.reused.Add(1)
+				}
+			},
+			WroteRequest: func(info httptrace.WroteRequestInfo) {
+				if info.Err == nil {
+					event(1)
+				}
+			},
+		}
 		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, u, nil)
 		if err != nil { // the URL was built from a valid base and agent id
 			event(2)
@@ -594,6 +610,9 @@ func (lp *longPoller) waiter(ctx context.Context, w int) {
 				lp.errs.add("transport", "reading the answer: "+err.Error())
 				sleepCtx(ctx, lpRetryPause)
 				continue
+			}
+			if ctx.Err() != nil {
+				return // the run is over: the answer is not booked
 			}
 			etag = resp.Header.Get("ETag")
 			lp.answered(w, at, found)
@@ -714,7 +733,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 func (r *longpollResult) print(w io.Writer) {
 	fmt.Fprintf(w, "skillgate-fleet longpoll: %d long polls (wait %v) on GET %s/v1/agents/{%s}/prompt, %d flips of skill %s\n",
 		r.Waiters, time.Duration(r.WaitSeconds*float64(time.Second)), r.Gateway, strings.Join(r.Agents, ","), len(r.Flips), probeSkill)
-	fmt.Fprintf(w, "  connections  %d dialed from %d source addresses; RLIMIT_NOFILE %d\n", r.Connections, r.SourceAddresses, r.FileLimit)
+	fmt.Fprintf(w, "  connections  %d dialed, %d reused, from %d source addresses; RLIMIT_NOFILE %d\n", r.Connections, r.ReusedConnections, r.SourceAddresses, r.FileLimit)
 	fmt.Fprintf(w, "  open         all %d waiting in %.2fs (at most %d being opened at once)\n", r.Waiters, r.OpenSeconds, lpDialsInFlight)
 	if r.HoldSeconds > 0 {
 		fmt.Fprintf(w, "  hold         %.1fs\n", r.HoldSeconds)
