@@ -81,7 +81,7 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	base, err := gatewayBase(*gw)
+	base, err := gatewayBase("gateway", *gw)
 	if err != nil {
 		return err
 	}

@@ -38,11 +38,15 @@ const (
 
 // longpollResult is the report of `longpoll`.
 type longpollResult struct {
-	Gateway     string   `json:"gateway"`
-	Waiters     int      `json:"waiters"`
-	Agents      []string `json:"agents"`
-	WaitSeconds float64  `json:"waitSeconds"`
-	FileLimit   uint64   `json:"rlimitNofile"`
+	Gateway string `json:"gateway"` // the waiters' (and the precheck's)
+	// ProbeGateway is the probe node's: where the flips' facts.update
+	// and close happen. It differs from Gateway when measuring the time
+	// from a change on one replica to the answer on another.
+	ProbeGateway string   `json:"probeGateway"`
+	Waiters      int      `json:"waiters"`
+	Agents       []string `json:"agents"`
+	WaitSeconds  float64  `json:"waitSeconds"`
+	FileLimit    uint64   `json:"rlimitNofile"`
 	// Connections is how many TCP connections were dialed, and
 	// ReusedConnections how many requests went out on one already open.
 	// The gateway closes a parked poll's connection with its answer, so a
@@ -93,9 +97,10 @@ type flipResult struct {
 
 // longpollOptions is the validated command line of `longpoll`.
 type longpollOptions struct {
-	base       *url.URL
-	wsURL      string
-	localIPs   []net.IP
+	base       *url.URL // the waiters' and the precheck's gateway
+	probeBase  *url.URL // the probe node's gateway (--probe-gateway)
+	wsURL      string   // the probe node's WebSocket URL, on probeBase
+	localIPs   []net.IP // the waiters' source addresses
 	n          int
 	agents     []string
 	wait       time.Duration
@@ -110,6 +115,7 @@ type longpollOptions struct {
 func cmdLongPoll(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("skillgate-fleet longpoll", stderr)
 	gw := fs.String("gateway", "", "gateway base URL on loopback, e.g. http://127.0.0.1:7780")
+	probeGW := fs.String("probe-gateway", "", "the probe node connects here, on loopback, to flip the probe skill; the long polls and the precheck stay on --gateway (default: --gateway)")
 	n := fs.Int("n", 10000, "number of concurrent long polls, each on its own connection")
 	agentList := fs.String("agents", "main", "comma-separated agent ids; long polls are spread over them round-robin")
 	wait := fs.Duration("wait", 2*time.Minute, "the ?wait= of each long poll (at most 5m, the gateway's cap)")
@@ -124,11 +130,20 @@ func cmdLongPoll(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	o := longpollOptions{n: *n, wait: *wait, flips: *flips, readyFile: *readyFile, hold: *hold, json: *jsonOut}
 	var err error
-	if o.base, err = gatewayBase(*gw); err != nil {
+	if o.base, err = gatewayBase("gateway", *gw); err != nil {
 		return err
 	}
 	if host := o.base.Hostname(); !isLoopbackHost(host) {
 		return cli.Usagef("--gateway: host %q is not a loopback address; skillgate-fleet longpoll opens thousands of connections and connects a probe node, so it only targets a gateway on this machine (127.0.0.0/8, ::1 or localhost)", host)
+	}
+	o.probeBase = o.base
+	if *probeGW != "" {
+		if o.probeBase, err = gatewayBase("probe-gateway", *probeGW); err != nil {
+			return err
+		}
+		if host := o.probeBase.Hostname(); !isLoopbackHost(host) {
+			return cli.Usagef("--probe-gateway: host %q is not a loopback address; the probe node connects only to a gateway on this machine (127.0.0.0/8, ::1 or localhost), so that a load test never changes a real deployment's fleet", host)
+		}
 	}
 	o.agents = splitList(*agentList)
 	if len(o.agents) == 0 {
@@ -155,13 +170,17 @@ func cmdLongPoll(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if o.agentToken, err = readToken("agent-token-file", *agentTokenFile, agentTokenEnv); err != nil {
 		return err
 	}
-	// The fleet's target resolution: localhost to an IP, the WebSocket
-	// URL of the probe node, and the source addresses to spread over.
-	no := nodesOptions{base: o.base}
-	if err := no.resolveTarget(ctx); err != nil {
+	// The fleet's target resolution: the waiters' source addresses to
+	// spread over, and the WebSocket URL of the probe node (localhost
+	// rewritten to an IP), which dials from an address the kernel picks.
+	if _, o.localIPs, err = resolveGateways(ctx, "gateway", []*url.URL{o.base}); err != nil {
 		return err
 	}
-	o.wsURL, o.localIPs = no.wsURL, no.localIPs
+	probeTarget, _, err := resolveGateways(ctx, "probe-gateway", []*url.URL{o.probeBase})
+	if err != nil {
+		return err
+	}
+	o.wsURL = probeTarget[0].wsURL
 	lim, err := raiseFileLimit()
 	if err != nil {
 		fmt.Fprintf(stderr, "skillgate-fleet longpoll: warning: %v\n", err)
@@ -286,7 +305,7 @@ func (lp *longPoller) run(ctx context.Context) (*longpollResult, error) {
 	if err := lp.precheck(ctx); err != nil {
 		return nil, err
 	}
-	res := &longpollResult{Gateway: o.base.String(), Waiters: o.n, Agents: o.agents, WaitSeconds: o.wait.Seconds(),
+	res := &longpollResult{Gateway: o.base.String(), ProbeGateway: o.probeBase.String(), Waiters: o.n, Agents: o.agents, WaitSeconds: o.wait.Seconds(),
 		SourceAddresses: len(lp.clients), Flips: []flipResult{}}
 
 	wctx, stopWaiters := context.WithCancel(context.Background())
@@ -710,9 +729,10 @@ func scanBody(r io.Reader, marker []byte) (bool, error) {
 
 // connectProbe dials the probe node and sends connect; it returns the
 // interest of the connect answer, which its facts.update answers. The
-// fleet's pieces do the handshake.
+// fleet's pieces do the handshake, on the probe's gateway.
 func (lp *longPoller) connectProbe(ctx context.Context) (*probeNode, protocol.Interest, error) {
-	f := newFleet(nodesOptions{base: lp.opt.base, wsURL: lp.opt.wsURL, connectRate: 1, concurrency: 1, token: lp.opt.token}, io.Discard)
+	gw := gatewayTarget{base: lp.opt.probeBase, wsURL: lp.opt.wsURL}
+	f := newFleet(nodesOptions{gateways: []gatewayTarget{gw}, connectRate: 1, concurrency: 1, token: lp.opt.token}, io.Discard)
 	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	defer cancel()
 	return f.dialProbeNode(hctx, lpProbeID, lp.opt.token, simNodeFacts{prof: probeProfile()})
@@ -731,8 +751,8 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 func (r *longpollResult) print(w io.Writer) {
-	fmt.Fprintf(w, "skillgate-fleet longpoll: %d long polls (wait %v) on GET %s/v1/agents/{%s}/prompt, %d flips of skill %s\n",
-		r.Waiters, time.Duration(r.WaitSeconds*float64(time.Second)), r.Gateway, strings.Join(r.Agents, ","), len(r.Flips), probeSkill)
+	fmt.Fprintf(w, "skillgate-fleet longpoll: %d long polls (wait %v) on GET %s/v1/agents/{%s}/prompt, %d flips of skill %s by a probe node on %s\n",
+		r.Waiters, time.Duration(r.WaitSeconds*float64(time.Second)), r.Gateway, strings.Join(r.Agents, ","), len(r.Flips), probeSkill, r.ProbeGateway)
 	fmt.Fprintf(w, "  connections  %d dialed, %d reused, from %d source addresses; RLIMIT_NOFILE %d\n", r.Connections, r.ReusedConnections, r.SourceAddresses, r.FileLimit)
 	fmt.Fprintf(w, "  open         all %d waiting in %.2fs (at most %d being opened at once)\n", r.Waiters, r.OpenSeconds, lpDialsInFlight)
 	if r.HoldSeconds > 0 {

@@ -1,20 +1,23 @@
 // Command skillgate-fleet is a fleet simulator and load generator for sizing
 // a skillgate gateway and for `make bench`.
 //
-//	skillgate-fleet nodes  --gateway URL [-n 10000] [--mix FILE] [--churn 50/s] [--duration 60s]
+//	skillgate-fleet nodes  --gateway URL[,URL…] [-n 10000] [--mix FILE] [--churn 50/s] [--duration 60s]
 //	                       [--connect-rate 2000/s] [--connect-concurrency 256] [--id-prefix sim-]
 //	                       [--token-file F] [--probe-agent ID [--probe-runs 20]] [--json]
 //	skillgate-fleet skills --out DIR [-n 1000] [--probe] [--seed 1] [--force]
 //	skillgate-fleet hosts  --out FILE [-n 10000] [--mix FILE] [--seed 1] [--id-prefix sim-] [--force]
 //	skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s] [--gzip]
 //	                       [--rate 2000/s] [--token-file F] [--json]
-//	skillgate-fleet longpoll --gateway URL [-n 10000] [--agents main,…] [--wait 2m] [--flips 5]
-//	                       [--token-file F] [--agent-token-file F] [--ready-file F] [--hold 0s] [--json]
+//	skillgate-fleet longpoll --gateway URL [--probe-gateway URL] [-n 10000] [--agents main,…]
+//	                       [--wait 2m] [--flips 5] [--token-file F] [--agent-token-file F]
+//	                       [--ready-file F] [--hold 0s] [--json]
 //	skillgate-fleet version
 //
 // `nodes` simulates many nodes over real WebSockets, each a single goroutine
 // speaking protocol version 1 (connect, facts.update, interest events); it
-// only targets gateways on loopback. `skills` writes a directory store of
+// only targets gateways on loopback. Given several gateways (replicas of
+// one), node i connects to the (i mod their number)-th, the probe to the
+// first. `skills` writes a directory store of
 // synthetic skills whose requirements use the simulated nodes' vocabulary
 // (binaries bin000…bin299, env names ENV_00…ENV_39). `hosts` writes the
 // facts those nodes would report as a `skillgate eval --hosts` file, to
@@ -29,7 +32,9 @@
 // connecting the probe node (the skill appears: latency from its
 // facts.update) and closing it (the skill goes: latency from the close),
 // and measures how long each waiter took to get the new block; every
-// answered waiter re-polls at once with the new ETag.
+// answered waiter re-polls at once with the new ETag. With
+// --probe-gateway the probe node connects to another gateway than the
+// waiters': a change on one replica, answered by another.
 //
 // A mix file (--mix) is HuJSON: {"profiles": [PROFILE, …]} or a bare list,
 // each PROFILE an object
@@ -96,15 +101,16 @@ const (
 const usage = `skillgate-fleet simulates node fleets and loads a skillgate gateway (loopback only for nodes).
 
 Usage:
-  skillgate-fleet nodes  --gateway URL [-n 10000] [--mix FILE] [--churn 50/s] [--duration 60s]
+  skillgate-fleet nodes  --gateway URL[,URL…] [-n 10000] [--mix FILE] [--churn 50/s] [--duration 60s]
                          [--connect-rate 2000/s] [--connect-concurrency 256] [--id-prefix sim-]
                          [--token-file F] [--probe-agent ID [--probe-runs 20]] [--json]
   skillgate-fleet skills --out DIR [-n 1000] [--probe] [--seed 1] [--force]
   skillgate-fleet hosts  --out FILE [-n 10000] [--mix FILE] [--seed 1] [--id-prefix sim-] [--force]
   skillgate-fleet load   --gateway URL [--agents main,a2,…] [-c 64] [--duration 20s] [--gzip]
                          [--rate 2000/s] [--token-file F] [--json]
-  skillgate-fleet longpoll --gateway URL [-n 10000] [--agents main,…] [--wait 2m] [--flips 5]
-                         [--token-file F] [--agent-token-file F] [--ready-file F] [--hold 0s] [--json]
+  skillgate-fleet longpoll --gateway URL [--probe-gateway URL] [-n 10000] [--agents main,…]
+                         [--wait 2m] [--flips 5] [--token-file F] [--agent-token-file F]
+                         [--ready-file F] [--hold 0s] [--json]
   skillgate-fleet version
 
 A --mix file is HuJSON: {"profiles": [{"name", "weight", "os", "roles", "capabilities",
@@ -195,31 +201,76 @@ func parseRate(flagName, s string) (float64, error) {
 	return v / per.Seconds(), nil
 }
 
-// gatewayBase checks a --gateway value and returns the HTTP base URL
-// (http or https, no trailing slash), in the fleet's words.
-func gatewayBase(raw string) (*url.URL, error) {
+// gatewayBase checks the value of --flagName, one gateway URL, and
+// returns the HTTP base URL (http or https, no trailing slash), in the
+// fleet's words.
+func gatewayBase(flagName, raw string) (*url.URL, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return nil, cli.Usagef("--gateway is required: the gateway's base URL, e.g. http://127.0.0.1:7780")
+		return nil, cli.Usagef("--%s is required: the gateway's base URL, e.g. http://127.0.0.1:7780", flagName)
 	}
+	u, err := parseBase(raw)
+	if err != nil {
+		return nil, cli.Usagef("--%s: %v", flagName, err)
+	}
+	return u, nil
+}
+
+// gatewayBases checks a --gateway value of one gateway URL or several
+// separated by commas (replicas of one gateway) and returns their HTTP
+// bases in the order given. One URL is checked as gatewayBase does; an
+// error about one of several names it, and each may be listed only once,
+// so that a per-gateway count means one gateway.
+func gatewayBases(raw string) ([]*url.URL, error) {
+	parts := strings.Split(raw, ",")
+	if len(parts) == 1 {
+		u, err := gatewayBase("gateway", raw)
+		if err != nil {
+			return nil, err
+		}
+		return []*url.URL{u}, nil
+	}
+	var out []*url.URL
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return nil, cli.Usagef("--gateway: %q has an empty URL between its commas", raw)
+		}
+		u, err := parseBase(p)
+		if err != nil {
+			return nil, cli.Usagef("--gateway: URL %d of %d, %q: %v", i+1, len(parts), p, err)
+		}
+		for j, prev := range out {
+			if prev.String() == u.String() {
+				return nil, cli.Usagef("--gateway: URLs %d and %d are both %s; list each gateway once", j+1, i+1, u)
+			}
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// parseBase checks one gateway URL, raw trimmed and not empty; its errors
+// are for a flag's name to be put in front.
+func parseBase(raw string) (*url.URL, error) {
 	u, err := cli.ParseGateway(raw)
 	if ge, ok := errors.AsType[*cli.GatewayURLError](err); ok {
 		switch ge.Problem {
 		case cli.NoScheme:
-			return nil, cli.Usagef("--gateway: %q has no scheme; use http://%s", raw, raw)
+			return nil, fmt.Errorf("%q has no scheme; use http://%s", raw, raw)
 		case cli.NotURL:
-			return nil, cli.Usagef("--gateway: %q is not a URL: %v", raw, ge.Err)
+			return nil, fmt.Errorf("%q is not a URL: %v", raw, ge.Err)
 		case cli.BadScheme:
-			return nil, cli.Usagef("--gateway: scheme %q: use http, https, ws or wss", ge.Scheme)
+			return nil, fmt.Errorf("scheme %q: use http, https, ws or wss", ge.Scheme)
 		case cli.Credentials:
-			return nil, cli.Usagef("--gateway: credentials in the URL are not supported; use --token-file or the environment")
+			return nil, errors.New("credentials in the URL are not supported; use --token-file or the environment")
 		}
 	}
 	if err != nil {
-		return nil, cli.Usagef("--gateway: %v", err)
+		return nil, err
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, cli.Usagef("--gateway: %q: give the base URL only, without query or fragment", raw)
+		return nil, fmt.Errorf("%q: give the base URL only, without query or fragment", raw)
 	}
 	return u, nil
 }

@@ -24,8 +24,7 @@ const (
 
 // nodesOptions is the validated command line of `nodes`.
 type nodesOptions struct {
-	base        *url.URL // http(s) base of the gateway
-	wsURL       string   // {base}/v1/nodes/connect, host rewritten to an IP when spreading
+	gateways    []gatewayTarget // node i connects to gateways[i%len(gateways)], the probe to the first
 	n           int
 	mix         *mix
 	mixName     string
@@ -43,9 +42,22 @@ type nodesOptions struct {
 	localIPs    []net.IP // source addresses to spread over; nil = let the kernel choose
 }
 
+// gatewayTarget is one gateway the simulated nodes connect to.
+type gatewayTarget struct {
+	base  *url.URL // http(s) base, as given
+	wsURL string   // {base}/v1/nodes/connect, localhost rewritten to a loopback IP
+}
+
+// gatewayOf returns the gateway node i connects to: i mod their number,
+// so that nodes spread evenly and a node keeps its gateway across
+// reconnects.
+func (o *nodesOptions) gatewayOf(i int) *gatewayTarget {
+	return &o.gateways[i%len(o.gateways)]
+}
+
 func cmdNodes(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("skillgate-fleet nodes", stderr)
-	gw := fs.String("gateway", "", "gateway base URL on loopback, e.g. http://127.0.0.1:7780")
+	gw := fs.String("gateway", "", "gateway base URL on loopback, e.g. http://127.0.0.1:7780; or several separated by commas (replicas): node i (id-prefix + i) connects to URL i mod their number, the probe to the first")
 	n := fs.Int("n", 10000, "number of simulated nodes")
 	mixPath := fs.String("mix", "", "HuJSON file of weighted node profiles (default: the built-in mix)")
 	churn := fs.String("churn", "0", "disconnect and reconnect this many random nodes per second, e.g. 50/s")
@@ -66,13 +78,18 @@ func cmdNodes(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	o := nodesOptions{n: *n, duration: *duration, concurrency: *conc, prefix: *prefix, probeAgent: *probeAgent,
 		probeRuns: *probeRuns, json: *jsonOut, readyFile: *readyFile}
-	var err error
-	if o.base, err = gatewayBase(*gw); err != nil {
+	bases, err := gatewayBases(*gw)
+	if err != nil {
 		return err
 	}
-	host := o.base.Hostname()
-	if !isLoopbackHost(host) {
-		return cli.Usagef("--gateway: host %q is not a loopback address; skillgate-fleet simulates nodes only against a gateway on this machine (127.0.0.0/8, ::1 or localhost), so that a load test never reaches a real deployment", host)
+	for i, b := range bases {
+		if host := b.Hostname(); !isLoopbackHost(host) {
+			which := ""
+			if len(bases) > 1 {
+				which = fmt.Sprintf(" (URL %d of %d, %s)", i+1, len(bases), b)
+			}
+			return cli.Usagef("--gateway: host %q%s is not a loopback address; skillgate-fleet simulates nodes only against a gateway on this machine (127.0.0.0/8, ::1 or localhost), so that a load test never reaches a real deployment", host, which)
+		}
 	}
 	switch {
 	case o.n < 1 || o.n > maxNodes:
@@ -117,7 +134,7 @@ func cmdNodes(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.agentToken, err = readToken("agent-token-file", *agentTokenFile, agentTokenEnv); err != nil {
 		return err
 	}
-	if err := o.resolveTarget(ctx); err != nil {
+	if o.gateways, o.localIPs, err = resolveGateways(ctx, "gateway", bases); err != nil {
 		return err
 	}
 	lim, err := raiseFileLimit()
@@ -142,44 +159,54 @@ func cmdNodes(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return runErr
 }
 
-// resolveTarget rewrites "localhost" to a loopback IP and decides whether
-// to spread source addresses: on Linux every 127.0.0.0/8 address is local,
-// so with the gateway on IPv4 loopback the nodes bind 127.0.0.1…254 in
-// turn and 10,000 connections do not exhaust one address's ephemeral ports.
-func (o *nodesOptions) resolveTarget(ctx context.Context) error {
-	u := *o.base
-	host := u.Hostname()
-	if strings.EqualFold(host, "localhost") {
-		addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-		if err != nil {
-			return cli.Usagef("--gateway: resolving localhost: %v", err)
-		}
-		var pick net.IP
-		for _, a := range addrs {
-			if !a.IP.IsLoopback() {
-				return cli.Usagef("--gateway: localhost resolves to %s, which is not loopback; give a loopback IP such as 127.0.0.1", a.IP)
+// resolveGateways rewrites "localhost" to a loopback IP in each base's
+// WebSocket URL and decides whether to spread source addresses: on Linux
+// every 127.0.0.0/8 address is local, so with every gateway on IPv4
+// loopback the nodes bind 127.0.0.1…254 in turn and 10,000 connections do
+// not exhaust one address's ephemeral ports. A gateway on ::1 could not
+// be reached from those addresses: then the kernel chooses.
+func resolveGateways(ctx context.Context, flagName string, bases []*url.URL) ([]gatewayTarget, []net.IP, error) {
+	var targets []gatewayTarget
+	allV4 := runtime.GOOS == "linux"
+	for _, b := range bases {
+		u := *b
+		host := u.Hostname()
+		if strings.EqualFold(host, "localhost") {
+			addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+			if err != nil {
+				return nil, nil, cli.Usagef("--%s: resolving localhost: %v", flagName, err)
 			}
-			if a.IP.To4() != nil && pick == nil {
-				pick = a.IP
+			var pick net.IP
+			for _, a := range addrs {
+				if !a.IP.IsLoopback() {
+					return nil, nil, cli.Usagef("--%s: localhost resolves to %s, which is not loopback; give a loopback IP such as 127.0.0.1", flagName, a.IP)
+				}
+				if a.IP.To4() != nil && pick == nil {
+					pick = a.IP
+				}
 			}
+			if pick == nil && len(addrs) > 0 {
+				pick = addrs[0].IP
+			}
+			if pick == nil {
+				return nil, nil, cli.Usagef("--%s: localhost resolves to nothing; give a loopback IP such as 127.0.0.1", flagName)
+			}
+			u.Host = net.JoinHostPort(pick.String(), u.Port())
+			host = pick.String()
 		}
-		if pick == nil && len(addrs) > 0 {
-			pick = addrs[0].IP
+		ws := u
+		ws.Scheme = map[string]string{"http": "ws", "https": "wss"}[u.Scheme]
+		ws.Path = u.Path + "/v1/nodes/connect"
+		targets = append(targets, gatewayTarget{base: b, wsURL: ws.String()})
+		if ip := net.ParseIP(host); ip == nil || ip.To4() == nil {
+			allV4 = false
 		}
-		if pick == nil {
-			return cli.Usagef("--gateway: localhost resolves to nothing; give a loopback IP such as 127.0.0.1")
-		}
-		u.Host = net.JoinHostPort(pick.String(), u.Port())
-		host = pick.String()
 	}
-	ws := u
-	ws.Scheme = map[string]string{"http": "ws", "https": "wss"}[u.Scheme]
-	ws.Path = u.Path + "/v1/nodes/connect"
-	o.wsURL = ws.String()
-	if ip := net.ParseIP(host); ip != nil && ip.To4() != nil && runtime.GOOS == "linux" {
+	var localIPs []net.IP
+	if allV4 {
 		for i := 1; i <= 254; i++ {
-			o.localIPs = append(o.localIPs, net.IPv4(127, 0, 0, byte(i)).To4())
+			localIPs = append(localIPs, net.IPv4(127, 0, 0, byte(i)).To4())
 		}
 	}
-	return nil
+	return targets, localIPs, nil
 }

@@ -35,7 +35,8 @@ type probeResult struct {
 
 // runProbe waits for the fleet to be up, then connects the probe node
 // opt.probeRuns times and measures how long its skill takes to appear in
-// (and leave) the agent's prompt.
+// (and leave) the agent's prompt. With several gateways, the probe node
+// and the prompt fetches go to the first.
 func (f *fleet) runProbe() error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -48,7 +49,7 @@ func (f *fleet) runProbe() error {
 	}
 	p := &prober{
 		f:      f,
-		url:    promptURL(f.opt.base, f.opt.probeAgent),
+		url:    promptURL(f.opt.gateways[0].base, f.opt.probeAgent),
 		marker: `<skill name="` + probeSkill + `">`,
 		http:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 5 * time.Second},
 		facts:  simNodeFacts{prof: probeProfile()},
@@ -181,13 +182,13 @@ type probeNode struct {
 	closed   bool
 }
 
-// dialProbeNode dials a probe node of id with these facts and sends
-// connect; it returns the interest of the connect answer, which the
-// node's first facts.update answers. Its read loop answers interest events
-// until close.
+// dialProbeNode dials a probe node of id with these facts to the first
+// gateway and sends connect; it returns the interest of the connect
+// answer, which the node's first facts.update answers. Its read loop
+// answers interest events until close.
 func (f *fleet) dialProbeNode(ctx context.Context, id, token string, facts simNodeFacts) (*probeNode, protocol.Interest, error) {
 	var in protocol.Interest
-	conn, _, err := websocket.Dial(ctx, f.opt.wsURL, &websocket.DialOptions{
+	conn, _, err := websocket.Dial(ctx, f.opt.gateways[0].wsURL, &websocket.DialOptions{
 		HTTPClient: f.clients[0], HTTPHeader: f.header, CompressionMode: websocket.CompressionDisabled,
 	})
 	if err != nil {

@@ -114,7 +114,13 @@ func (e *errorCounts) list() []errorSummary {
 
 // nodesSummary is the result of `nodes`, printed at the end.
 type nodesSummary struct {
-	Gateway             string         `json:"gateway"`
+	Gateway string `json:"gateway"` // the first of Gateways: the probe's
+	// Gateways is --gateway's list; node i connected to Gateways[i mod
+	// its length].
+	Gateways []string `json:"gateways"`
+	// PerGateway counts, per gateway in Gateways' order, the nodes that
+	// connected there at least once.
+	PerGateway          []gatewayCount `json:"perGateway"`
 	Nodes               int            `json:"nodes"`
 	Mix                 string         `json:"mix"`
 	Profiles            map[string]int `json:"profiles"`
@@ -140,9 +146,15 @@ type nodesSummary struct {
 	Probe               *probeResult   `json:"probe,omitempty"`
 }
 
+// gatewayCount is one gateway's line of nodesSummary.PerGateway.
+type gatewayCount struct {
+	Gateway   string `json:"gateway"`
+	Connected int    `json:"connected"`
+}
+
 func (f *fleet) summary(stopTook time.Duration, stuck int) *nodesSummary {
 	s := &nodesSummary{
-		Gateway: f.opt.base.String(), Nodes: f.opt.n, Mix: f.opt.mixName, Profiles: map[string]int{},
+		Gateway: f.opt.gateways[0].base.String(), Nodes: f.opt.n, Mix: f.opt.mixName, Profiles: map[string]int{},
 		SourceAddresses: max(1, len(f.opt.localIPs)), FileLimitAtStart: f.limit.start, FileLimit: f.limit.cur, FileLimitMax: f.limit.max,
 		RanSeconds:  time.Since(f.start).Seconds() - stopTook.Seconds(),
 		ReadyAtStop: f.readyAtStop, Dials: f.dials.Load(), Connects: f.connects.Load(),
@@ -153,6 +165,15 @@ func (f *fleet) summary(stopTook time.Duration, stuck int) *nodesSummary {
 	}
 	for i := range f.opt.n {
 		s.Profiles[f.opt.mix.node(i).prof.Name]++
+	}
+	for _, g := range f.opt.gateways {
+		s.Gateways = append(s.Gateways, g.base.String())
+		s.PerGateway = append(s.PerGateway, gatewayCount{Gateway: g.base.String()})
+	}
+	for i := range f.nodes {
+		if f.nodes[i].everUp.Load() {
+			s.PerGateway[i%len(f.opt.gateways)].Connected++
+		}
 	}
 	if up := f.allUpNanos.Load(); up != 0 {
 		v := time.Duration(up).Seconds()
@@ -169,7 +190,14 @@ func (s *nodesSummary) print(w io.Writer) {
 	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
 		profs = append(profs, fmt.Sprintf("%s %d", name, s.Profiles[name]))
 	}
-	fmt.Fprintf(w, "skillgate-fleet nodes: %d nodes against %s for %.1fs (mix %s: %s)\n", s.Nodes, s.Gateway, s.RanSeconds, s.Mix, strings.Join(profs, ", "))
+	fmt.Fprintf(w, "skillgate-fleet nodes: %d nodes against %s for %.1fs (mix %s: %s)\n", s.Nodes, strings.Join(s.Gateways, ","), s.RanSeconds, s.Mix, strings.Join(profs, ", "))
+	if len(s.PerGateway) > 1 {
+		var per []string
+		for _, g := range s.PerGateway {
+			per = append(per, fmt.Sprintf("%s %d", g.Gateway, g.Connected))
+		}
+		fmt.Fprintf(w, "  per gateway        node i on gateway i mod %d; connected at least once: %s\n", len(s.PerGateway), strings.Join(per, ", "))
+	}
 	fmt.Fprintf(w, "  RLIMIT_NOFILE      %d (hard %d; %d as the Go runtime left it); %d source addresses\n",
 		s.FileLimit, s.FileLimitMax, s.FileLimitAtStart, s.SourceAddresses)
 	if s.AllConnectedSeconds != nil {

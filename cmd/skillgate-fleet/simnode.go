@@ -27,10 +27,11 @@ const (
 // simNode is the whole per-node state the fleet keeps; the rest lives on
 // the node's goroutine while it runs.
 type simNode struct {
-	idx   int32
-	ready atomic.Bool // connected and facts sent on the current connection
-	churn atomic.Bool // the churner closed the connection: reconnect at once
-	conn  atomic.Pointer[websocket.Conn]
+	idx    int32
+	ready  atomic.Bool // connected and facts sent on the current connection
+	churn  atomic.Bool // the churner closed the connection: reconnect at once
+	everUp atomic.Bool // connected at least once, for the per-gateway count
+	conn   atomic.Pointer[websocket.Conn]
 }
 
 // connEnd says why one connection of a simulated node ended, and so what
@@ -51,11 +52,12 @@ func (f *fleet) runNode(n *simNode) {
 	facts := f.opt.mix.node(int(n.idx))
 	id := f.opt.prefix + strconv.Itoa(int(n.idx))
 	client := f.clients[int(n.idx)%len(f.clients)]
+	gw := f.opt.gatewayOf(int(n.idx))
 	// The node agent's schedule, so that a simulated fleet that lost its
 	// gateway comes back as a real one would.
 	b := node.Backoff{Min: node.BackoffMin, Max: node.BackoffMax}
 	for {
-		end := f.runConnection(n, &facts, id, client)
+		end := f.runConnection(n, &facts, id, client, gw)
 		switch end {
 		case endStop, endGone:
 			return
@@ -80,7 +82,7 @@ func (f *fleet) runNode(n *simNode) {
 // runConnection runs one connection of a node, from the dial to its end:
 // handshake, the first facts.update, then the read loop that answers
 // interest events.
-func (f *fleet) runConnection(n *simNode, facts *simNodeFacts, id string, client *http.Client) connEnd {
+func (f *fleet) runConnection(n *simNode, facts *simNodeFacts, id string, client *http.Client, gw *gatewayTarget) connEnd {
 	select {
 	case f.sem <- struct{}{}:
 	case <-f.done:
@@ -99,7 +101,7 @@ func (f *fleet) runConnection(n *simNode, facts *simNodeFacts, id string, client
 	f.dials.Add(1)
 	hctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
 	defer cancel()
-	conn, resp, err := websocket.Dial(hctx, f.opt.wsURL, &websocket.DialOptions{
+	conn, resp, err := websocket.Dial(hctx, gw.wsURL, &websocket.DialOptions{
 		HTTPClient: client, HTTPHeader: f.header, CompressionMode: websocket.CompressionDisabled,
 	})
 	if err != nil {
@@ -110,7 +112,7 @@ func (f *fleet) runConnection(n *simNode, facts *simNodeFacts, id string, client
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			f.errs.add("upgrade", fmt.Sprintf("gateway answered the WebSocket upgrade with %s: %s", resp.Status, strings.TrimSpace(string(body))))
 		} else {
-			f.errs.add("dial", fmt.Sprintf("%v (is a gateway serving %s?)", err, f.opt.base))
+			f.errs.add("dial", fmt.Sprintf("%v (is a gateway serving %s?)", err, gw.base))
 		}
 		return endRetry
 	}
@@ -149,6 +151,7 @@ func (f *fleet) runConnection(n *simNode, facts *simNodeFacts, id string, client
 		return end
 	}
 	connected = true
+	n.everUp.Store(true)
 	f.connected.Add(1)
 	f.connects.Add(1)
 	f.recordConnect(time.Since(t0))
