@@ -392,7 +392,11 @@ type readyJSON struct {
 	Store          string  `json:"store"`
 	SnapshotAgeSec float64 `json:"snapshotAgeSeconds"`
 	Error          string  `json:"error,omitempty"`
-	Nodes          int     `json:"nodes"`
+	Nodes          int     `json:"nodes"` // connected to this process
+	// With a cluster: "ok", or why this replica does not see the other
+	// replicas' nodes (then not ready); and how many it holds of theirs.
+	Cluster     string `json:"cluster,omitempty"`
+	RemoteNodes *int   `json:"remoteNodes,omitempty"`
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
@@ -407,7 +411,18 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		// OS error text go to the log).
 		j.Ready, j.Error = false, "storage unreachable, serving the last good snapshot; see the gateway log"
 	}
+	if s.member != nil {
+		remote := len(s.reg.remote)
+		j.RemoteNodes = &remote
+	}
 	s.mu.RUnlock()
+	if s.member != nil {
+		if st := s.member.State(); st.Connected {
+			j.Cluster = "ok"
+		} else {
+			j.Ready, j.Cluster = false, st.Reason
+		}
+	}
 	code := http.StatusOK
 	if !j.Ready {
 		code = http.StatusServiceUnavailable

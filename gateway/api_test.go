@@ -6,9 +6,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/gateway"
 )
 
 // apiFiles is the bucket of TestAgentAPI.
@@ -294,10 +297,13 @@ func TestAgentAPI(t *testing.T) {
 			Nodes []map[string]json.RawMessage `json:"nodes"`
 		}
 		json.Unmarshal([]byte(body), &raw)
-		wantKeys := []string{"capabilities", "connectedAt", "env", "factsAt", "hostBinStatus", "id", "os", "roles"}
+		wantKeys := []string{"capabilities", "connectedAt", "env", "factsAt", "hostBinStatus", "id", "os", "replica", "roles"}
 		for _, n := range raw.Nodes {
 			if keys := slices.Sorted(maps.Keys(n)); !slices.Equal(keys, wantKeys) {
 				t.Errorf("node keys %v, want %v", keys, wantKeys)
+			}
+			if r := string(n["replica"]); r != strconv.Quote(gateway.DefaultReplica()) {
+				t.Errorf("replica %s, want %q (the host name, without a cluster)", r, gateway.DefaultReplica())
 			}
 		}
 		for _, n := range ns {

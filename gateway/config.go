@@ -1,14 +1,18 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/r2store"
@@ -76,6 +80,13 @@ type Config struct {
 	WriteTimeout      time.Duration // from the end of the request to the end of the answer
 	IdleTimeout       time.Duration // keep-alive between requests
 
+	// Replica is this process's name among the gateway's replicas, shown
+	// in GET /v1/nodes ("replica"); the host name if empty. Cluster, when
+	// set, makes the gateway share its nodes with the other replicas
+	// (gateway.cluster, --cluster); its Replica is this one.
+	Replica string
+	Cluster *cluster.Config
+
 	ConnectTimeout time.Duration // how long a node has to send connect
 	PingInterval   time.Duration // WebSocket ping period; a missed pong drops the node
 	Logger         *slog.Logger
@@ -118,6 +129,19 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Replica == "" {
+		c.Replica = DefaultReplica()
+	}
+}
+
+// DefaultReplica is the replica name of a gateway not given one: the
+// host name, or "gateway" when it has none that a replica name allows.
+func DefaultReplica() string {
+	h, err := os.Hostname()
+	if err != nil || cluster.ValidateReplica(h) != nil {
+		return "gateway"
+	}
+	return h
 }
 
 // FileSettings are the gateway's own settings in the config file, under
@@ -141,6 +165,91 @@ type FileSettings struct {
 	TLSCert     string `json:"tlsCert"`
 	TLSKey      string `json:"tlsKey"`
 	TLSClientCA string `json:"tlsClientCA"`
+	// Cluster is gateway.cluster: the replicas' shared fleet over NATS.
+	Cluster ClusterSettings `json:"cluster"`
+}
+
+// ClusterSettings are gateway.cluster. They are read at start: a reload
+// that changes them is logged, and applies at the next start.
+type ClusterSettings struct {
+	URL     string `json:"url"`     // NATS server URLs, comma-separated; "" for no cluster
+	Replica string `json:"replica"` // this replica's name; the host name if empty
+	Bucket  string `json:"bucket"`  // cluster.DefaultBucket if empty
+	TTL     string `json:"ttl"`     // a duration; cluster.DefaultTTL if empty
+	// Files (relative to the config file's directory): a NATS creds file,
+	// an nkey seed, and the CA, certificate and key of tls:// servers.
+	Creds string `json:"creds"`
+	NKey  string `json:"nkey"`
+	CA    string `json:"ca"`
+	Cert  string `json:"cert"`
+	Key   string `json:"key"`
+}
+
+// parseCluster reads gateway.cluster; errors name the field.
+func parseCluster(path string, raw any) (ClusterSettings, error) {
+	var cs ClusterSettings
+	if raw == nil {
+		return cs, nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return cs, errors.New("gateway.cluster: must be an object")
+	}
+	fields := []struct {
+		key  string
+		v    *string
+		file bool
+	}{{"url", &cs.URL, false}, {"replica", &cs.Replica, false}, {"bucket", &cs.Bucket, false}, {"ttl", &cs.TTL, false},
+		{"creds", &cs.Creds, true}, {"nkey", &cs.NKey, true}, {"ca", &cs.CA, true}, {"cert", &cs.Cert, true}, {"key", &cs.Key, true}}
+	known := make([]string, len(fields))
+	for i, f := range fields {
+		known[i] = f.key
+		v, ok := m[f.key]
+		if !ok || v == nil {
+			continue
+		}
+		str, ok := v.(string)
+		if !ok {
+			return cs, fmt.Errorf("gateway.cluster.%s: must be a string", f.key)
+		}
+		if f.file && str != "" && !filepath.IsAbs(str) {
+			str = filepath.Join(filepath.Dir(path), str)
+		}
+		*f.v = str
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(known, k) {
+			return cs, fmt.Errorf("gateway.cluster.%s: unknown setting (known: %s)", k, strings.Join(known, ", "))
+		}
+	}
+	if cs.Replica != "" {
+		if err := cluster.ValidateReplica(cs.Replica); err != nil {
+			return cs, fmt.Errorf("gateway.cluster.replica: %w", err)
+		}
+	}
+	if cs.Bucket != "" && !validBucket(cs.Bucket) {
+		return cs, fmt.Errorf("gateway.cluster.bucket: %q: a bucket name is letters, digits, - and _", cs.Bucket)
+	}
+	if cs.TTL != "" {
+		if d, err := time.ParseDuration(cs.TTL); err != nil || d < cluster.MinTTL {
+			return cs, fmt.Errorf("gateway.cluster.ttl: %q is not a duration of at least %v, like \"10s\"", cs.TTL, cluster.MinTTL)
+		}
+	}
+	if (cs.Cert == "") != (cs.Key == "") {
+		return cs, errors.New("gateway.cluster.cert and gateway.cluster.key go together: set both, or neither")
+	}
+	return cs, nil
+}
+
+// validBucket reports whether name is a JetStream key-value bucket name.
+func validBucket(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return name != "" && len(name) <= 64
 }
 
 // ConfigFile is a gateway config file as read and checked: the whole
@@ -310,11 +419,14 @@ func parseFileSettings(path string, root map[string]any) (FileSettings, error) {
 	if fs.Prompt, err = parsePrompt("gateway.prompt", m["prompt"], true); err != nil {
 		return fs, fmt.Errorf("%s: %w", path, err)
 	}
+	if fs.Cluster, err = parseCluster(path, m["cluster"]); err != nil {
+		return fs, fmt.Errorf("%s: %w", path, err)
+	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch k {
-		case "listen", "store", "poll", "tlsCert", "tlsKey", "tlsClientCA", "insecure", "nodeTokens", "agentTokens", "maxNodes", "governance", "prompt":
+		case "listen", "store", "poll", "tlsCert", "tlsKey", "tlsClientCA", "insecure", "nodeTokens", "agentTokens", "maxNodes", "governance", "prompt", "cluster":
 		default:
-			return fs, fmt.Errorf("%s: gateway.%s: unknown setting (known: listen, store, poll, tlsCert, tlsKey, tlsClientCA, insecure, nodeTokens, agentTokens, maxNodes, governance, prompt)", path, k)
+			return fs, fmt.Errorf("%s: gateway.%s: unknown setting (known: listen, store, poll, tlsCert, tlsKey, tlsClientCA, insecure, nodeTokens, agentTokens, maxNodes, governance, prompt, cluster)", path, k)
 		}
 	}
 	return fs, nil

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/miniotest"
 	"github.com/skillgate/skillgate/internal/syncbuf"
@@ -136,6 +137,11 @@ type gwOptions struct {
 	connectTimeout time.Duration
 	pingInterval   time.Duration
 	maxNodes       int
+	// Replicas: a store shared with other gateways (nil: a fresh bucket
+	// with files), this one's replica name, and its cluster membership.
+	store   *r2store.S3
+	replica string
+	cluster *cluster.Config
 }
 
 // newBucketStore makes a fresh bucket on srv and returns its S3 store.
@@ -162,7 +168,10 @@ func startGateway(t *testing.T, o gwOptions) *gw {
 	if m == nil {
 		m = sharedMinio.Get(t)
 	}
-	st := newBucketStore(t, m)
+	st := o.store
+	if st == nil {
+		st = newBucketStore(t, m)
+	}
 	g := &gw{store: st, logs: &syncbuf.Buffer{}, token: o.agentToken}
 	for k, v := range o.files {
 		g.put(t, k, v)
@@ -186,6 +195,8 @@ func startGateway(t *testing.T, o gwOptions) *gw {
 		AgentToken:     o.agentToken,
 		ConnectTimeout: o.connectTimeout,
 		PingInterval:   o.pingInterval,
+		Replica:        o.replica,
+		Cluster:        o.cluster,
 		Logger:         slog.New(slog.NewJSONHandler(g.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {

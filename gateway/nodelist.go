@@ -24,12 +24,12 @@ const (
 
 // nodeFields are the top-level fields of a node in GET /v1/nodes, in the
 // order they are written; ?fields= selects among them ("id" always).
-var nodeFields = []string{"id", "os", "roles", "capabilities", "env", "hostBinStatus", "connectedAt", "factsAt"}
+var nodeFields = []string{"id", "os", "roles", "capabilities", "env", "hostBinStatus", "connectedAt", "factsAt", "replica"}
 
 // nodeEntry is one node of the answer, each field encoded once.
 type nodeEntry struct {
 	id     string
-	fields [8][]byte // `"name":value`, in nodeFields order
+	fields [9][]byte // `"name":value`, in nodeFields order
 }
 
 // nodesCache holds the nodes of one registry generation, encoded. At
@@ -55,28 +55,34 @@ func (s *Server) nodeEntries() []nodeEntry {
 		return c.entries
 	}
 	type raw struct {
-		c           *nodeConn
+		id          string
 		facts       protocol.HostFacts
 		connectedAt time.Time
 		factsAt     *time.Time
+		replica     string
 	}
-	list := make([]raw, 0, len(s.reg.nodes))
-	for _, c := range s.reg.nodes {
-		r := raw{c: c, connectedAt: c.connectedAt.Truncate(time.Second)}
-		r.facts = c.factsLocked()
-		if c.host != nil {
-			t := c.factsAt.Truncate(time.Second)
+	list := make([]raw, 0, len(s.reg.nodes)+len(s.reg.remote))
+	add := func(id string, n *nodeRecord, replica string) {
+		r := raw{id: id, facts: n.factsLocked(), connectedAt: n.connectedAt.Truncate(time.Second), replica: replica}
+		if n.host != nil {
+			t := n.factsAt.Truncate(time.Second)
 			r.factsAt = &t
 		}
 		list = append(list, r)
+	}
+	for id, c := range s.reg.nodes {
+		add(id, &c.nodeRecord, s.replica)
+	}
+	for id, n := range s.reg.remote {
+		add(id, &n.nodeRecord, n.replica)
 	}
 	s.mu.RUnlock()
 	// Encoding (the bulk of the work) runs without s.mu.
 	entries := make([]nodeEntry, len(list))
 	for i, r := range list {
 		f := &r.facts
-		e := nodeEntry{id: r.c.id}
-		vals := [8]any{f.ID, f.OS, f.Roles, f.Capabilities, f.Env, f.HostBinStatus, r.connectedAt, r.factsAt}
+		e := nodeEntry{id: r.id}
+		vals := [9]any{f.ID, f.OS, f.Roles, f.Capabilities, f.Env, f.HostBinStatus, r.connectedAt, r.factsAt, r.replica}
 		for j, v := range vals {
 			e.fields[j] = encodeField(nodeFields[j], v)
 		}
@@ -102,7 +108,7 @@ type nodesQuery struct {
 	limit  int
 	after  string          // ids after this one ("": from the start)
 	ids    map[string]bool // nil: every id
-	fields [8]bool
+	fields [9]bool
 }
 
 // parseNodesQuery checks ?limit=, ?cursor=, ?id= and ?fields=; errors say

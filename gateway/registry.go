@@ -30,10 +30,11 @@ import (
 // read lock. The Server methods below take the lock and apply each event
 // to the counts as well.
 type registry struct {
-	nodes map[string]*nodeConn
-	gen   uint64           // bumped on every change; keys the GET /v1/nodes cache
-	max   int              // gateway.maxNodes in force
-	gauge prometheus.Gauge // skillgate_nodes_connected
+	nodes  map[string]*nodeConn
+	remote map[string]*remoteNode // other replicas' nodes (cluster.go); never an id of nodes
+	gen    uint64                 // bumped on every change; keys the GET /v1/nodes cache
+	max    int                    // gateway.maxNodes in force
+	gauge  prometheus.Gauge       // skillgate_nodes_connected
 }
 
 // nodeRecord is what the registry holds of one connected node, kept in
@@ -134,19 +135,27 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 	}
 	c.factsAt = now.UTC()
 	r.gen++
+	old, cur = c.apply(in, envSet, reported, present)
+	return old, cur, true
+}
+
+// apply sets the node's reported names, as positions in the interest in
+// force, and returns its host before and after: the same pointer when
+// nothing changed.
+func (n *nodeRecord) apply(in *interestIndex, envSet, reported, present bitset.Set) (old, cur *eligibility.Host) {
 	names := in.Bins
 	env := make([]string, 0, envSet.Len())
 	envSet.Each(func(i int) { env = append(env, in.Env[i]) }) // sorted, as the interest is
-	old = c.host
-	if old != nil && slices.Equal(c.env, env) && sameStrings(c.binNames, names) &&
-		c.binReported.Equal(reported) && c.binTrue.Equal(present) {
-		return old, old, true
+	old = n.host
+	if old != nil && slices.Equal(n.env, env) && sameStrings(n.binNames, names) &&
+		n.binReported.Equal(reported) && n.binTrue.Equal(present) {
+		return old, old
 	}
-	c.env, c.binNames, c.binReported, c.binTrue = env, names, reported, present
+	n.env, n.binNames, n.binReported, n.binTrue = env, names, reported, present
 	bins := make([]string, 0, present.Len())
 	present.Each(func(i int) { bins = append(bins, names[i]) })
-	c.host = &eligibility.Host{ID: c.id, OS: c.info.OS, Roles: c.roles, Capabilities: c.caps, Env: env, Bins: bins}
-	return old, c.host, true
+	n.host = &eligibility.Host{ID: n.info.ID, OS: n.info.OS, Roles: n.roles, Capabilities: n.caps, Env: env, Bins: bins}
+	return old, n.host
 }
 
 // interestIndex is the interest in force with the position of each name,
@@ -204,6 +213,10 @@ func (s *Server) register(c *nodeConn, info protocol.NodeInfo) (json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
+	// A connection that begins now is newer than any other replica's of
+	// the same id: that one is closed there when our record reaches it.
+	s.dropRemoteLocked(c.id)
+	s.publishLocked(c)
 	if old != nil {
 		old.log.Info("node replaced by a new connection with the same id")
 		// Not waited on: the new connect is answered at once. When Close
@@ -226,7 +239,13 @@ func (s *Server) unregister(c *nodeConn) {
 // unregisterLocked removes a node now: it stops counting before any close
 // handshake. s.mu must be held for writing.
 func (s *Server) unregisterLocked(c *nodeConn) {
-	if s.reg.remove(c) && c.host != nil {
+	if !s.reg.remove(c) {
+		return
+	}
+	if s.member != nil {
+		s.member.Withdraw(c.id, c.connectedAt)
+	}
+	if c.host != nil {
 		s.hostChangedLocked(c.id, c.host, nil)
 	}
 }
@@ -236,7 +255,12 @@ func (s *Server) unregisterLocked(c *nodeConn) {
 func (s *Server) updateFacts(c *nodeConn, u *protocol.FactsScan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, cur, ok := s.reg.report(c, u, s.interestAt, time.Now()); ok && cur != old {
+	old, cur, ok := s.reg.report(c, u, s.interestAt, time.Now())
+	if !ok {
+		return
+	}
+	s.publishLocked(c) // factsAt moved, at least
+	if cur != old {
 		s.hostChangedLocked(c.id, old, cur)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
@@ -90,6 +91,11 @@ type Server struct {
 	pending   *pendingSockets           // sockets that have not completed connect
 	nodesJSON nodesCache                // the encoded GET /v1/nodes answer
 
+	// replica is this process's replica name (Config.Replica); member is
+	// its cluster membership, nil without a cluster (cluster.go).
+	replica string
+	member  member
+
 	life      lifecycle // what runs, for Close to end and wait for
 	closeOnce sync.Once
 	serveMu   sync.Mutex         // guards the two fields below
@@ -143,13 +149,26 @@ func New(cfg Config) (*Server, error) {
 	for _, d := range s.pol.diags {
 		s.log.Warn("config: "+d.Message, "file", d.Location)
 	}
-	s.reg = registry{nodes: map[string]*nodeConn{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected}
+	s.reg = registry{nodes: map[string]*nodeConn{}, remote: map[string]*remoteNode{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected}
 	s.snap = &snapshot{agents: map[string][]*skill.Skill{}}
 	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
 	s.interestAt = newInterestIndex(s.interest)
 	s.index = eligibility.NewIndex()
 	s.rebuildLocked()
 	s.handler = s.routes()
+	s.replica = cfg.Replica
+	if cfg.Cluster != nil {
+		cc := *cfg.Cluster
+		cc.Replica = cfg.Replica
+		if cc.Logger == nil {
+			cc.Logger = s.log
+		}
+		m, err := cluster.Join(cc, clusterHandler{s})
+		if err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		s.member = m
+	}
 	return s, nil
 }
 
@@ -262,6 +281,15 @@ func (s *Server) Close() error {
 			wg.Go(func() { c.close(protocol.CloseGoingAway, protocol.CloseReasonGatewayStop) })
 		}
 		wg.Wait()
+		if s.member != nil {
+			// The nodes' records were withdrawn as they closed: the other
+			// replicas drop them now rather than after the TTL.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			if err := s.member.Close(ctx); err != nil {
+				s.log.Warn("cluster: leaving", "err", err)
+			}
+			cancel()
+		}
 		s.life.wait()
 	})
 	return nil
@@ -399,6 +427,12 @@ var restartOnly = []struct {
 	{"tlsCert", "tls-cert", func(f FileSettings) string { return f.TLSCert }},
 	{"tlsKey", "tls-key", func(f FileSettings) string { return f.TLSKey }},
 	{"tlsClientCA", "tls-client-ca", func(f FileSettings) string { return f.TLSClientCA }},
+	{"cluster.url", "cluster", func(f FileSettings) string { return f.Cluster.URL }},
+	{"cluster.replica", "replica", func(f FileSettings) string { return f.Cluster.Replica }},
+	{"cluster.{bucket,ttl,creds,nkey,ca,cert,key}", "", func(f FileSettings) string {
+		c := f.Cluster
+		return strings.Join([]string{c.Bucket, c.TTL, c.Creds, c.NKey, c.CA, c.Cert, c.Key}, "\x00")
+	}},
 }
 
 // reloadConfig re-reads the config file; when force is false it is only

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/logging"
@@ -28,6 +29,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	insecure := fs.Bool("insecure", false, "allow listening beyond loopback without tokens")
 	agentTokenFile := fs.String("agent-token-file", "", "file holding the admin (agent) token, instead of $"+cli.AgentTokenEnv+" (e.g. a systemd credential)")
 	nodeTokenFile := fs.String("node-token-file", "", "file holding the shared node token, instead of $"+cli.NodeTokenEnv)
+	clusterURL := fs.String("cluster", "", "NATS `URLS` (nats://HOST:4222, comma-separated): share the fleet with the other replicas through JetStream (gateway.cluster.url)")
+	replica := fs.String("replica", "", "this replica's `NAME` in the cluster and in GET /v1/nodes (gateway.cluster.replica; default: the host name)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -43,7 +46,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	// Config.Flags is keyed by the config file's names.
-	for flagName, key := range map[string]string{"tls-cert": "tlsCert", "tls-key": "tlsKey", "tls-client-ca": "tlsClientCA"} {
+	for flagName, key := range map[string]string{"tls-cert": "tlsCert", "tls-key": "tlsKey", "tls-client-ca": "tlsClientCA", "cluster": "cluster.url", "replica": "cluster.replica"} {
 		set[key] = set[flagName]
 	}
 
@@ -64,6 +67,21 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		*tlsCert = cli.FlagOverFile(fs, "tls-cert", *tlsCert, fsettings.TLSCert, fsettings.TLSCert != "")
 		*tlsKey = cli.FlagOverFile(fs, "tls-key", *tlsKey, fsettings.TLSKey, fsettings.TLSKey != "")
 		*tlsClientCA = cli.FlagOverFile(fs, "tls-client-ca", *tlsClientCA, fsettings.TLSClientCA, fsettings.TLSClientCA != "")
+		*clusterURL = cli.FlagOverFile(fs, "cluster", *clusterURL, fsettings.Cluster.URL, fsettings.Cluster.URL != "")
+		*replica = cli.FlagOverFile(fs, "replica", *replica, fsettings.Cluster.Replica, fsettings.Cluster.Replica != "")
+	}
+	if *replica != "" {
+		if err := cluster.ValidateReplica(*replica); err != nil {
+			return cli.Usagef("--replica: %v", err)
+		}
+	}
+	var cc *cluster.Config
+	if *clusterURL != "" {
+		var cs gateway.ClusterSettings
+		if file != nil {
+			cs = file.Settings.Cluster
+		}
+		cc = clusterConfig(*clusterURL, cs)
 	}
 	if *storeURL == "" {
 		return cli.Usagef("--store is required (a directory, or s3://BUCKET?endpoint=…&region=…)")
@@ -102,6 +120,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		TLSKey:      *tlsKey,
 		TLSClientCA: *tlsClientCA,
 		Insecure:    *insecure,
+		Replica:     *replica,
+		Cluster:     cc,
 		NodeToken:   nodeToken,
 		AgentToken:  agentToken,
 		Logger:      log,
@@ -134,4 +154,32 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%v", err)
 	}
 	return nil
+}
+
+// clusterConfig is the cluster membership of --cluster (or
+// gateway.cluster.url) with the rest of gateway.cluster; credentials and
+// TLS files the file leaves out come from the environment variables NATS
+// clients read (NATS_CREDS, NATS_NKEY, NATS_USER and NATS_PASSWORD,
+// NATS_TOKEN, NATS_CA, NATS_CERT and NATS_KEY).
+func clusterConfig(url string, cs gateway.ClusterSettings) *cluster.Config {
+	or := func(v, env string) string {
+		if v != "" {
+			return v
+		}
+		return os.Getenv(env)
+	}
+	ttl, _ := time.ParseDuration(cs.TTL) // checked by ReadConfigFile; 0 is the default
+	return &cluster.Config{
+		URL:       url,
+		Bucket:    cs.Bucket,
+		TTL:       ttl,
+		CredsFile: or(cs.Creds, "NATS_CREDS"),
+		NKeyFile:  or(cs.NKey, "NATS_NKEY"),
+		User:      os.Getenv("NATS_USER"),
+		Password:  os.Getenv("NATS_PASSWORD"),
+		Token:     os.Getenv("NATS_TOKEN"),
+		CAFile:    or(cs.CA, "NATS_CA"),
+		CertFile:  or(cs.Cert, "NATS_CERT"),
+		KeyFile:   or(cs.Key, "NATS_KEY"),
+	}
 }

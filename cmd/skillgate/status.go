@@ -26,6 +26,7 @@ type statusNode struct {
 	protocol.HostFacts
 	ConnectedAt time.Time  `json:"connectedAt"`
 	FactsAt     *time.Time `json:"factsAt"`
+	Replica     string     `json:"replica,omitempty"` // the gateway replica holding the node
 }
 
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -113,7 +114,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// values pass through cli.Printable so that none can drive the terminal.
 	fmt.Fprintf(stdout, "%d nodes connected to %s\n\n", len(nodes.Nodes), cli.Printable(base.String()))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tOS\tROLES\tBINS PRESENT\tENV\tFACTS")
+	fmt.Fprintln(tw, "NODE\tREPLICA\tOS\tROLES\tBINS PRESENT\tENV\tFACTS")
 	for _, n := range nodes.Nodes {
 		var bins []string
 		for b, ok := range n.HostBinStatus {
@@ -125,7 +126,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if n.FactsAt != nil {
 			facts = n.FactsAt.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cli.Printable(n.ID), cli.Printable(n.OS), cli.Printable(strings.Join(n.Roles, ",")),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cli.Printable(n.ID), cli.Printable(n.Replica), cli.Printable(n.OS), cli.Printable(strings.Join(n.Roles, ",")),
 			cli.Printable(joinSorted(bins)), cli.Printable(strings.Join(n.Env, ",")), facts)
 	}
 	tw.Flush()

@@ -320,6 +320,8 @@
           ["Nodes connected", h("span", { class: "big", id: "ov-nodes" }, fmt(ready.nodes))],
           ["Storage", ready.store],
           ["Snapshot age", `${Number(ready.snapshotAgeSeconds).toFixed(1)} s`],
+          ready.cluster ? ["Cluster", ready.cluster === "ok" ? badge("ok", "yes") : badge(ready.cluster, "no")] : null,
+          ready.remoteNodes !== undefined ? ["Nodes on other replicas", h("span", { id: "ov-remote" }, fmt(ready.remoteNodes))] : null,
           ready.error ? ["Problem", ready.error] : null,
         ])));
       }
@@ -911,9 +913,10 @@
       countEl.textContent = res.rows.length === 0 ? "No node matches." :
         `Nodes ${fmt(from + 1)}–${fmt(from + res.rows.length)}` + (!filtered() && total !== null ? ` of ${fmt(total)} connected.` : " matching the filter.");
       replace(listEl,
-        table("Connected nodes, in id order", ["Node", "OS", "Roles", "Capabilities", "Env names", "Binaries", "Connected", "Facts"],
+        table("Connected nodes, in id order", ["Node", "Replica", "OS", "Roles", "Capabilities", "Env names", "Binaries", "Connected", "Facts"],
           res.rows.map((n) => h("tr", { "data-node": n.id, "data-key": n.id },
             h("th", { scope: "row" }, n.id),
+            h("td", null, n.replica || "—"),
             h("td", null, n.os),
             h("td", null, (n.roles || []).join(", ")),
             h("td", null, (n.capabilities || []).join(", ")),

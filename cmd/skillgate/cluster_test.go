@@ -1,0 +1,324 @@
+package main
+
+// Gateway replicas as operators run them: real `skillgate serve --cluster`
+// processes on one real NATS server (natstest), real `skillgate-node` and
+// `skillgate-fleet nodes` processes, judged only through HTTP. A replica
+// dies with SIGKILL: nothing of it withdraws its nodes.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/internal/syncbuf"
+)
+
+// clusterTTL is gateway.cluster.ttl of the replicas here.
+const clusterTTL = 2 * time.Second
+
+// clusterWait bounds every wait of these tests but the TTL checks.
+const clusterWait = 30 * time.Second
+
+var (
+	binsOnce sync.Once
+	binsDir  string
+	binsErr  error
+)
+
+// clusterBins builds skillgate, skillgate-node and skillgate-fleet once
+// for the package's tests and returns their directory.
+func clusterBins(t *testing.T) string {
+	t.Helper()
+	binsOnce.Do(func() {
+		binsDir, binsErr = os.MkdirTemp("", "skillgate-cluster-bins")
+		if binsErr != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		for _, pkg := range []string{"skillgate", "skillgate-node", "skillgate-fleet"} {
+			out, err := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binsDir, pkg), "../"+pkg).CombinedOutput()
+			if err != nil {
+				binsErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+				return
+			}
+		}
+	})
+	if binsErr != nil {
+		t.Fatal(binsErr)
+	}
+	return binsDir
+}
+
+// proc is a process of a test: its output, and its end.
+type proc struct {
+	name   string
+	cmd    *exec.Cmd
+	out    *syncbuf.Buffer
+	exited chan struct{}
+}
+
+// startProc starts bin with args; it is killed when t ends, and its output
+// logged if t failed.
+func startProc(t *testing.T, name, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, cmd: exec.Command(bin, args...), out: &syncbuf.Buffer{}, exited: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), "SKILLGATE_NODE_TOKEN=", "SKILLGATE_AGENT_TOKEN=")
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot die
+		p.cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			out := p.out.String()
+			if len(out) > 12<<10 {
+				out = "…" + out[len(out)-12<<10:]
+			}
+			t.Logf("%s output:\n%s", p.name, out)
+		}
+	})
+	return p
+}
+
+// kill ends p with SIGKILL and waits for it.
+func (p *proc) kill(t *testing.T) {
+	t.Helper()
+	p.cmd.Process.Kill()
+	select {
+	case <-p.exited:
+	case <-time.After(clusterWait):
+		t.Fatalf("%s did not die", p.name)
+	}
+}
+
+// replica is one `skillgate serve --cluster` process.
+type replica struct {
+	*proc
+	base string
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startReplica serves store on port as replica name of the cluster on ns,
+// and waits until it is ready (through the bucket's first read).
+func startReplica(t *testing.T, bins, store, config string, ns *natstest.Server, name string, port int) *replica {
+	t.Helper()
+	p := startProc(t, "replica "+name, filepath.Join(bins, "skillgate"), "serve", "--store", store, "--config", config,
+		"--listen", "127.0.0.1:"+strconv.Itoa(port), "--poll", "100ms", "--cluster", ns.URL(), "--replica", name)
+	r := &replica{proc: p, base: "http://127.0.0.1:" + strconv.Itoa(port)}
+	waitHTTP(t, func() (string, bool) {
+		code, body := httpGet(r.base + "/readyz")
+		return fmt.Sprint(code, " ", body), code == http.StatusOK && strings.Contains(body, `"cluster":"ok"`)
+	}, p)
+	return r
+}
+
+// httpGet fetches url; code 0 when it could not.
+func httpGet(url string) (int, string) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	return resp.StatusCode, string(b)
+}
+
+// waitHTTP polls f every 20 ms until it holds, for at most clusterWait; a
+// watched process that exits fails the test at once.
+func waitHTTP(t *testing.T, f func() (string, bool), watched ...*proc) {
+	t.Helper()
+	deadline := time.Now().Add(clusterWait)
+	for {
+		last, ok := f()
+		if ok {
+			return
+		}
+		for _, p := range watched {
+			select {
+			case <-p.exited:
+				t.Fatalf("%s exited; last: %s", p.name, last)
+			default:
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v; last: %s", clusterWait, last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// clusterNodes is GET /v1/nodes?fields=id,replica,connectedAt of base
+// (every page), or an error.
+func clusterNodes(base string) ([]struct{ ID, Replica, ConnectedAt string }, error) {
+	var all []struct{ ID, Replica, ConnectedAt string }
+	cursor := ""
+	for {
+		code, body := httpGet(base + "/v1/nodes?limit=10000&fields=id,replica,connectedAt" + cursor)
+		if code != http.StatusOK {
+			return nil, fmt.Errorf("GET %s/v1/nodes: %d %s", base, code, body)
+		}
+		var page struct {
+			Nodes []struct{ ID, Replica, ConnectedAt string } `json:"nodes"`
+			Next  string                                      `json:"next"`
+		}
+		if err := json.Unmarshal([]byte(body), &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Nodes...)
+		if page.Next == "" {
+			return all, nil
+		}
+		cursor = "&cursor=" + page.Next
+	}
+}
+
+// clusterConfig writes a config file with gateway.cluster.ttl.
+func clusterConfigFile(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "gateway.hujson")
+	if err := os.WriteFile(p, []byte(`{"gateway": {"cluster": {"ttl": "`+clusterTTL.String()+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestClusterReplicaKilled: three replicas; the only host of skill github
+// is held by replica a or b, and replica c offers the skill. The replica
+// holding it is killed while the node is stopped (SIGSTOP, so that it
+// cannot reconnect at once): the skill leaves c's block within TTL + 1 s.
+// The node resumes, reconnects to the other replica of its --gateway
+// list, and the skill is back on c.
+func TestClusterReplicaKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	bins := clusterBins(t)
+	ns := natstest.Start(t)
+	store, cfg := storeWithGhSkill(t), clusterConfigFile(t)
+	r := map[string]*replica{}
+	for _, name := range []string{"a", "b", "c"} {
+		r[name] = startReplica(t, bins, store, cfg, ns, name, freePort(t))
+	}
+	ghDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ghDir, "gh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	node := startProc(t, "node builder", filepath.Join(bins, "skillgate-node"), "--gateway", r["a"].base+","+r["b"].base,
+		"--id", "builder", "--path", ghDir, "--recheck", "100ms")
+
+	offered := func(base string) (string, bool) {
+		code, body := httpGet(base + "/v1/agents/main/prompt")
+		return fmt.Sprint(code, " ", body), code == http.StatusOK && strings.Contains(body, `<skill name="github">`)
+	}
+	waitHTTP(t, func() (string, bool) { return offered(r["c"].base) }, node)
+	holder := func() string {
+		ns, err := clusterNodes(r["c"].base)
+		if err != nil || len(ns) != 1 || ns[0].ID != "builder" {
+			return ""
+		}
+		return ns[0].Replica
+	}
+	first := holder()
+	if first != "a" && first != "b" {
+		t.Fatalf("replica c lists builder on %q, want a or b", first)
+	}
+	other := map[string]string{"a": "b", "b": "a"}[first]
+
+	if err := node.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	r[first].kill(t)
+	for {
+		_, on := offered(r["c"].base)
+		if !on {
+			break
+		}
+		if time.Since(killed) > clusterTTL+time.Second {
+			t.Fatalf("replica c still offers github %v after the only replica holding its host was killed (TTL %v)", time.Since(killed).Round(time.Millisecond), clusterTTL)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("github left replica c %v after replica %s was killed (TTL %v)", time.Since(killed).Round(time.Millisecond), first, clusterTTL)
+	if h := holder(); h != "" {
+		t.Errorf("replica c still lists builder on %q", h)
+	}
+
+	if err := node.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitHTTP(t, func() (string, bool) { return offered(r["c"].base) }, node)
+	waitHTTP(t, func() (string, bool) { h := holder(); return "holder " + h, h == other }, node)
+	waitHTTP(t, func() (string, bool) { return offered(r[other].base) }, node)
+}
+
+// TestClusterReplicaRestarted: replica a holds 1,000 simulated nodes and
+// is killed; restarted on the same port with the same name, it takes the
+// nodes back as they reconnect, and every replica lists each node once, on
+// a, with a connection from after the restart.
+func TestClusterReplicaRestarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	const n = 1000
+	bins := clusterBins(t)
+	ns := natstest.Start(t)
+	store, cfg := storeWithGhSkill(t), clusterConfigFile(t)
+	portA := freePort(t)
+	a := startReplica(t, bins, store, cfg, ns, "a", portA)
+	c := startReplica(t, bins, store, cfg, ns, "c", freePort(t))
+	fleet := startProc(t, "skillgate-fleet nodes", filepath.Join(bins, "skillgate-fleet"), "nodes", "--gateway", a.base,
+		"-n", strconv.Itoa(n), "--duration", "10m", "--connect-rate", "2000/s")
+
+	allOn := func(base, want string, after time.Time) (string, bool) {
+		list, err := clusterNodes(base)
+		if err != nil {
+			return err.Error(), false
+		}
+		seen := map[string]bool{}
+		for _, x := range list {
+			at, err := time.Parse(time.RFC3339, x.ConnectedAt)
+			if seen[x.ID] || x.Replica != want || err != nil || at.Before(after.Truncate(time.Second)) {
+				return fmt.Sprintf("%s: node %s on %q connected %s (seen before: %v)", base, x.ID, x.Replica, x.ConnectedAt, seen[x.ID]), false
+			}
+			seen[x.ID] = true
+		}
+		return fmt.Sprintf("%s lists %d nodes", base, len(list)), len(list) == n
+	}
+	waitHTTP(t, func() (string, bool) { return allOn(c.base, "a", time.Time{}) }, fleet)
+
+	a.kill(t)
+	restarted := time.Now()
+	a = startReplica(t, bins, store, cfg, ns, "a", portA)
+	for _, g := range []*replica{a, c} {
+		waitHTTP(t, func() (string, bool) { return allOn(g.base, "a", restarted) }, fleet, a.proc)
+	}
+}

@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/skillgate/skillgate/cluster"
+	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/bitset"
+	"github.com/skillgate/skillgate/protocol"
+)
+
+// Replicas share their nodes through the cluster package: each publishes
+// a record per node it holds and receives the others' (remoteNode). A
+// remote node counts for prompt builds, /skills, /v1/nodes and status
+// like a local one; the newest connection of an id wins on every replica
+// (cluster.Newer). Without a cluster the gateway holds no remote node and
+// publishes nothing.
+
+// member is the part of *cluster.Member the gateway calls; its methods
+// never block, so they are called with s.mu held.
+type member interface {
+	Publish(rec cluster.Record)
+	Withdraw(id string, connectedAt time.Time)
+	State() cluster.State
+	Close(ctx context.Context) error
+}
+
+// remoteNode is a node another replica holds, as its record said.
+type remoteNode struct {
+	nodeRecord
+	replica string
+}
+
+// clusterHandler applies the other replicas' records (cluster.Handler).
+type clusterHandler struct{ s *Server }
+
+// Put adds or updates another replica's node. When this replica holds the
+// same id, the newer connection wins: an older local one is closed with
+// 1008 replaced, as a second connect on one process would; an older remote
+// record is ignored (the member publishes ours over it).
+func (h clusterHandler) Put(rec *cluster.Record) {
+	s := h.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.reg.nodes[rec.ID]; c != nil {
+		mine := s.recordLocked(c)
+		if !cluster.Newer(rec, &mine) {
+			return
+		}
+		c.log.Info("node replaced by a newer connection on another replica", "replica", rec.Replica)
+		s.unregisterLocked(c)
+		s.life.goFunc(func() { c.close(protocol.ClosePolicyViolation, protocol.CloseReasonReplaced) })
+	}
+	if len(s.reg.remote) >= cluster.MaxRemote && s.reg.remote[rec.ID] == nil {
+		return // the member refuses new ids past the cap first; this is the backstop
+	}
+	prev := s.reg.remote[rec.ID]
+	var oldHost, cur *eligibility.Host
+	if prev != nil {
+		oldHost = prev.host
+	}
+	n := &remoteNode{replica: rec.Replica}
+	n.info = protocol.NodeInfo{ID: rec.ID, OS: protocol.NormalizeOS(rec.OS), Roles: rec.Roles, Capabilities: rec.Capabilities}
+	n.roles = slices.Compact(slices.Sorted(slices.Values(rec.Roles)))
+	n.caps = slices.Compact(slices.Sorted(slices.Values(rec.Capabilities)))
+	n.connectedAt = rec.ConnectedAt.UTC()
+	if rec.FactsAt != nil {
+		n.factsAt = rec.FactsAt.UTC()
+		// Names are kept as positions in this replica's interest, as a
+		// local node's are; names it did not ask for count as absent.
+		in := s.interestAt
+		var envSet, reported, present bitset.Set
+		for _, e := range rec.Env {
+			if i, ok := in.env[e]; ok {
+				envSet.Add(i)
+			}
+		}
+		for name, ok := range rec.HostBinStatus {
+			if i, asked := in.bins[name]; asked {
+				reported.Add(i)
+				if ok {
+					present.Add(i)
+				}
+			}
+		}
+		if prev != nil && prev.host != nil && prev.replica == rec.Replica && prev.connectedAt.Equal(n.connectedAt) {
+			// The same connection: start from its host, so that unchanged
+			// facts keep the host pointer and the caches stay.
+			n.env, n.binNames, n.binReported, n.binTrue, n.host = prev.env, prev.binNames, prev.binReported, prev.binTrue, prev.host
+		}
+		_, cur = n.apply(in, envSet, reported, present)
+	}
+	s.reg.remote[rec.ID] = n
+	s.reg.changed()
+	if cur != oldHost {
+		s.hostChangedLocked(rec.ID, oldHost, cur)
+	}
+}
+
+// Delete removes another replica's node: it left, expired, or this
+// replica's newer connection replaced it.
+func (h clusterHandler) Delete(id string) {
+	s := h.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropRemoteLocked(id)
+}
+
+// dropRemoteLocked removes the remote node id, if any. s.mu must be held
+// for writing.
+func (s *Server) dropRemoteLocked(id string) {
+	n := s.reg.remote[id]
+	if n == nil {
+		return
+	}
+	delete(s.reg.remote, id)
+	s.reg.changed()
+	if n.host != nil {
+		s.hostChangedLocked(id, n.host, nil)
+	}
+}
+
+// recordLocked is the record this replica publishes for a node it holds.
+// s.mu must be held.
+func (s *Server) recordLocked(c *nodeConn) cluster.Record {
+	rec := cluster.Record{HostFacts: c.factsLocked(), Replica: s.replica, ConnectedAt: c.connectedAt}
+	if c.host != nil {
+		t := c.factsAt
+		rec.FactsAt = &t
+	}
+	return rec
+}
+
+// publishLocked publishes the record of a node this replica holds. s.mu
+// must be held.
+func (s *Server) publishLocked(c *nodeConn) {
+	if s.member != nil {
+		s.member.Publish(s.recordLocked(c))
+	}
+}

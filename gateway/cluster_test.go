@@ -1,0 +1,191 @@
+package gateway_test
+
+// Replicas sharing one fleet through a real NATS server (natstest) and one
+// MinIO bucket: real gateways on loopback, real WebSocket nodes. The
+// process-level checks (kill -9 of a replica) are in cmd/skillgate.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/cluster"
+	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/protocol"
+)
+
+// clusterTTL is the replicas' gateway.cluster.ttl in these tests.
+const clusterTTL = 2 * time.Second
+
+// clusterFiles: github needs gh, jq-tools needs jq.
+var clusterFiles = map[string]string{
+	"skills/github/SKILL.md":   skillMD("github", "Uses gh.", `{"bins": ["gh"]}`),
+	"skills/jq-tools/SKILL.md": skillMD("jq-tools", "Uses jq.", `{"bins": ["jq"]}`),
+}
+
+// startReplicas starts one gateway per name over one bucket holding files,
+// all members of the cluster on ns.
+func startReplicas(t *testing.T, ns *natstest.Server, files map[string]string, names ...string) []*gw {
+	t.Helper()
+	st := newBucketStore(t, sharedMinio.Get(t))
+	var gws []*gw
+	for i, name := range names {
+		o := gwOptions{store: st, replica: name, cluster: &cluster.Config{URL: ns.URL(), TTL: clusterTTL}}
+		if i == 0 {
+			o.files = files
+		}
+		gws = append(gws, startGateway(t, o))
+	}
+	return gws
+}
+
+// nodeReplicas is "id@replica,…" of GET /v1/nodes, in id order.
+func nodeReplicas(t *testing.T, g *gw) string {
+	t.Helper()
+	code, _, body := g.get(t, "/v1/nodes?fields=id,replica", nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET /v1/nodes: %d %s", code, body)
+	}
+	var out struct {
+		Nodes []struct{ ID, Replica string } `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(body), &out); err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, n := range out.Nodes {
+		parts = append(parts, n.ID+"@"+n.Replica)
+	}
+	return strings.Join(parts, ",")
+}
+
+// waitNodeReplicas waits until every gateway lists exactly want.
+func waitNodeReplicas(t *testing.T, want string, gws ...*gw) {
+	t.Helper()
+	for _, g := range gws {
+		eventually(t, waitFor, func() (string, bool) {
+			got := nodeReplicas(t, g)
+			return fmt.Sprintf("%s lists %q, want %q", g.base, got, want), got == want
+		})
+	}
+}
+
+// TestClusterSharesTheFleet: a node on replica a makes its skill offered by
+// every replica, is listed everywhere with its replica, and leaves every
+// replica's answers when it disconnects (withdrawn, not expired).
+func TestClusterSharesTheFleet(t *testing.T) {
+	ns := natstest.Start(t)
+	gws := startReplicas(t, ns, clusterFiles, "a", "b", "c")
+	a, c := gws[0], gws[2]
+	for _, g := range gws {
+		code, _, body := g.get(t, "/readyz", nil)
+		if code != http.StatusOK || !strings.Contains(body, `"cluster":"ok"`) || !strings.Contains(body, `"remoteNodes":0`) {
+			t.Errorf("%s /readyz: %d %s", g.base, code, body)
+		}
+	}
+
+	n := dialRaw(t, a)
+	n.connect("builder", "")
+	n.facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	github := block(global("github", "Uses gh."))
+	for _, g := range gws {
+		g.waitPrompt(t, "main", github)
+	}
+	waitNodeReplicas(t, "builder@a", gws...)
+	ns1, _ := c.nodes(t)
+	if len(ns1) != 1 || ns1[0].OS != "linux" || !ns1[0].HostBinStatus["gh"] || ns1[0].HostBinStatus["jq"] || ns1[0].FactsAt == nil {
+		t.Errorf("replica c's view of builder: %+v", ns1)
+	}
+	if code, _, body := c.get(t, "/readyz", nil); code != http.StatusOK || !strings.Contains(body, `"remoteNodes":1`) || !strings.Contains(body, `"nodes":0`) {
+		t.Errorf("c /readyz: %d %s", code, body)
+	}
+
+	// Leaving: withdrawn at once, well before the TTL would drop it.
+	left := time.Now()
+	n.c.Close(websocket.StatusNormalClosure, "bye")
+	for _, g := range gws {
+		g.waitPrompt(t, "main", "")
+	}
+	waitNodeReplicas(t, "", gws...)
+	if d := time.Since(left); d >= clusterTTL {
+		t.Errorf("the node left every replica %v after it closed; a withdrawn record should go before the TTL (%v)", d, clusterTTL)
+	}
+}
+
+// TestClusterNewestConnectionWins: the same id connected on two replicas:
+// the older connection is closed with 1008 replaced, and every replica
+// lists the newer one, with its facts.
+func TestClusterNewestConnectionWins(t *testing.T) {
+	ns := natstest.Start(t)
+	gws := startReplicas(t, ns, clusterFiles, "a", "b", "c")
+	a, b := gws[0], gws[1]
+
+	old := dialRaw(t, a)
+	old.connect("x", "")
+	old.facts("f1", []string{}, map[string]bool{"gh": false, "jq": true})
+	waitNodeReplicas(t, "x@a", gws...)
+	for _, g := range gws {
+		g.waitPrompt(t, "main", block(global("jq-tools", "Uses jq.")))
+	}
+
+	cur := dialRaw(t, b)
+	cur.connect("x", "")
+	cur.facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	old.expectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
+	waitNodeReplicas(t, "x@b", gws...)
+	for _, g := range gws {
+		g.waitPrompt(t, "main", block(global("github", "Uses gh.")))
+	}
+	// The newer connection is still served.
+	cur.facts("f2", []string{}, map[string]bool{"gh": true, "jq": true})
+	for _, g := range gws {
+		g.waitPrompt(t, "main", block(global("github", "Uses gh."), global("jq-tools", "Uses jq.")))
+	}
+}
+
+// TestClusterNATSOutage: with NATS down each replica keeps its own nodes,
+// drops the others' after the TTL and is not ready, saying why; when NATS
+// is back every replica sees the whole fleet again.
+func TestClusterNATSOutage(t *testing.T) {
+	ns := natstest.Start(t)
+	gws := startReplicas(t, ns, clusterFiles, "a", "c")
+	a, c := gws[0], gws[1]
+	na := dialRaw(t, a)
+	na.connect("na", "")
+	na.facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	nc := dialRaw(t, c)
+	nc.connect("nc", "")
+	nc.facts("f1", []string{}, map[string]bool{"gh": false, "jq": true})
+	both := block(global("github", "Uses gh."), global("jq-tools", "Uses jq."))
+	for _, g := range gws {
+		g.waitPrompt(t, "main", both)
+	}
+	waitNodeReplicas(t, "na@a,nc@c", gws...)
+
+	ns.Stop()
+	for _, g := range gws {
+		eventually(t, waitFor, func() (string, bool) {
+			code, _, body := g.get(t, "/readyz", nil)
+			return fmt.Sprint(code, " ", body), code == http.StatusServiceUnavailable && strings.Contains(body, `"cluster":"nats: `)
+		})
+	}
+	// Local nodes keep working; the other replica's go after the TTL.
+	a.waitPrompt(t, "main", block(global("github", "Uses gh.")))
+	c.waitPrompt(t, "main", block(global("jq-tools", "Uses jq.")))
+	waitNodeReplicas(t, "na@a", a)
+	waitNodeReplicas(t, "nc@c", c)
+
+	ns.Restart(t)
+	for _, g := range gws {
+		eventually(t, waitFor, func() (string, bool) {
+			code, _, body := g.get(t, "/readyz", nil)
+			return fmt.Sprint(code, " ", body), code == http.StatusOK && strings.Contains(body, `"cluster":"ok"`)
+		})
+		g.waitPrompt(t, "main", both)
+	}
+	waitNodeReplicas(t, "na@a,nc@c", gws...)
+}
