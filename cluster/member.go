@@ -42,7 +42,7 @@ type Member struct {
 	// epoch is the monotonic origin of remote records' seen times.
 	epoch time.Time
 
-	nc *nats.Conn
+	nc *nats.Conn // set by the connector once it runs
 	js jetstream.JetStream
 
 	ctx       context.Context // canceled by Close: ends every goroutine and call
@@ -140,19 +140,9 @@ func Join(cfg Config, h Handler) (*Member, error) {
 			}
 		}),
 	)
-	// With RetryOnFailedConnect, Connect fails only on a bad option; its
-	// error may quote the URL.
-	m.nc, err = nats.Connect(cfg.URL, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("gateway.cluster: %s", strings.ReplaceAll(err.Error(), cfg.URL, m.url))
-	}
-	if m.js, err = jetstream.New(m.nc); err != nil {
-		m.nc.Close()
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.wg.Add(3 + writers)
-	go m.connect()
+	go m.connect(opts)
 	go m.watch()
 	go m.dispatch()
 	for range writers {
@@ -237,7 +227,9 @@ func (m *Member) Close(ctx context.Context) error {
 		m.mu.Unlock()
 		m.cancel()
 		m.wg.Wait()
-		m.nc.Close()
+		if m.nc != nil {
+			m.nc.Close()
+		}
 	})
 	return m.closeErr
 }
@@ -264,10 +256,45 @@ func (m *Member) flush(ctx context.Context) error {
 	}
 }
 
-// connect opens the bucket and its watch whenever the connection comes
-// (back), and hands them to the watch loop and the writers.
-func (m *Member) connect() {
+// dial makes the NATS connection. It is done here, not in Join, because
+// the client tries every server once (up to its dial timeout each) before
+// it returns, even when it is to go on trying in the background.
+func (m *Member) dial(opts []nats.Option) bool {
+	wait := time.Second
+	for {
+		nc, err := nats.Connect(m.cfg.URL, opts...)
+		if err == nil {
+			var js jetstream.JetStream
+			if js, err = jetstream.New(nc); err == nil {
+				m.nc, m.js = nc, js
+				return true
+			}
+			nc.Close()
+		}
+		// With RetryOnFailedConnect only an option the client refuses
+		// fails Connect; its error may quote the URL.
+		msg := strings.ReplaceAll(err.Error(), m.cfg.URL, m.url)
+		m.log.Error("cluster: cannot start the nats client; retrying", "err", msg, "retry", wait)
+		m.mu.Lock()
+		m.lastErr = msg
+		m.mu.Unlock()
+		select {
+		case <-m.ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxOpenWait)
+	}
+}
+
+// connect makes the NATS connection, then opens the bucket and its watch
+// whenever the connection comes (back), and hands them to the watch loop
+// and the writers.
+func (m *Member) connect(opts []nats.Option) {
 	defer m.wg.Done()
+	if !m.dial(opts) {
+		return
+	}
 	var cur *session
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
