@@ -3,6 +3,7 @@ GO        ?= go
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 BIN       := bin
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+NATS_VERSION := v2.15.2
 STATICCHECK_VERSION := v0.8.2
 # A count, not a duration: a duration -fuzztime can fail with "context deadline
 # exceeded" at its end on go1.26 (go.dev/issue/75804), with no crasher found.
@@ -10,7 +11,7 @@ FUZZTIME  ?= 100000x
 LISTEN    ?= 127.0.0.1:7780
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build test unit fuzz lint run dev bench minio test-tools clean dist
+.PHONY: all build test unit fuzz lint run dev bench minio nats test-tools clean dist
 
 # make dist: release binaries. Static (CGO_ENABLED=0), -trimpath, stamped with
 # the commit: -buildvcs=true fails outside a git checkout (BUILDVCS=false builds
@@ -30,7 +31,7 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/skillgate ./cmd/skillgate-node ./cmd/skillgate-fleet
 
 ## test: vet, every test (MinIO-backed ones included) and a short fuzz run.
-test: minio test-tools
+test: minio nats test-tools
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 	$(MAKE) fuzz
@@ -63,6 +64,10 @@ test-tools:
 minio:
 	@command -v minio >/dev/null || { echo "installing MinIO $(MINIO_VERSION) (a few minutes the first time)…"; \
 		$(GO) install github.com/minio/minio@$(MINIO_VERSION); }
+
+## nats: install the NATS server used by the tests, if it is missing.
+nats:
+	@command -v nats-server >/dev/null || $(GO) install github.com/nats-io/nats-server/v2@$(NATS_VERSION)
 
 ## run: gateway on the example directory store + a local node; prints the prompt block.
 run: build

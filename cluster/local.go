@@ -1,0 +1,543 @@
+package cluster
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Writes. Publish and Withdraw only change the local map and queue the
+// record; a dispatcher hands the queued records (fresh changes first,
+// then renewals that are due) to a pool of writers making synchronous KV
+// calls, so that up to `writers` calls are in flight at once while each
+// record has at most one: its revision (for Update and Delete) is always
+// the one its last write returned. Writes of one record are coalesced:
+// what is written is its latest value.
+
+// localState is what is to become of a local record.
+type localState uint8
+
+const (
+	active     localState = iota // written and renewed
+	withdrawn                    // its node left: the key is to be deleted, then the record forgotten
+	superseded                   // another replica holds a newer connection: not written until the node connects again
+)
+
+// local is a record of a node this replica holds.
+type local struct {
+	id, key     string
+	value       []byte // the record as written (JSON); nil unless active
+	connectedAt time.Time
+	state       localState
+	rev         uint64 // the revision of our last write; 0 when unknown (then Put, not Update)
+	written     bool   // a write was sent: the bucket may hold the record
+	dirty       bool   // to be written or deleted
+	queued      bool   // in Member.fresh
+	inFlight    bool   // a writer has it
+	fails       int    // writes failed in a row
+	due         time.Time
+	hidx        int // index in Member.renew, -1 when not there
+}
+
+// op is one write (or delete) of a record, as a writer makes it.
+type op struct {
+	l           *local
+	key         string
+	value       []byte
+	connectedAt time.Time
+	rev         uint64
+	del         bool
+	renewal     bool // of an unchanged record
+	sess        *session
+}
+
+type resultKind uint8
+
+const (
+	written   resultKind = iota // written at rev
+	deleted                     // deleted, or not ours to delete
+	overtaken                   // the bucket holds a newer connection of another replica
+	failed                      // to be retried
+)
+
+type result struct {
+	kind resultKind
+	rev  uint64
+	err  error
+}
+
+// Publish sets the local record of rec.ID and queues its write; rec.Replica
+// is set to this replica. It never blocks: the gateway calls it under its
+// lock. Writes of one id are coalesced (the latest record wins); a record
+// equal to the one held is not written again (renewals keep it). A record
+// that would be refused by the other replicas (Validate, MaxRecordBytes)
+// is logged and not published.
+func (m *Member) Publish(rec Record) {
+	rec.Replica = m.cfg.Replica
+	data, err := json.Marshal(&rec)
+	if err == nil && len(data) > MaxRecordBytes {
+		err = fmt.Errorf("%d bytes, more than %d", len(data), MaxRecordBytes)
+	}
+	if err == nil {
+		err = rec.Validate()
+	}
+	if err != nil {
+		m.log.Warn("cluster: not publishing an invalid record", "node", rec.ID, "err", err)
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	l := m.local[rec.ID]
+	switch {
+	case l == nil:
+		// Not active yet: it becomes so, and is counted, below.
+		l = &local{id: rec.ID, key: Key(rec.ID), hidx: -1, state: withdrawn}
+		m.local[rec.ID] = l
+		delete(m.gone, rec.ID)
+	case l.state == superseded && l.connectedAt.Equal(rec.ConnectedAt):
+		return // the same old connection: the newer one keeps the key
+	case l.state == active && bytes.Equal(l.value, data):
+		return
+	}
+	if l.state != active {
+		l.state = active
+		m.nlocal++
+	}
+	l.value, l.connectedAt = data, rec.ConnectedAt
+	m.markDirty(l)
+}
+
+// Withdraw says the local node id left: its key is deleted, if the local
+// record still is the connection of connectedAt (else nothing happens: the
+// node connected again). It never blocks.
+func (m *Member) Withdraw(id string, connectedAt time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.local[id]
+	if l == nil || !l.connectedAt.Equal(connectedAt) || l.state == withdrawn {
+		return
+	}
+	if l.state == superseded {
+		m.forget(l) // the key is the newer connection's
+		return
+	}
+	m.nlocal--
+	l.state, l.value = withdrawn, nil
+	m.renew.remove(l)
+	if !l.written && !l.inFlight {
+		m.forget(l)
+		return
+	}
+	m.markDirty(l)
+}
+
+// markDirty queues l to be written now. mu is held.
+func (m *Member) markDirty(l *local) {
+	l.dirty = true
+	if !l.queued {
+		l.queued = true
+		m.fresh = append(m.fresh, l)
+	}
+	m.kick()
+}
+
+// kick wakes the dispatcher.
+func (m *Member) kick() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// forget drops l from the local records. mu is held.
+func (m *Member) forget(l *local) {
+	if l.state == active {
+		m.nlocal--
+	}
+	delete(m.local, l.id)
+	m.renew.remove(l)
+	if l.written {
+		// Our last write of it may still be on its way to the watch.
+		m.gone[l.id] = tombstone{connectedAt: l.connectedAt, at: time.Now()}
+	}
+	l.state, l.value, l.dirty = withdrawn, nil, false
+}
+
+// tombstone is a local record forgotten less than a TTL ago: the watch
+// may yet bring back our last write of it, which is not another
+// replica's record.
+type tombstone struct {
+	connectedAt time.Time
+	at          time.Time
+}
+
+// pruneGone drops the tombstones older than the TTL.
+func (m *Member) pruneGone(now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, t := range m.gone {
+		if now.Sub(t.at) > m.cfg.TTL {
+			delete(m.gone, id)
+		}
+	}
+}
+
+// supersede stops writing l: the bucket holds a newer connection of its
+// node, which the watch delivers to the Handler. mu is held.
+func (m *Member) supersede(l *local) {
+	m.log.Info("cluster: a newer connection of the node is held by another replica; not renewing ours", "node", l.id)
+	if l.state == active {
+		m.nlocal--
+	}
+	l.state, l.value, l.dirty = superseded, nil, false
+	m.renew.remove(l)
+}
+
+// setSession makes s the bucket writes go to (nil: none) and, for a new
+// bucket, queues every local record to be written again: after a
+// reconnect the bucket may have lost them (a NATS restart). mu is not held.
+func (m *Member) setSession(s *session) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sess, m.synced = s, false
+	if s == nil {
+		return
+	}
+	m.bucketErr = ""
+	for _, l := range m.local {
+		if l.state == superseded {
+			continue
+		}
+		l.rev = 0 // revisions of another bucket, or another server, mean nothing here
+		m.renew.remove(l)
+		m.markDirty(l)
+	}
+}
+
+// pendingLocked counts the records with a write or delete to do or in
+// flight. mu is held.
+func (m *Member) pendingLocked() int {
+	n := 0
+	for _, l := range m.local {
+		if l.dirty || l.inFlight {
+			n++
+		}
+	}
+	return n
+}
+
+// renewDelay is when a record written now is renewed: TTL/3 after a
+// renewal (less a little jitter), and after a fresh write between TTL/6
+// and TTL/3 at random, so that records written in one burst (a replica's
+// nodes reconnecting) are renewed spread out, and stay so.
+func (m *Member) renewDelay(renewal bool) time.Duration {
+	third := m.cfg.TTL / 3
+	if renewal {
+		return third - rand.N(third/50)
+	}
+	return third - rand.N(third/2)
+}
+
+// retryDelay is how long to wait after n failed writes in a row.
+func (m *Member) retryDelay(n int) time.Duration {
+	d := 100 * time.Millisecond << min(n-1, 5)
+	d = min(d, 2*time.Second, m.cfg.TTL/6)
+	return d/2 + rand.N(d/2+1)
+}
+
+// dispatch hands writes to the writers: fresh changes first, in order,
+// then renewals and retries as they fall due.
+func (m *Member) dispatch() {
+	defer m.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		m.mu.Lock()
+		o, wait := m.next(time.Now())
+		m.mu.Unlock()
+		if o != nil {
+			select {
+			case m.ops <- o:
+				continue
+			case <-m.ctx.Done():
+				return
+			}
+		}
+		timer.Stop()
+		var due <-chan time.Time
+		if wait > 0 {
+			timer.Reset(wait)
+			due = timer.C
+		}
+		select {
+		case <-m.wake:
+		case <-due:
+		case <-m.ctx.Done():
+			return
+		}
+	}
+}
+
+// next returns the next write to make, or how long until one falls due (0:
+// none). mu is held.
+func (m *Member) next(now time.Time) (*op, time.Duration) {
+	if m.sess == nil {
+		return nil, 0
+	}
+	for len(m.fresh) > 0 {
+		l := m.fresh[0]
+		m.fresh[0] = nil
+		m.fresh = m.fresh[1:]
+		if len(m.fresh) == 0 {
+			m.fresh = nil // let the array go after a burst
+		}
+		l.queued = false
+		if m.local[l.id] != l || l.inFlight || !l.dirty {
+			continue // forgotten, or done() queues it again when its write ends
+		}
+		return m.start(l, false), 0
+	}
+	for m.renew.Len() > 0 {
+		l := m.renew[0]
+		if l.due.After(now) && l.due.After(m.batchEnd) {
+			return nil, l.due.Sub(now)
+		}
+		if now.After(m.batchEnd) {
+			// Take the renewals falling due a little later along: written
+			// together, their calls share the connection's writes and
+			// wake-ups instead of each paying for its own.
+			m.batchEnd = now.Add(m.cfg.TTL / 30)
+		}
+		heap.Pop(&m.renew)
+		if l.inFlight || l.state == superseded {
+			continue
+		}
+		return m.start(l, !l.dirty), 0
+	}
+	return nil, 0
+}
+
+// start makes the op of l's next write, a renewal or not. mu is held.
+func (m *Member) start(l *local, renewal bool) *op {
+	l.dirty, l.inFlight = false, true
+	o := &op{l: l, key: l.key, rev: l.rev, connectedAt: l.connectedAt, sess: m.sess, renewal: renewal}
+	if l.state == withdrawn {
+		o.del = true
+	} else {
+		o.value = l.value
+		l.written = true
+	}
+	return o
+}
+
+// writer makes the writes dispatch hands it.
+func (m *Member) writer() {
+	defer m.wg.Done()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case o := <-m.ops:
+			m.done(o, m.write(o))
+		}
+	}
+}
+
+// write makes one write and, when the key's revision is not the one we
+// wrote last, settles who owns the key: a missing key, our own record
+// (its revision was lost) or an older connection are overwritten; a newer
+// connection of another replica wins.
+func (m *Member) write(o *op) result {
+	ctx, cancel := context.WithTimeout(m.ctx, writeTimeout)
+	defer cancel()
+	kv := o.sess.kv
+	if o.del {
+		return m.delete(ctx, kv, o)
+	}
+	var rev uint64
+	var err error
+	if o.rev == 0 {
+		rev, err = kv.Put(ctx, o.key, o.value)
+	} else {
+		rev, err = kv.Update(ctx, o.key, o.value, o.rev)
+	}
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		var e jetstream.KeyValueEntry
+		e, err = kv.Get(ctx, o.key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			rev, err = kv.Put(ctx, o.key, o.value)
+		case err == nil:
+			cur, derr := decodeRecord(o.key, e.Value())
+			ours := &Record{Replica: m.cfg.Replica, ConnectedAt: o.connectedAt}
+			if derr == nil && !m.own(cur, o.connectedAt) && Newer(cur, ours) {
+				return result{kind: overtaken}
+			}
+			rev, err = kv.Update(ctx, o.key, o.value, e.Revision())
+		}
+	}
+	if err != nil {
+		return result{kind: failed, err: err}
+	}
+	return result{kind: written, rev: rev}
+}
+
+// delete deletes our record of a withdrawn node, if the key still holds
+// it: at the revision we wrote last, else (a revision lost, or another
+// write since) after reading the key.
+func (m *Member) delete(ctx context.Context, kv jetstream.KeyValue, o *op) result {
+	if o.rev != 0 {
+		err := kv.Delete(ctx, o.key, jetstream.LastRevision(o.rev))
+		if err == nil {
+			return result{kind: deleted}
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return result{kind: failed, err: err}
+		}
+	}
+	e, err := kv.Get(ctx, o.key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return result{kind: deleted}
+	}
+	if err != nil {
+		return result{kind: failed, err: err}
+	}
+	if cur, err := decodeRecord(o.key, e.Value()); err != nil || !m.own(cur, o.connectedAt) {
+		return result{kind: deleted} // not ours (any more)
+	}
+	err = kv.Delete(ctx, o.key, jetstream.LastRevision(e.Revision()))
+	if err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return result{kind: failed, err: err}
+	}
+	return result{kind: deleted}
+}
+
+// own reports whether rec is this replica's record of the connection of
+// connectedAt.
+func (m *Member) own(rec *Record, connectedAt time.Time) bool {
+	return rec.Replica == m.cfg.Replica && rec.ConnectedAt.Equal(connectedAt)
+}
+
+// done applies the result of a write to its record.
+func (m *Member) done(o *op, res result) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := o.l
+	l.inFlight = false
+	if m.local[l.id] != l {
+		return // forgotten meanwhile
+	}
+	if o.sess != m.sess {
+		// The connection changed under the write: setSession queued
+		// every record for the new bucket (or there is none yet).
+		if l.state != superseded {
+			m.markDirty(l)
+		}
+		return
+	}
+	now := time.Now()
+	switch res.kind {
+	case written:
+		l.fails = 0
+		// The watch may have seen a later revision (another replica's
+		// older record, which we are to overwrite): keep the later.
+		l.rev = max(l.rev, res.rev)
+		if l.state == active {
+			m.renew.schedule(l, now.Add(m.renewDelay(o.renewal)))
+		}
+	case deleted:
+		l.fails = 0
+		if l.state == withdrawn {
+			m.forget(l)
+			return
+		}
+		l.rev = 0 // published again meanwhile: the key now holds a delete marker
+	case overtaken:
+		if l.state == active && l.connectedAt.Equal(o.connectedAt) {
+			m.supersede(l)
+			return
+		}
+	case failed:
+		l.fails++
+		if m.isBucketGone(res.err) {
+			m.reopen.Store(true)
+			m.signal()
+		}
+		if m.ctx.Err() != nil {
+			return // closing
+		}
+		if ok, held := m.failures.allow(); ok {
+			m.log.Warn("cluster: writing a record failed; retrying", "node", l.id, "key", l.key, "err", res.err, "held", held)
+		}
+		l.dirty = true
+		m.renew.schedule(l, now.Add(m.retryDelay(l.fails)))
+		m.kick()
+		return
+	}
+	if l.dirty && !l.queued {
+		l.queued = true
+		m.fresh = append(m.fresh, l)
+	}
+	m.kick()
+}
+
+// isBucketGone reports whether a write failed because the bucket's stream
+// is missing (deleted, or lost by a NATS restart not yet noticed).
+func (m *Member) isBucketGone(err error) bool {
+	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrBucketNotFound)
+}
+
+// renewHeap orders local records by due time (a min-heap, with each
+// record's index kept in it so it can be moved or removed).
+type renewHeap []*local
+
+func (h renewHeap) Len() int           { return len(h) }
+func (h renewHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h renewHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx, h[j].hidx = i, j
+}
+
+func (h *renewHeap) Push(x any) {
+	l := x.(*local)
+	l.hidx = len(*h)
+	*h = append(*h, l)
+}
+
+func (h *renewHeap) Pop() any {
+	old := *h
+	l := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	l.hidx = -1
+	return l
+}
+
+// schedule sets l's due time, adding it if needed.
+func (h *renewHeap) schedule(l *local, due time.Time) {
+	l.due = due
+	if l.hidx >= 0 {
+		heap.Fix(h, l.hidx)
+	} else {
+		heap.Push(h, l)
+	}
+}
+
+// remove takes l out, if it is there.
+func (h *renewHeap) remove(l *local) {
+	if l.hidx >= 0 {
+		heap.Remove(h, l.hidx)
+	}
+}

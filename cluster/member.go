@@ -1,0 +1,466 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Timings of the NATS calls.
+const (
+	openTimeout  = 5 * time.Second // opening the bucket and its watch
+	writeTimeout = 5 * time.Second // one write, with its conflict check
+	reopenEvery  = time.Second     // at most one reopen a second on write errors
+	maxOpenWait  = 5 * time.Second // longest wait between attempts to open the bucket
+	writers      = 32              // writes in flight at once (see local.go)
+)
+
+// Member is this replica in the cluster: it publishes the records of the
+// nodes the replica holds and delivers the other replicas' records to a
+// Handler. Its methods are safe for concurrent use.
+//
+// Four kinds of goroutine, each owning its part: the connector opens the
+// bucket and its watch on every (re)connect; the watch loop owns the
+// remote records and is the only caller of the Handler; the dispatcher
+// picks the next write (fresh changes first, then renewals) for the
+// writers, which make the KV calls. Close ends and waits for all of them.
+type Member struct {
+	cfg  Config
+	h    Handler
+	log  *slog.Logger
+	url  string // cfg.URL without credentials
+	seed maphash.Seed
+	// epoch is the monotonic origin of remote records' seen times.
+	epoch time.Time
+
+	nc *nats.Conn // set by the connector once it runs
+	js jetstream.JetStream
+
+	ctx       context.Context // canceled by Close: ends every goroutine and call
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+
+	events   chan struct{} // connector's wake-up: the connection changed, or reopen
+	connSeq  atomic.Uint64 // bumped on every disconnect and reconnect
+	reopen   atomic.Bool   // the bucket or its watch seems gone: open them again
+	sessions chan *session // connector → watch loop
+	wake     chan struct{} // dispatcher's wake-up
+	ops      chan *op      // dispatcher → writers
+
+	remoteN  atomic.Int64 // remote records held, for State
+	capFull  atomic.Bool  // MaxRemote reached (logged once)
+	refusals limiter      // warnings about entries refused
+	failures limiter      // warnings about writes that failed
+
+	// mu guards the fields below. It is never held while calling the
+	// Handler or NATS: the gateway calls Publish under its own lock, and
+	// its Handler takes that lock.
+	mu        sync.Mutex
+	local     map[string]*local
+	gone      map[string]tombstone // local records forgotten lately
+	fresh     []*local             // records to write now, in order
+	renew     renewHeap            // records to renew (or retry) later, by due time
+	batchEnd  time.Time            // renewals due until then are written now
+	sess      *session             // the bucket writes go to; nil while not connected
+	natsUp    bool
+	downSince time.Time
+	lastErr   string // the last connection error, for State
+	bucketErr string // why the bucket could not be opened, for State
+	synced    bool   // the watch of sess has replayed the bucket
+	nlocal    int    // active local records
+	closed    bool
+}
+
+// session is the bucket as opened on one NATS connection, with its watch.
+type session struct {
+	kv     jetstream.KeyValue
+	w      jetstream.KeyWatcher
+	cancel context.CancelFunc // ends the watch
+	conn   uint64             // Member.connSeq when opened
+}
+
+// Join validates cfg, connects to NATS in the background and returns at
+// once: NATS being unreachable is not an error (the replica serves its own
+// nodes; State says why). Errors name the setting, e.g.
+// "gateway.cluster.ttl: …".
+func Join(cfg Config, h Handler) (*Member, error) {
+	if h == nil {
+		return nil, errors.New("cluster: Join: the Handler is nil")
+	}
+	cfg = cfg.withDefaults()
+	opts, err := cfg.natsOptions()
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	m := &Member{
+		cfg:       cfg,
+		h:         h,
+		log:       log.With("replica", cfg.Replica),
+		url:       redactURLs(cfg.URL),
+		seed:      maphash.MakeSeed(),
+		epoch:     time.Now(),
+		events:    make(chan struct{}, 1),
+		sessions:  make(chan *session),
+		wake:      make(chan struct{}, 1),
+		ops:       make(chan *op),
+		refusals:  limiter{every: 10 * time.Second},
+		failures:  limiter{every: 10 * time.Second},
+		local:     map[string]*local{},
+		gone:      map[string]tombstone{},
+		downSince: time.Now(),
+	}
+	opts = append(opts,
+		nats.ConnectHandler(func(*nats.Conn) { m.signal() }),
+		nats.ReconnectHandler(func(*nats.Conn) { m.connSeq.Add(1); m.signal() }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			m.connSeq.Add(1)
+			m.setLastErr(err, false)
+			m.signal()
+		}),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) { m.setLastErr(err, true) }),
+		nats.ClosedHandler(func(*nats.Conn) { m.signal() }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if ok, held := m.failures.allow(); ok {
+				m.log.Warn("cluster: nats error", "err", err, "held", held)
+			}
+		}),
+	)
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.wg.Add(3 + writers)
+	go m.connect(opts)
+	go m.watch()
+	go m.dispatch()
+	for range writers {
+		go m.writer()
+	}
+	m.signal()
+	return m, nil
+}
+
+// signal wakes the connector.
+func (m *Member) signal() {
+	select {
+	case m.events <- struct{}{}:
+	default:
+	}
+}
+
+// setLastErr keeps the last connection error for State. An error of a
+// connection attempt is logged when it differs from the one before
+// (attempts are made every second); a disconnect is logged by setUp.
+func (m *Member) setLastErr(err error, attempt bool) {
+	if err == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := shortErr(err)
+	if attempt && s != m.lastErr {
+		m.log.Warn("cluster: cannot connect to nats; retrying every second", "url", m.url, "err", err)
+	}
+	m.lastErr = s
+}
+
+// shortErr is the last part of a connection error ("connection refused"
+// of "dial tcp 127.0.0.1:4222: connect: connection refused"): the address
+// is in State's reason already.
+func shortErr(err error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, ": "); i >= 0 && i+2 < len(s) {
+		s = s[i+2:]
+	}
+	return s
+}
+
+// State says whether the member is connected and in sync, and if not why.
+func (m *Member) State() State {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := State{Remote: int(m.remoteN.Load()), Local: m.nlocal}
+	const serving = "; serving this replica's nodes only, other replicas' nodes expire after the ttl"
+	switch {
+	case m.closed:
+		st.Reason = "nats: closed"
+	case !m.natsUp:
+		why := ""
+		if m.lastErr != "" {
+			why = " (" + m.lastErr + ")"
+		}
+		st.Reason = fmt.Sprintf("nats: not connected to %s%s for %v%s",
+			m.url, why, time.Since(m.downSince).Round(time.Second), serving)
+	case m.sess == nil && m.bucketErr != "":
+		st.Reason = fmt.Sprintf("nats: connected, but the bucket %s cannot be used (%s)%s", m.cfg.Bucket, m.bucketErr, serving)
+	case m.sess == nil:
+		st.Reason = "nats: connected, opening the bucket"
+	case !m.synced:
+		st.Reason = "nats: connected, syncing the bucket"
+	default:
+		st.Connected = true
+	}
+	return st
+}
+
+// Close flushes pending writes and deletes (bounded by ctx), stops the
+// goroutines and closes the NATS connection. Records not withdrawn stay
+// in the bucket until the TTL. Close is idempotent; later calls return
+// the first one's error.
+func (m *Member) Close(ctx context.Context) error {
+	m.closeOnce.Do(func() {
+		m.closeErr = m.flush(ctx)
+		m.mu.Lock()
+		m.closed = true
+		m.mu.Unlock()
+		m.cancel()
+		m.wg.Wait()
+		if m.nc != nil {
+			m.nc.Close()
+		}
+	})
+	return m.closeErr
+}
+
+// flush waits until no write is pending or in flight, while connected.
+func (m *Member) flush(ctx context.Context) error {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		m.mu.Lock()
+		n, up := m.pendingLocked(), m.sess != nil
+		m.mu.Unlock()
+		switch {
+		case n == 0:
+			return nil
+		case !up:
+			return fmt.Errorf("cluster: close: %d writes not flushed: not connected to nats", n)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: close: %d writes not flushed: %w", n, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// dial makes the NATS connection. It is done here, not in Join, because
+// the client tries every server once (up to its dial timeout each) before
+// it returns, even when it is to go on trying in the background.
+func (m *Member) dial(opts []nats.Option) bool {
+	wait := time.Second
+	for {
+		nc, err := nats.Connect(m.cfg.URL, opts...)
+		if err == nil {
+			var js jetstream.JetStream
+			if js, err = jetstream.New(nc); err == nil {
+				m.nc, m.js = nc, js
+				return true
+			}
+			nc.Close()
+		}
+		// With RetryOnFailedConnect only an option the client refuses
+		// fails Connect; its error may quote the URL.
+		msg := strings.ReplaceAll(err.Error(), m.cfg.URL, m.url)
+		m.log.Error("cluster: cannot start the nats client; retrying", "err", msg, "retry", wait)
+		m.mu.Lock()
+		m.lastErr = msg
+		m.mu.Unlock()
+		select {
+		case <-m.ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxOpenWait)
+	}
+}
+
+// connect makes the NATS connection, then opens the bucket and its watch
+// whenever the connection comes (back), and hands them to the watch loop
+// and the writers.
+func (m *Member) connect(opts []nats.Option) {
+	defer m.wg.Done()
+	if !m.dial(opts) {
+		return
+	}
+	var cur *session
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	wait := 250 * time.Millisecond
+	var opened time.Time
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-m.events:
+		case <-retry.C:
+		}
+		up := m.nc.IsConnected()
+		m.setUp(up)
+		if !up {
+			if cur != nil {
+				cur = nil
+				m.setSession(nil)
+				if !m.handOver(nil) {
+					return
+				}
+			}
+			continue
+		}
+		if cur != nil && cur.conn == m.connSeq.Load() {
+			if !m.reopen.Load() {
+				continue
+			}
+			// Asked for by failing writes or an ended watch, on the same
+			// connection: not more than once a second.
+			if d := reopenEvery - time.Since(opened); d > 0 {
+				retry.Reset(d)
+				continue
+			}
+		}
+		m.reopen.Store(false)
+		opened = time.Now()
+		s, err := m.open()
+		if err != nil {
+			if m.ctx.Err() != nil {
+				return
+			}
+			m.log.Warn("cluster: cannot use the bucket; retrying", "bucket", m.cfg.Bucket, "err", err, "retry", wait)
+			m.mu.Lock()
+			m.bucketErr = err.Error()
+			m.mu.Unlock()
+			if cur != nil {
+				cur = nil
+				m.setSession(nil)
+				if !m.handOver(nil) {
+					return
+				}
+			}
+			retry.Reset(wait)
+			wait = min(2*wait, maxOpenWait)
+			continue
+		}
+		wait = 250 * time.Millisecond
+		m.setSession(s)
+		if !m.handOver(s) {
+			s.cancel()
+			return
+		}
+		cur = s
+	}
+}
+
+// setUp records whether NATS is connected, and since when it is not.
+func (m *Member) setUp(up bool) {
+	url := m.url
+	if up {
+		url = m.nc.ConnectedUrlRedacted()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if up == m.natsUp {
+		return
+	}
+	m.natsUp = up
+	if up {
+		m.lastErr = ""
+		m.log.Info("cluster: connected to nats", "url", url)
+	} else {
+		m.downSince = time.Now()
+		m.log.Warn("cluster: disconnected from nats; other replicas' nodes expire after the ttl", "url", m.url, "err", m.lastErr)
+	}
+}
+
+// handOver gives the watch loop its new session (nil: not connected).
+func (m *Member) handOver(s *session) bool {
+	select {
+	case m.sessions <- s:
+		return true
+	case <-m.ctx.Done():
+		return false
+	}
+}
+
+// open gets the bucket, creating it when missing (a NATS server with
+// memory storage loses it on restart), and starts watching it.
+func (m *Member) open() (*session, error) {
+	ctx, cancel := context.WithTimeout(m.ctx, openTimeout)
+	defer cancel()
+	conn := m.connSeq.Load()
+	kv, err := m.js.KeyValue(ctx, m.cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = m.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:       m.cfg.Bucket,
+			Description:  "skillgate: the nodes each gateway replica holds",
+			History:      1,
+			TTL:          m.cfg.TTL,
+			Storage:      jetstream.MemoryStorage,
+			MaxValueSize: MaxRecordBytes,
+			Replicas:     1,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			// Another replica created it first, with other settings.
+			kv, err = m.js.KeyValue(ctx, m.cfg.Bucket)
+		} else if err == nil {
+			m.log.Info("cluster: created the bucket", "bucket", m.cfg.Bucket, "ttl", m.cfg.TTL)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st, err := kv.Status(ctx); err == nil && st.TTL() != m.cfg.TTL {
+		m.log.Warn("cluster: the bucket's ttl differs from gateway.cluster.ttl; using the bucket as it is",
+			"bucket", m.cfg.Bucket, "bucketTTL", st.TTL(), "ttl", m.cfg.TTL)
+	}
+	// The watch's context must outlive open: the client unsubscribes
+	// when it ends. A timer bounds the call instead.
+	wctx, wcancel := context.WithCancel(m.ctx)
+	late := time.AfterFunc(openTimeout, wcancel)
+	w, err := kv.WatchAll(wctx)
+	if !late.Stop() && err == nil {
+		w.Stop()
+		err = context.DeadlineExceeded
+	}
+	if err != nil {
+		wcancel()
+		return nil, fmt.Errorf("watching: %w", err)
+	}
+	return &session{kv: kv, w: w, conn: conn, cancel: wcancel}, nil
+}
+
+// limiter lets a log line through at most once per interval and counts
+// the ones it held back, so that a flood of bad entries or failing writes
+// cannot flood the log.
+type limiter struct {
+	mu    sync.Mutex
+	every time.Duration
+	next  time.Time
+	held  int
+}
+
+// allow reports whether to log now, and how many were held back since.
+func (l *limiter) allow() (bool, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if now.Before(l.next) {
+		l.held++
+		return false, 0
+	}
+	l.next = now.Add(l.every)
+	held := l.held
+	l.held = 0
+	return true, held
+}

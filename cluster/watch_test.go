@@ -1,0 +1,124 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// entry is a KeyValueEntry as the watch delivers it.
+type entry struct {
+	key   string
+	value []byte
+	rev   uint64
+	op    jetstream.KeyValueOp
+}
+
+func (e *entry) Bucket() string                  { return "test" }
+func (e *entry) Key() string                     { return e.key }
+func (e *entry) Value() []byte                   { return e.value }
+func (e *entry) Revision() uint64                { return e.rev }
+func (e *entry) Created() time.Time              { return time.Now() }
+func (e *entry) Delta() uint64                   { return 0 }
+func (e *entry) Operation() jetstream.KeyValueOp { return e.op }
+
+// discard is a Handler that keeps nothing.
+type discard struct{ puts, deletes int }
+
+func (d *discard) Put(*Record)   { d.puts++ }
+func (d *discard) Delete(string) { d.deletes++ }
+
+// testMirror is a watch loop without NATS, for what it does with entries.
+func testMirror(h Handler) *mirror {
+	m := &Member{
+		cfg:   Config{Replica: "me", TTL: time.Minute},
+		h:     h,
+		log:   slog.New(slog.DiscardHandler),
+		seed:  maphash.MakeSeed(),
+		epoch: time.Now(),
+		local: map[string]*local{},
+		gone:  map[string]tombstone{},
+	}
+	m.refusals.every = time.Minute
+	return &mirror{m: m, remotes: map[string]remote{}, gen: 1}
+}
+
+func TestRemoteMemory(t *testing.T) {
+	const n = 20_000
+	h := &discard{}
+	w := testMirror(h)
+	values := make([][]byte, n)
+	for i := range n {
+		b, err := json.Marshal(as(testRecord(fmt.Sprintf("host-%06d.example.com", i), time.Now()), "other"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		values[i] = b
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		w.apply(&entry{key: fmt.Sprintf("host-%06d.example.com", i), value: values[i], rev: uint64(i + 1)})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(values)
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("%d bytes a remote record", per)
+	if h.puts != n || len(w.remotes) != n {
+		t.Fatalf("%d puts, %d remote records; want %d", h.puts, len(w.remotes), n)
+	}
+	if per > 256 {
+		t.Errorf("%d bytes a remote record, want at most 256", per)
+	}
+}
+
+func TestApply(t *testing.T) {
+	h := newRecorder()
+	w := testMirror(h)
+	rec := as(testRecord("n1", time.Now()), "other")
+	b, _ := json.Marshal(rec)
+	changed := as(testRecord("n1", rec.ConnectedAt, "PATH"), "other")
+	c, _ := json.Marshal(changed)
+	mine := as(testRecord("n2", time.Now()), "me")
+	d, _ := json.Marshal(mine)
+
+	w.apply(&entry{key: "n1", value: b, rev: 1})
+	w.apply(&entry{key: "n1", value: b, rev: 2}) // a renewal
+	w.apply(&entry{key: "n1", value: c, rev: 3}) // a change
+	w.apply(&entry{key: "n2", value: d, rev: 4}) // ours, from a run before
+	w.apply(&entry{key: "n3", rev: 5, op: jetstream.KeyValueDelete})
+	w.apply(&entry{key: "n2", rev: 6, op: jetstream.KeyValueDelete})
+	w.apply(&entry{key: "=!!", rev: 7, op: jetstream.KeyValuePurge})
+	w.apply(&entry{key: "n4", value: b, rev: 8}) // under the wrong key
+	if got, want := fmt.Sprint(h.events()), "[put n1 other put n1 other put n2 me delete n2]"; got != want {
+		t.Errorf("Handler got %s, want %s", got, want)
+	}
+	sameRecord(t, "n1", h.get("n1"), changed)
+
+	// Expiry: n1 not renewed within the TTL.
+	w.sweep(time.Now())
+	if h.get("n1") == nil {
+		t.Fatal("n1 expired early")
+	}
+	w.sweep(time.Now().Add(w.m.cfg.TTL + time.Second))
+	if h.get("n1") != nil || len(w.remotes) != 0 || w.m.remoteN.Load() != 0 {
+		t.Errorf("n1 not expired: %d remote", len(w.remotes))
+	}
+
+	// A replay that leaves a record out drops it at its end.
+	w.apply(&entry{key: "n1", value: b, rev: 9})
+	w.gen, w.replaying = 2, true
+	w.apply(&entry{key: "n2", value: d, rev: 10})
+	w.endReplay()
+	if h.get("n1") != nil || h.get("n2") == nil {
+		t.Errorf("after the replay: n1 %v, n2 %v; want n1 dropped, n2 kept", h.get("n1"), h.get("n2"))
+	}
+}

@@ -1,0 +1,293 @@
+// Package natstest runs a real NATS server with JetStream for tests: a
+// `nats-server` binary on PATH or in $(go env GOPATH)/bin, bound to
+// loopback on free ports, with a throwaway store directory.
+//
+// Install the binary with
+//
+//	go install github.com/nats-io/nats-server/v2@v2.15.2
+//
+// Without it, tests that need NATS are skipped, or fail when CI=true.
+//
+// A Server can be stopped, killed and restarted on the same port, for
+// tests of NATS outages. Only tests import it; it never imports a
+// skillgate package, so that any package's tests can use it.
+package natstest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// InstallCommand installs the nats-server version the tests are run with.
+const InstallCommand = "go install github.com/nats-io/nats-server/v2@v2.15.2"
+
+const (
+	readyTimeout = 30 * time.Second // from process start to a ready JetStream
+	stopTimeout  = 10 * time.Second // from SIGTERM to SIGKILL
+	outputLimit  = 1 << 20          // bytes of server output kept
+)
+
+// ErrNoBinary is returned by Launch when no nats-server binary is found.
+var ErrNoBinary = errors.New("nats-server binary not found on PATH or in $(go env GOPATH)/bin; install it with: " + InstallCommand)
+
+// Server is a running (or stopped) nats-server with JetStream.
+type Server struct {
+	bin, dir    string
+	args        []string // extra arguments, e.g. --user and --pass
+	port, mport int      // client and monitoring ports, kept across restarts
+	out         *syncBuffer
+	mu          sync.Mutex // guards cmd and exited
+	cmd         *exec.Cmd
+	exited      chan struct{} // closed when cmd has exited
+	closeOnce   sync.Once
+}
+
+// Start launches a server for t and stops it when t ends. Extra arguments
+// go to nats-server as they are (e.g. "--user", "u", "--pass", "p"). When
+// the binary is missing it skips t, or fails it when CI=true. When t
+// fails, the server's recent output is logged.
+func Start(t testing.TB, args ...string) *Server {
+	t.Helper()
+	s, err := Launch(args...)
+	if err != nil {
+		if errors.Is(err, ErrNoBinary) && os.Getenv("CI") != "true" {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out := s.Output()
+			if len(out) > 16<<10 {
+				out = "…" + out[len(out)-16<<10:]
+			}
+			t.Logf("nats-server output:\n%s", out)
+		}
+		s.Close()
+	})
+	return s
+}
+
+// Launch starts a server and waits until JetStream is ready. The caller
+// must Close it. It returns ErrNoBinary when nats-server is not installed.
+func Launch(args ...string) (*Server, error) {
+	bin, err := findBinary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "natstest-")
+	if err != nil {
+		return nil, fmt.Errorf("natstest: %w", err)
+	}
+	s := &Server{bin: bin, dir: dir, args: args, out: &syncBuffer{}}
+	// A free port found now may be taken before the server binds it; try
+	// again with other ports a few times.
+	for attempt := 0; ; attempt++ {
+		if s.port, err = freePort(); err == nil {
+			s.mport, err = freePort()
+		}
+		if err == nil {
+			if err = s.start(); err == nil {
+				return s, nil
+			}
+		}
+		if attempt == 2 {
+			err = fmt.Errorf("%w\nnats-server output:\n%s", err, s.Output())
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+}
+
+// findBinary looks for nats-server on PATH, then in each GOPATH's bin
+// directory ($GOPATH, else `go env GOPATH`, else ~/go).
+func findBinary() (string, error) {
+	if p, err := exec.LookPath("nats-server"); err == nil {
+		return p, nil
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+			gopath = strings.TrimSpace(string(out))
+		}
+	}
+	if gopath == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			gopath = filepath.Join(home, "go")
+		}
+	}
+	for _, dir := range filepath.SplitList(gopath) {
+		p := filepath.Join(dir, "bin", "nats-server")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", ErrNoBinary
+}
+
+// freePort returns a loopback port nobody listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("natstest: finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// start runs the nats-server process and waits for readiness.
+func (s *Server) start() error {
+	args := append([]string{
+		"-js", "-sd", filepath.Join(s.dir, "jetstream"),
+		"-a", "127.0.0.1", "-p", strconv.Itoa(s.port), "-m", strconv.Itoa(s.mport),
+		"-n", "natstest",
+	}, s.args...)
+	cmd := exec.Command(s.bin, args...)
+	cmd.Stdout = s.out
+	cmd.Stderr = s.out
+	setProcAttr(cmd)
+	fmt.Fprintf(s.out, "--- %s %s\n", time.Now().Format(time.RFC3339), strings.Join(cmd.Args, " "))
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("natstest: starting %s: %w", s.bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+
+	if err := s.waitReady(exited); err != nil {
+		s.Kill()
+		return err
+	}
+	return nil
+}
+
+// waitReady polls the monitoring endpoint until JetStream is enabled and
+// the client port accepts connections.
+func (s *Server) waitReady(exited <-chan struct{}) error {
+	client := &http.Client{Timeout: time.Second}
+	url := fmt.Sprintf("http://127.0.0.1:%d/healthz?js-enabled-only=true", s.mport)
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				var c net.Conn
+				if c, err = net.DialTimeout("tcp", s.addr(), time.Second); err == nil {
+					c.Close()
+					return nil
+				}
+			} else {
+				err = fmt.Errorf("%s: %s", url, resp.Status)
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("natstest: nats-server not ready after %v (last: %v)", readyTimeout, err)
+		}
+		select {
+		case <-exited:
+			return errors.New("natstest: nats-server exited before it was ready")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Server) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// URL is the client URL, e.g. "nats://127.0.0.1:40123". It stays the same
+// across Restart.
+func (s *Server) URL() string { return "nats://" + s.addr() }
+
+// Port is the client port.
+func (s *Server) Port() int { return s.port }
+
+// Stop stops the server (SIGTERM to its process group, SIGKILL after
+// 10 s). Memory streams are lost; file streams stay for Restart. Stopping
+// a stopped server does nothing.
+func (s *Server) Stop() { s.stop(syscall.SIGTERM) }
+
+// Kill kills the server at once (SIGKILL), as a crash would.
+func (s *Server) Kill() { s.stop(syscall.SIGKILL) }
+
+func (s *Server) stop(sig syscall.Signal) {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	signalGroup(cmd.Process, sig)
+	select {
+	case <-exited:
+	case <-time.After(stopTimeout):
+		signalGroup(cmd.Process, syscall.SIGKILL)
+		<-exited
+	}
+}
+
+// Restart stops the server if it runs and starts it again on the same
+// ports with the same store directory. It fails t when the server does
+// not come back.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Stop()
+	var err error
+	// The port was just released; another process may grab it, so retry
+	// briefly rather than pick a new one (clients know only this URL).
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = s.start(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%v\nnats-server output:\n%s", err, s.Output())
+}
+
+// Close stops the server and removes its store directory.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.Stop()
+		os.RemoveAll(s.dir)
+	})
+}
+
+// Output returns what the server printed so far (the last 1 MiB).
+func (s *Server) Output() string { return s.out.String() }
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers that keeps only
+// its last outputLimit bytes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	if n := b.buf.Len() - outputLimit; n > 0 {
+		b.buf.Next(n)
+	}
+	return len(p), nil
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
