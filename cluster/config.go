@@ -60,29 +60,29 @@ func (c Config) natsOptions() ([]nats.Option, error) {
 
 	var auth []string
 	for _, s := range []struct{ name, v string }{
-		{"credsFile", c.CredsFile}, {"nkeyFile", c.NKeyFile}, {"user", c.User}, {"token", c.Token},
+		{"gateway.cluster.creds (NATS_CREDS)", c.CredsFile}, {"gateway.cluster.nkey (NATS_NKEY)", c.NKeyFile}, {"NATS_USER", c.User}, {"NATS_TOKEN", c.Token},
 	} {
 		if s.v != "" {
 			auth = append(auth, s.name)
 		}
 	}
 	if len(auth) > 1 {
-		return nil, fmt.Errorf("gateway.cluster: %s are alternatives; set one", strings.Join(auth, " and "))
+		return nil, fmt.Errorf("gateway.cluster: %s are alternative ways to log in to NATS; set one", strings.Join(auth, " and "))
 	}
 	switch {
 	case c.Password != "" && c.User == "":
-		return nil, errors.New("gateway.cluster.password: is set without user")
+		return nil, errors.New("NATS_PASSWORD: is set without NATS_USER")
 	case c.User != "" && c.Password == "":
-		return nil, errors.New("gateway.cluster.user: is set without password")
+		return nil, errors.New("NATS_USER: is set without NATS_PASSWORD")
 	case c.CredsFile != "":
 		if err := checkCreds(c.CredsFile); err != nil {
-			return nil, fmt.Errorf("gateway.cluster.credsFile: %w", err)
+			return nil, fmt.Errorf("gateway.cluster.creds (NATS_CREDS): %w", err)
 		}
 		opts = append(opts, nats.UserCredentials(c.CredsFile))
 	case c.NKeyFile != "":
 		o, err := nats.NkeyOptionFromSeed(c.NKeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("gateway.cluster.nkeyFile: %w", err)
+			return nil, fmt.Errorf("gateway.cluster.nkey (NATS_NKEY): %w", err)
 		}
 		opts = append(opts, o)
 	case c.User != "":
@@ -94,21 +94,21 @@ func (c Config) natsOptions() ([]nats.Option, error) {
 	if c.CAFile != "" {
 		pem, err := os.ReadFile(c.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("gateway.cluster.caFile: %w", err)
+			return nil, fmt.Errorf("gateway.cluster.ca (NATS_CA): %w", err)
 		}
 		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("gateway.cluster.caFile: %s: no PEM certificate found", c.CAFile)
+			return nil, fmt.Errorf("gateway.cluster.ca (NATS_CA): %s: no PEM certificate found", c.CAFile)
 		}
 		opts = append(opts, nats.RootCAs(c.CAFile))
 	}
 	switch {
 	case c.CertFile != "" && c.KeyFile == "":
-		return nil, errors.New("gateway.cluster.keyFile: is needed with certFile")
+		return nil, errors.New("gateway.cluster.key (NATS_KEY): is needed with the certificate")
 	case c.KeyFile != "" && c.CertFile == "":
-		return nil, errors.New("gateway.cluster.certFile: is needed with keyFile")
+		return nil, errors.New("gateway.cluster.cert (NATS_CERT): is needed with the key")
 	case c.CertFile != "":
 		if _, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile); err != nil {
-			return nil, fmt.Errorf("gateway.cluster.certFile, keyFile: %w", err)
+			return nil, fmt.Errorf("gateway.cluster.cert and key (NATS_CERT, NATS_KEY): %w", err)
 		}
 		opts = append(opts, nats.ClientCert(c.CertFile, c.KeyFile))
 	}

@@ -7,6 +7,7 @@ package gateway_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -188,4 +189,111 @@ func TestClusterNATSOutage(t *testing.T) {
 		g.waitPrompt(t, "main", both)
 	}
 	waitNodeReplicas(t, "na@a,nc@c", gws...)
+}
+
+// TestClusterConvergesRandomly: nodes connect, change facts, move between
+// replicas (and connect to a second replica while still on the first)
+// and disconnect, at random; after each quiet period every replica's
+// /skills answer equals that of a single gateway (no cluster) to which the
+// same fleet is connected.
+func TestClusterConvergesRandomly(t *testing.T) {
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("seed %d", seed)
+	ns := natstest.Start(t)
+	files := map[string]string{
+		"skills/github/SKILL.md":   skillMD("github", "Uses gh.", `{"bins": ["gh"]}`),
+		"skills/jq-tools/SKILL.md": skillMD("jq-tools", "Uses jq.", `{"bins": ["jq"]}`),
+		"skills/both/SKILL.md":     skillMD("both", "Uses gh and jq on one host.", `{"bins": ["gh", "jq"]}`),
+		"skills/token/SKILL.md":    skillMD("token", "Needs GH_TOKEN.", `{"env": ["GH_TOKEN"]}`),
+		"skills/any/SKILL.md":      skillMD("any", "Uses rg or grep.", `{"anyBins": ["rg", "grep"]}`),
+	}
+	gws := startReplicas(t, ns, files, "a", "b", "c")
+	ref := startGateway(t, gwOptions{files: files})
+
+	type live struct {
+		on, mirror *rawNode
+		replica    int
+	}
+	fleet := map[string]*live{}
+	randFacts := func() ([]string, map[string]bool) {
+		var env []string
+		if rng.IntN(2) == 0 {
+			env = []string{"GH_TOKEN"}
+		}
+		bins := map[string]bool{}
+		for _, b := range []string{"gh", "jq", "rg", "grep"} {
+			if rng.IntN(3) > 0 {
+				bins[b] = rng.IntN(2) == 0
+			}
+		}
+		return env, bins
+	}
+	req := 0
+	facts := func(n *rawNode, env []string, bins map[string]bool) {
+		req++
+		n.facts(fmt.Sprint("f", req), env, bins)
+	}
+	connectOn := func(id string, r int) {
+		env, bins := randFacts()
+		n := dialRaw(t, gws[r])
+		n.connect(id, "")
+		facts(n, env, bins)
+		l := fleet[id]
+		if l == nil {
+			l = &live{mirror: dialRaw(t, ref)}
+			l.mirror.connect(id, "")
+			fleet[id] = l
+		} else if l.on != nil {
+			l.on.c.CloseNow() // replaced by the gateway; not read here
+		}
+		l.on, l.replica = n, r
+		facts(l.mirror, env, bins)
+	}
+	skills := func(g *gw) string {
+		code, _, body := g.get(t, "/v1/agents/main/skills", nil)
+		if code != http.StatusOK {
+			t.Fatalf("GET skills: %d %s", code, body)
+		}
+		return body
+	}
+	ids := []string{"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"}
+	for round := range 6 {
+		for range 12 {
+			id := ids[rng.IntN(len(ids))]
+			l := fleet[id]
+			switch op := rng.IntN(4); {
+			case l == nil:
+				connectOn(id, rng.IntN(3))
+			case op == 0: // new facts
+				env, bins := randFacts()
+				facts(l.on, env, bins)
+				facts(l.mirror, env, bins)
+			case op == 1: // moves: leaves, then connects elsewhere
+				l.on.c.Close(websocket.StatusNormalClosure, "moving")
+				l.on = nil
+				connectOn(id, (l.replica+1+rng.IntN(2))%3)
+			case op == 2: // a second connection on another replica while the first is open
+				connectOn(id, (l.replica+1+rng.IntN(2))%3)
+			default: // leaves
+				l.on.c.Close(websocket.StatusNormalClosure, "bye")
+				l.mirror.c.Close(websocket.StatusNormalClosure, "bye")
+				delete(fleet, id)
+			}
+		}
+		// Quiet: every replica converges on the single gateway's answer.
+		for i, g := range gws {
+			eventually(t, waitFor, func() (string, bool) {
+				want, got := skills(ref), skills(g)
+				return fmt.Sprintf("round %d, replica %s:\ngot  %s\nwant %s", round, []string{"a", "b", "c"}[i], got, want), got == want
+			})
+		}
+		var want []string
+		for _, id := range ids {
+			if l := fleet[id]; l != nil {
+				want = append(want, id+"@"+[]string{"a", "b", "c"}[l.replica])
+			}
+		}
+		waitNodeReplicas(t, strings.Join(want, ","), gws...)
+	}
 }
