@@ -11,7 +11,7 @@ FUZZTIME  ?= 100000x
 LISTEN    ?= 127.0.0.1:7780
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build test unit fuzz lint run dev bench minio nats test-tools clean dist
+.PHONY: all build test unit fuzz lint run cluster dev bench minio nats test-tools clean dist
 
 # make dist: release binaries. Static (CGO_ENABLED=0), -trimpath, stamped with
 # the commit: -buildvcs=true fails outside a git checkout (BUILDVCS=false builds
@@ -72,6 +72,10 @@ nats:
 ## run: gateway on the example directory store + a local node; prints the prompt block.
 run: build
 	./scripts/run.sh $(LISTEN)
+
+## cluster: NATS with JetStream, three gateway replicas sharing the fleet, two nodes.
+cluster: build nats
+	./scripts/cluster.sh
 
 ## dev: the same on a local MinIO started here.
 dev: build minio

@@ -115,6 +115,21 @@ func TestClusterSharesTheFleet(t *testing.T) {
 	if d := time.Since(left); d >= clusterTTL {
 		t.Errorf("the node left every replica %v after it closed; a withdrawn record should go before the TTL (%v)", d, clusterTTL)
 	}
+
+	// A replica that stops cleanly withdraws its nodes as it closes them.
+	n = dialRaw(t, a)
+	n.connect("builder", "")
+	n.facts("f1", []string{}, map[string]bool{"gh": true})
+	waitNodeReplicas(t, "builder@a", c)
+	stopped := time.Now()
+	done := make(chan struct{})
+	go func() { a.stop(); close(done) }() // the raw node does not answer the close handshake: a takes its time
+	waitNodeReplicas(t, "", c)
+	c.waitPrompt(t, "main", "")
+	if d := time.Since(stopped); d >= clusterTTL {
+		t.Errorf("replica a's node left replica c %v after a began to stop; a clean stop should withdraw it before the TTL (%v)", d, clusterTTL)
+	}
+	<-done
 }
 
 // TestClusterNewestConnectionWins: the same id connected on two replicas:

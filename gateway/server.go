@@ -277,20 +277,27 @@ func (s *Server) Close() error {
 		// Hijacked sockets are not the HTTP server's: close them, each with
 		// its close handshake.
 		var wg sync.WaitGroup
+		// Each node stops counting before its close handshake, which may
+		// take seconds: with a cluster its record is withdrawn at once.
 		for _, c := range conns {
-			wg.Go(func() { c.close(protocol.CloseGoingAway, protocol.CloseReasonGatewayStop) })
+			wg.Go(func() {
+				s.unregister(c)
+				c.close(protocol.CloseGoingAway, protocol.CloseReasonGatewayStop)
+			})
 		}
 		wg.Wait()
+		s.life.wait()
 		if s.member != nil {
-			// The nodes' records were withdrawn as they closed: the other
-			// replicas drop them now rather than after the TTL.
+			// Every node has been unregistered, and its record withdrawn:
+			// the member writes those deletions before it leaves, so that
+			// the other replicas drop the nodes now rather than after the
+			// TTL.
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			if err := s.member.Close(ctx); err != nil {
 				s.log.Warn("cluster: leaving", "err", err)
 			}
 			cancel()
 		}
-		s.life.wait()
 	})
 	return nil
 }

@@ -55,10 +55,11 @@ all="$(IFS=,; echo "${bases[*]}")"
 # moves to the next replica when its replica goes away.
 ./bin/skillgate-node --gateway "$all" --id builder --path "$ghbin:$PATH" --recheck 2s >"$work/builder.log" 2>&1 &
 pids+=($!)
+builder_pid=$!
 ./bin/skillgate-node --gateway "$all" --id reviewer --path "/nonexistent" --recheck 2s >"$work/reviewer.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do
-  n=$(curl -fsS "${bases[2]}/v1/nodes?fields=id,factsAt" | grep -o '"factsAt":"' | wc -l)
+  n=$( (curl -fsS "${bases[2]}/v1/nodes?fields=id,factsAt" || true) | grep -o '"factsAt":"' | wc -l || true)
   [ "$n" -ge 2 ] && break
   sleep 0.1
 done
@@ -81,9 +82,11 @@ Try:
   curl -s ${bases[0]}/v1/nodes?fields=id,replica         # every node, on every replica, with its holder
   curl -s ${bases[0]}/readyz                             # "cluster": "ok"
   kill -9 ${replica_pid[$holder]:-PID}                   # the replica holding builder dies…
-  watch -n 0.5 curl -s $other/v1/agents/main/prompt
-  # …github leaves every other replica's block within the TTL (10s), and
-  # comes back when builder has reconnected to another replica.
+  curl -s $other/v1/nodes?fields=id,replica               # …builder moves to the next replica in a
+  curl -s $other/v1/agents/main/prompt                   # few seconds, and github stays offered
+  kill -STOP $builder_pid; kill -9 PID-OF-ITS-NEW-REPLICA  # a replica dies while its node cannot move:
+  curl -s $other/v1/agents/main/prompt                   # github leaves within the TTL (10s)
+  kill -CONT $builder_pid                                # the node moves on, and github is back
 
 Logs: $work/*.log. Ctrl-C stops NATS, the replicas and the nodes.
 EOT
