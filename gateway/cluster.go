@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/internal/bitset"
@@ -131,6 +132,27 @@ func (s *Server) recordLocked(c *nodeConn) cluster.Record {
 		rec.FactsAt = &t
 	}
 	return rec
+}
+
+// registerClusterMetrics adds the cluster's gauges, with a cluster only.
+func (s *Server) registerClusterMetrics() {
+	s.metrics.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "skillgate_cluster_remote_nodes", Help: "Nodes held by the other replicas, as this replica counts them."},
+			func() float64 {
+				s.mu.RLock()
+				defer s.mu.RUnlock()
+				return float64(len(s.reg.remote))
+			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "skillgate_cluster_connected", Help: "1 when connected to NATS and in sync with the bucket, else 0 (see /readyz for why)."},
+			func() float64 {
+				if s.member.State().Connected {
+					return 1
+				}
+				return 0
+			}),
+	)
 }
 
 // publishLocked publishes the record of a node this replica holds. s.mu

@@ -104,6 +104,9 @@ func TestClusterSharesTheFleet(t *testing.T) {
 	if code, _, body := c.get(t, "/readyz", nil); code != http.StatusOK || !strings.Contains(body, `"remoteNodes":1`) || !strings.Contains(body, `"nodes":0`) {
 		t.Errorf("c /readyz: %d %s", code, body)
 	}
+	if r, up := c.metric(t, "skillgate_cluster_remote_nodes"), c.metric(t, "skillgate_cluster_connected"); r != 1 || up != 1 {
+		t.Errorf("c's metrics: skillgate_cluster_remote_nodes %v, skillgate_cluster_connected %v; want 1 and 1", r, up)
+	}
 
 	// Leaving: withdrawn at once, well before the TTL would drop it.
 	left := time.Now()

@@ -168,6 +168,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 		s.member = m
+		s.registerClusterMetrics()
 	}
 	return s, nil
 }
