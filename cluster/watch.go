@@ -22,7 +22,6 @@ import (
 type remote struct {
 	hash uint64 // of the value as written
 	seen int64  // when last written, in ns since Member.epoch (monotonic)
-	gen  uint32 // the watch that saw it last
 }
 
 // mirror is the watch loop's state; only the loop touches it.
@@ -30,7 +29,6 @@ type mirror struct {
 	m         *Member
 	remotes   map[string]remote
 	s         *session // the watch followed; nil while not connected
-	gen       uint32   // counts watches started
 	replaying bool     // the watch has not yet sent the end of its replay
 }
 
@@ -61,7 +59,6 @@ func (m *Member) watch() {
 			w.s, updates = s, nil
 			if s != nil {
 				updates = s.w.Updates()
-				w.gen++
 				w.replaying = true
 			}
 		case e, ok := <-updates:
@@ -151,7 +148,7 @@ func (w *mirror) apply(e jetstream.KeyValueEntry) {
 			return
 		}
 		if r, known := w.remotes[id]; known && r.hash == sum && !held {
-			w.remotes[id] = remote{hash: sum, seen: seen, gen: w.gen}
+			w.remotes[id] = remote{hash: sum, seen: seen}
 			return
 		}
 	}
@@ -176,7 +173,7 @@ func (w *mirror) apply(e jetstream.KeyValueEntry) {
 		}
 		return
 	}
-	w.remotes[rec.ID] = remote{hash: sum, seen: seen, gen: w.gen}
+	w.remotes[rec.ID] = remote{hash: sum, seen: seen}
 	if !known {
 		m.remoteN.Store(int64(len(w.remotes)))
 	}
@@ -196,17 +193,13 @@ func (w *mirror) drop(id string) {
 	w.m.h.Delete(id)
 }
 
-// endReplay drops the remote records the new watch did not replay (gone
-// while the member was not watching) and marks the member in sync.
+// endReplay marks the member in sync. The remote records the new watch
+// did not replay are left to the sweep, which drops them a TTL after they
+// were last seen: after a NATS restart the bucket comes back empty and
+// the other replicas write their records again within moments, so that
+// dropping them here would take their skills away and back for nothing.
 func (w *mirror) endReplay() {
 	m := w.m
-	for id, r := range w.remotes {
-		if r.gen != w.gen {
-			delete(w.remotes, id)
-			m.h.Delete(id)
-		}
-	}
-	m.remoteN.Store(int64(len(w.remotes)))
 	m.mu.Lock()
 	if m.sess == w.s {
 		m.synced = true
