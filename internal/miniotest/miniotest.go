@@ -10,13 +10,12 @@
 //
 // It owns the server's process and data directory for the test binary's
 // lifetime. Only tests import it (r2store's, the gateway's, eval's). It
-// uses the AWS SDK to create buckets but never imports a skillgate
-// package, so that r2store's own tests can use it without a cycle: the
-// stores under test are built by the tests themselves.
+// uses the AWS SDK to create buckets and imports of skillgate only the
+// leaf helpers gobin and syncbuf, so that r2store's own tests can use it
+// without a cycle: the stores under test are built by the tests themselves.
 package miniotest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +34,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/skillgate/skillgate/internal/gobin"
+	"github.com/skillgate/skillgate/internal/syncbuf"
 )
 
 // Fixed root credentials of every server this package starts.
@@ -65,7 +66,7 @@ type Server struct {
 	bin, dataDir, certsDir string
 	addr, consoleAddr      string
 	ownDir                 bool // dataDir was made by Launch and is removed by Close
-	out                    *syncBuffer
+	out                    *syncbuf.Buffer
 	mu                     sync.Mutex // guards cmd and exited
 	cmd                    *exec.Cmd
 	exited                 chan struct{} // closed when cmd has exited
@@ -118,7 +119,7 @@ func Launch() (*Server, error) {
 		dataDir:   filepath.Join(dir, "data"),
 		certsDir:  filepath.Join(dir, "certs"),
 		ownDir:    true,
-		out:       &syncBuffer{},
+		out:       &syncbuf.Buffer{Limit: outputLimit},
 	}
 	// A free port found now may be taken before MinIO binds it; try again
 	// with other ports a few times.
@@ -140,28 +141,10 @@ func Launch() (*Server, error) {
 	}
 }
 
-// findBinary looks for minio on PATH, then in each GOPATH's bin directory
-// ($GOPATH, else `go env GOPATH`, else ~/go).
+// findBinary finds the minio binary (gobin.Find), or ErrNoBinary.
 func findBinary() (string, error) {
-	if p, err := exec.LookPath("minio"); err == nil {
+	if p, ok := gobin.Find("minio"); ok {
 		return p, nil
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-			gopath = strings.TrimSpace(string(out))
-		}
-	}
-	if gopath == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			gopath = filepath.Join(home, "go")
-		}
-	}
-	for _, dir := range filepath.SplitList(gopath) {
-		p := filepath.Join(dir, "bin", "minio")
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
 	}
 	return "", ErrNoBinary
 }
@@ -392,27 +375,4 @@ func (o *Once) Close() {
 	if o.srv != nil {
 		o.srv.Close()
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers that keeps only
-// its last outputLimit bytes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Write(p)
-	if n := b.buf.Len() - outputLimit; n > 0 {
-		b.buf.Next(n)
-	}
-	return len(p), nil
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

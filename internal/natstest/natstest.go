@@ -9,12 +9,11 @@
 // Without it, tests that need NATS are skipped, or fail when CI=true.
 //
 // A Server can be stopped, killed and restarted on the same port, for
-// tests of NATS outages. Only tests import it; it never imports a
-// skillgate package, so that any package's tests can use it.
+// tests of NATS outages. Only tests import it; of skillgate it imports only
+// the leaf helpers gobin and syncbuf, so that any package's tests can use it.
 package natstest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -28,6 +27,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/gobin"
+	"github.com/skillgate/skillgate/internal/syncbuf"
 )
 
 // InstallCommand installs the nats-server version the tests are run with.
@@ -47,7 +49,7 @@ type Server struct {
 	bin, dir    string
 	args        []string // extra arguments, e.g. --user and --pass
 	port, mport int      // client and monitoring ports, kept across restarts
-	out         *syncBuffer
+	out         *syncbuf.Buffer
 	mu          sync.Mutex // guards cmd and exited
 	cmd         *exec.Cmd
 	exited      chan struct{} // closed when cmd has exited
@@ -91,7 +93,7 @@ func Launch(args ...string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natstest: %w", err)
 	}
-	s := &Server{bin: bin, dir: dir, args: args, out: &syncBuffer{}}
+	s := &Server{bin: bin, dir: dir, args: args, out: &syncbuf.Buffer{Limit: outputLimit}}
 	// A free port found now may be taken before the server binds it; try
 	// again with other ports a few times.
 	for attempt := 0; ; attempt++ {
@@ -111,28 +113,10 @@ func Launch(args ...string) (*Server, error) {
 	}
 }
 
-// findBinary looks for nats-server on PATH, then in each GOPATH's bin
-// directory ($GOPATH, else `go env GOPATH`, else ~/go).
+// findBinary finds the nats-server binary (gobin.Find), or ErrNoBinary.
 func findBinary() (string, error) {
-	if p, err := exec.LookPath("nats-server"); err == nil {
+	if p, ok := gobin.Find("nats-server"); ok {
 		return p, nil
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-			gopath = strings.TrimSpace(string(out))
-		}
-	}
-	if gopath == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			gopath = filepath.Join(home, "go")
-		}
-	}
-	for _, dir := range filepath.SplitList(gopath) {
-		p := filepath.Join(dir, "bin", "nats-server")
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
 	}
 	return "", ErrNoBinary
 }
@@ -268,26 +252,3 @@ func (s *Server) Close() {
 
 // Output returns what the server printed so far (the last 1 MiB).
 func (s *Server) Output() string { return s.out.String() }
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers that keeps only
-// its last outputLimit bytes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Write(p)
-	if n := b.buf.Len() - outputLimit; n > 0 {
-		b.buf.Next(n)
-	}
-	return len(p), nil
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
