@@ -72,18 +72,21 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 		// Names are kept as positions in this replica's interest, as a
 		// local node's are; names it did not ask for count as absent.
 		in := s.interestAt
+		// The record lists the binaries present; every other name of the
+		// interest counts as reported absent, as the holding replica's
+		// node answered the same interest.
 		var envSet, reported, present bitset.Set
 		for _, e := range rec.Env {
 			if i, ok := in.env[e]; ok {
 				envSet.Add(i)
 			}
 		}
+		for i := range in.Bins {
+			reported.Add(i)
+		}
 		for name, ok := range rec.HostBinStatus {
-			if i, asked := in.bins[name]; asked {
-				reported.Add(i)
-				if ok {
-					present.Add(i)
-				}
+			if i, asked := in.bins[name]; asked && ok {
+				present.Add(i)
 			}
 		}
 		if prev != nil && prev.host != nil && prev.replica == rec.Replica && prev.connectedAt.Equal(n.connectedAt) {
@@ -123,10 +126,18 @@ func (s *Server) dropRemoteLocked(id string) {
 	}
 }
 
-// recordLocked is the record this replica publishes for a node it holds.
-// s.mu must be held.
+// recordLocked is the record this replica publishes for a node it holds:
+// its facts with the binaries present only. Every replica asks the same
+// names, so a name of the interest missing from the record is one the node
+// lacks; listing the absent ones too made a record of a typical node ten
+// times larger, and records are written again every TTL/3. s.mu must be
+// held.
 func (s *Server) recordLocked(c *nodeConn) cluster.Record {
-	rec := cluster.Record{HostFacts: c.factsLocked(), Replica: s.replica, ConnectedAt: c.connectedAt}
+	rec := cluster.Record{HostFacts: c.info.HostFacts(), Replica: s.replica, ConnectedAt: c.connectedAt}
+	if c.env != nil {
+		rec.Env = c.env
+	}
+	c.binTrue.Each(func(i int) { rec.HostBinStatus[c.binNames[i]] = true })
 	if c.host != nil {
 		t := c.factsAt
 		rec.FactsAt = &t
