@@ -315,3 +315,33 @@ func TestClusterConvergesRandomly(t *testing.T) {
 		waitNodeReplicas(t, strings.Join(want, ","), gws...)
 	}
 }
+
+// TestClusterReplicasShareAName: replicas started without --replica on
+// one host share its name; they still tell their nodes apart (by
+// connection), share the fleet, and the newest connection wins.
+func TestClusterReplicasShareAName(t *testing.T) {
+	ns := natstest.Start(t)
+	gws := startReplicas(t, ns, clusterFiles, "host", "host")
+	a, b := gws[0], gws[1]
+	old := dialRaw(t, a)
+	old.connect("x", "")
+	old.facts("f1", []string{}, map[string]bool{"jq": true})
+	for _, g := range gws {
+		g.waitPrompt(t, "main", block(global("jq-tools", "Uses jq.")))
+	}
+	waitNodeReplicas(t, "x@host", gws...)
+
+	cur := dialRaw(t, b)
+	cur.connect("x", "")
+	cur.facts("f1", []string{}, map[string]bool{"gh": true})
+	old.expectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
+	for _, g := range gws {
+		g.waitPrompt(t, "main", block(global("github", "Uses gh.")))
+	}
+	waitNodeReplicas(t, "x@host", gws...)
+	cur.c.Close(websocket.StatusNormalClosure, "bye")
+	for _, g := range gws {
+		g.waitPrompt(t, "main", "")
+	}
+	waitNodeReplicas(t, "", gws...)
+}
