@@ -46,8 +46,7 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.reg.nodes[rec.ID]; c != nil {
-		mine := s.recordLocked(c)
-		if !cluster.Newer(rec, &mine) {
+		if !cluster.Newer(rec, &cluster.Record{Replica: s.replica, ConnectedAt: c.connectedAt}) {
 			return
 		}
 		c.log.Info("node replaced by a newer connection on another replica", "replica", rec.Replica)
@@ -70,11 +69,11 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 	if rec.FactsAt != nil {
 		n.factsAt = rec.FactsAt.UTC()
 		// Names are kept as positions in this replica's interest, as a
-		// local node's are; names it did not ask for count as absent.
-		in := s.interestAt
-		// The record lists the binaries present; every other name of the
+		// local node's are; names it did not ask for count as absent. The
+		// record lists the binaries present: every other name of the
 		// interest counts as reported absent, as the holding replica's
 		// node answered the same interest.
+		in := s.interestAt
 		var envSet, reported, present bitset.Set
 		for _, e := range rec.Env {
 			if i, ok := in.env[e]; ok {
