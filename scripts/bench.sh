@@ -8,6 +8,7 @@
 # 10,000 long polls on a fresh gateway (its RSS per waiter, and how long
 # a flip of the probe skill takes to reach the last waiter). Raw results go to bench-results/, a summary to stdout;
 # BENCHMARKS.md is written from such a run. Loopback only.
+# Last, scripts/bench-cluster.sh: gateway replicas over NATS JetStream (bench-results/cluster-*).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench-results
@@ -196,4 +197,5 @@ if [ -n "${BEFORE:-}" ]; then
   git worktree remove --force "$work/before-src"
   fleet_run before "$work/before/skillgate"
 fi
+bash scripts/bench-cluster.sh
 echo; echo "raw results in $out/"
