@@ -97,6 +97,7 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 	}
 	s.reg.remote[rec.ID] = n
 	s.reg.changed()
+	n.ver = s.reg.gen
 	if cur != oldHost {
 		s.hostChangedLocked(rec.ID, oldHost, cur)
 	}

@@ -6,12 +6,15 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/coder/websocket"
 )
 
 // GET /v1/nodes pages in id order with an opaque cursor, filters by id
 // and selects fields.
 func TestNodesPaging(t *testing.T) {
 	g := startHard(t, Config{}, map[string]string{"skills/alpha/SKILL.md": skillWithBin("alpha", "alpha-tool")})
+	var n2 *websocket.Conn
 	for i := range 5 {
 		ws, err := g.connectNode(t, fmt.Sprintf("n%d", 4-i), "")
 		if err != nil {
@@ -19,6 +22,9 @@ func TestNodesPaging(t *testing.T) {
 		}
 		wsWrite(ws, `{"type":"req","id":"2","method":"facts.update","params":{"env":[],"hostBinStatus":{"alpha-tool":true}}}`)
 		wsReadRes(ws)
+		if i == 2 {
+			n2 = ws
+		}
 	}
 	type page struct {
 		Nodes []map[string]any `json:"nodes"`
@@ -69,6 +75,15 @@ func TestNodesPaging(t *testing.T) {
 	// is the host name.
 	if len(p.Nodes[0]) != 9 || p.Nodes[0]["replica"] != DefaultReplica() {
 		t.Errorf("default fields: %v; want 9 with replica %q", p.Nodes[0], DefaultReplica())
+	}
+
+	// A node's new facts show in the next listing: only changed nodes are
+	// encoded again, and this one changed.
+	wsWrite(n2, `{"type":"req","id":"3","method":"facts.update","params":{"env":[],"hostBinStatus":{"alpha-tool":false}}}`)
+	wsReadRes(n2)
+	if _, p2, body := get("?id=n2&id=n3&fields=hostBinStatus"); len(p2.Nodes) != 2 ||
+		fmt.Sprint(p2.Nodes[0]["hostBinStatus"]) != "map[alpha-tool:false]" || fmt.Sprint(p2.Nodes[1]["hostBinStatus"]) != "map[alpha-tool:true]" {
+		t.Errorf("after n2's new facts: %s", body)
 	}
 
 	// Filters and fields.

@@ -52,6 +52,9 @@ type nodeRecord struct {
 	connectedAt time.Time
 	factsAt     time.Time
 	warned      bool // an unasked name was already logged
+	// ver is the registry's gen when the record last changed (connect,
+	// facts), so that GET /v1/nodes re-encodes only changed nodes.
+	ver uint64
 }
 
 // errGatewayFull refuses a connect past maxNodes.
@@ -77,6 +80,7 @@ func (r *registry) add(c *nodeConn, info protocol.NodeInfo, now time.Time) (repl
 	c.connectedAt = now.UTC()
 	r.nodes[c.id] = c
 	r.changed()
+	c.ver = r.gen
 	return replaced, nil
 }
 
@@ -135,6 +139,7 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 	}
 	c.factsAt = now.UTC()
 	r.gen++
+	c.ver = r.gen
 	old, cur = c.apply(in, envSet, reported, present)
 	return old, cur, true
 }
