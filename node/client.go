@@ -1,11 +1,13 @@
 package node
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"maps"
 	"net"
@@ -116,12 +118,8 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, &ConfigError{"gateway", err}
 	}
-	// Nodes listing the same replicas start at different ones (by their
-	// id), so that they spread, and a replica's nodes do not all move to
-	// the same next one when it goes.
-	h := fnv.New32a()
-	h.Write([]byte(cfg.ID))
-	cur := int(h.Sum32() % uint32(len(urls)))
+	urls = replicaOrder(cfg.ID, urls)
+	cur := 0
 	tf := &tlsFiles{caFile: cfg.CAFile, certFile: cfg.CertFile, keyFile: cfg.KeyFile, log: cfg.Logger}
 	if tf.last, err = tf.load(); err != nil {
 		return nil, err
@@ -596,4 +594,21 @@ func (g *gatewayConn) send(method string, params any) error {
 	}
 	g.pending[id] = method
 	return nil
+}
+
+// replicaOrder is the order in which node id tries the gateway replicas:
+// by a hash of the id and each URL, highest first (rendezvous hashing).
+// Nodes listing the same replicas start at different ones, so that they
+// spread; and when a replica goes, its nodes' next choices spread over the
+// others instead of all falling on the one listed after it.
+func replicaOrder(id string, urls []string) []string {
+	score := func(u string) uint64 {
+		// A well-mixed hash: FNV's output barely moves when only the
+		// URLs' last characters differ.
+		sum := sha256.Sum256([]byte(id + "\x00" + u))
+		return binary.BigEndian.Uint64(sum[:8])
+	}
+	out := slices.Clone(urls)
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(score(b), score(a)) })
+	return out
 }

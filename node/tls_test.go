@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -250,5 +252,37 @@ func TestGatewaysList(t *testing.T) {
 		case strings.Join(got, " ") != strings.Join(tc.want, " "):
 			t.Errorf("Gateways(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestReplicaOrder: each node tries every replica once per round, nodes
+// spread over the first choices, and a replica's nodes spread their next
+// choices over the other replicas (none stampedes the one listed after
+// it).
+func TestReplicaOrder(t *testing.T) {
+	urls := []string{"wss://a", "wss://b", "wss://c"}
+	first := map[string]int{}
+	nextOfA := map[string]int{}
+	for i := range 3000 {
+		id := fmt.Sprintf("node-%d", i)
+		o := replicaOrder(id, urls)
+		if got := slices.Sorted(slices.Values(o)); !slices.Equal(got, urls) {
+			t.Fatalf("%s: order %v is not a permutation of %v", id, o, urls)
+		}
+		if again := replicaOrder(id, urls); !slices.Equal(again, o) {
+			t.Fatalf("%s: order %v, then %v", id, o, again)
+		}
+		first[o[0]]++
+		if o[0] == "wss://a" {
+			nextOfA[o[1]]++
+		}
+	}
+	for _, u := range urls {
+		if n := first[u]; n < 800 || n > 1200 {
+			t.Errorf("%d of 3000 nodes start at %s; want about a third: %v", n, u, first)
+		}
+	}
+	if b, c := nextOfA["wss://b"], nextOfA["wss://c"]; b < first["wss://a"]*2/5 || c < first["wss://a"]*2/5 {
+		t.Errorf("the nodes starting at a move next to b %d times and to c %d times; want about half each", b, c)
 	}
 }
