@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -198,6 +199,12 @@ func (c *nodeConn) ping() {
 	default:
 	}
 	if err != nil {
+		if errors.Is(err, net.ErrClosed) || websocket.CloseStatus(err) != -1 {
+			// The node closed its connection while the ping was out: the
+			// read loop ends it, and logs why.
+			c.log.Debug("node connection closed during a ping", "err", err)
+			return
+		}
 		c.log.Warn("node missed a ping; dropping it", "err", err)
 		c.srv.unregister(c) // now, not after the close handshake times out
 		c.close(protocol.ClosePolicyViolation, protocol.CloseReasonPingTimeout)
