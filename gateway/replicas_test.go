@@ -2,10 +2,11 @@ package gateway_test
 
 import (
 	"fmt"
-	"hash/fnv"
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/skillgate/skillgate/node"
 )
 
 // TestNodeMovesToTheNextGateway: a node given several gateway URLs (the
@@ -23,7 +24,7 @@ func TestNodeMovesToTheNextGateway(t *testing.T) {
 	dead := "http://" + ln.Addr().String()
 	ln.Close()
 
-	node := startNode(t, strings.Join([]string{dead, a.base, b.base}, ","), "n1", binDir(t, "the-tool"), nil)
+	n := startNode(t, strings.Join([]string{dead, a.base, b.base}, ","), "n1", binDir(t, "the-tool"), nil)
 	eTool := global("tool", "Needs the-tool.")
 	// It ends up on a or b, whichever comes first from where it started.
 	eventually(t, waitFor, func() (string, bool) {
@@ -36,7 +37,7 @@ func TestNodeMovesToTheNextGateway(t *testing.T) {
 	}
 	on.stop() // that replica goes: the node moves on, past the dead URL if need be
 	other.waitPrompt(t, "main", block(eTool))
-	if out := node.out.String(); !strings.Contains(out, `"next_gateway"`) {
+	if out := n.out.String(); !strings.Contains(out, `"next_gateway"`) {
 		t.Errorf("the node's log does not name the next gateway:\n%s", tail(out, 4<<10))
 	}
 }
@@ -49,25 +50,24 @@ func TestNodePassesARefusingReplica(t *testing.T) {
 	refusing := startGateway(t, gwOptions{files: files, nodeToken: "a-token-the-node-lacks"})
 	open := startGateway(t, gwOptions{files: files})
 	dir := binDir(t, "the-tool")
-	// An id the node starts at the first URL with (FNV-1a of the id,
-	// modulo the count, as node.New picks), so that it meets the refusal.
+	// An id whose node tries the refusing replica first (node.ReplicaOrder
+	// of the URLs as the node makes them), so that it meets the refusal.
+	urls, err := node.Config{Gateway: refusing.base + "," + open.base}.Gateways()
+	if err != nil {
+		t.Fatal(err)
+	}
 	id := "n1"
-	for i := 0; ; i++ {
-		h := fnv.New32a()
-		h.Write([]byte(id))
-		if h.Sum32()%2 == 0 {
-			break
-		}
+	for i := 0; node.ReplicaOrder(id, urls)[0] != urls[0]; i++ {
 		id = fmt.Sprintf("n1-%d", i)
 	}
-	node := startNode(t, strings.Join([]string{refusing.base, open.base}, ","), id, dir, nil)
+	n := startNode(t, strings.Join([]string{refusing.base, open.base}, ","), id, dir, nil)
 	open.waitPrompt(t, "main", block(global("tool", "Needs the-tool.")))
-	if out := node.out.String(); !strings.Contains(out, "trying the next replica") {
+	if out := n.out.String(); !strings.Contains(out, "trying the next replica") {
 		t.Errorf("the node did not meet the refusing replica first:\n%s", tail(out, 4<<10))
 	}
 	select {
-	case <-node.done:
-		t.Errorf("the node ended:\n%s", tail(node.out.String(), 4<<10))
+	case <-n.done:
+		t.Errorf("the node ended:\n%s", tail(n.out.String(), 4<<10))
 	default:
 	}
 	alone := startNode(t, refusing.base, "n2", dir, nil)

@@ -118,7 +118,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, &ConfigError{"gateway", err}
 	}
-	urls = replicaOrder(cfg.ID, urls)
+	urls = ReplicaOrder(cfg.ID, urls)
 	cur := 0
 	tf := &tlsFiles{caFile: cfg.CAFile, certFile: cfg.CertFile, keyFile: cfg.KeyFile, log: cfg.Logger}
 	if tf.last, err = tf.load(); err != nil {
@@ -596,12 +596,12 @@ func (g *gatewayConn) send(method string, params any) error {
 	return nil
 }
 
-// replicaOrder is the order in which node id tries the gateway replicas:
+// ReplicaOrder is the order in which node id tries the gateway replicas:
 // by a hash of the id and each URL, highest first (rendezvous hashing).
 // Nodes listing the same replicas start at different ones, so that they
 // spread; and when a replica goes, its nodes' next choices spread over the
 // others instead of all falling on the one listed after it.
-func replicaOrder(id string, urls []string) []string {
+func ReplicaOrder(id string, urls []string) []string {
 	score := func(u string) uint64 {
 		// A well-mixed hash: FNV's output barely moves when only the
 		// URLs' last characters differ.

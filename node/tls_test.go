@@ -265,11 +265,11 @@ func TestReplicaOrder(t *testing.T) {
 	nextOfA := map[string]int{}
 	for i := range 3000 {
 		id := fmt.Sprintf("node-%d", i)
-		o := replicaOrder(id, urls)
+		o := ReplicaOrder(id, urls)
 		if got := slices.Sorted(slices.Values(o)); !slices.Equal(got, urls) {
 			t.Fatalf("%s: order %v is not a permutation of %v", id, o, urls)
 		}
-		if again := replicaOrder(id, urls); !slices.Equal(again, o) {
+		if again := ReplicaOrder(id, urls); !slices.Equal(again, o) {
 			t.Fatalf("%s: order %v, then %v", id, o, again)
 		}
 		first[o[0]]++
