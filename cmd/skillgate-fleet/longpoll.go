@@ -413,6 +413,14 @@ func (lp *longPoller) run(ctx context.Context) (*longpollResult, error) {
 			break // the missed waiters wait on a stale ETag: later flips would not be measured right
 		}
 	}
+	if res.Missed == 0 && len(res.Flips) == o.flips {
+		// Every answered waiter re-polls after the last flip too: wait
+		// for those, so that the run's request count does not depend on
+		// how fast the report is taken.
+		if err := lp.awaitArmed(ctx, lpFlipTimeout); err != nil {
+			return res, fmt.Errorf("after the last flip: %w", err)
+		}
+	}
 
 	// Over all flips.
 	var lasts []time.Duration
