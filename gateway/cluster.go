@@ -2,7 +2,7 @@ package gateway
 
 import (
 	"context"
-	"slices"
+	"maps"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -62,10 +62,7 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 		oldHost = prev.host
 	}
 	n := &remoteNode{replica: rec.Replica}
-	n.info = protocol.NodeInfo{ID: rec.ID, OS: protocol.NormalizeOS(rec.OS), Roles: rec.Roles, Capabilities: rec.Capabilities}
-	n.roles = slices.Compact(slices.Sorted(slices.Values(rec.Roles)))
-	n.caps = slices.Compact(slices.Sorted(slices.Values(rec.Capabilities)))
-	n.connectedAt = rec.ConnectedAt.UTC()
+	n.setInfo(protocol.NodeInfo{ID: rec.ID, OS: rec.OS, Roles: rec.Roles, Capabilities: rec.Capabilities}, rec.ConnectedAt)
 	if rec.FactsAt != nil {
 		n.factsAt = rec.FactsAt.UTC()
 		// Names are kept as positions in this replica's interest, as a
@@ -133,11 +130,8 @@ func (s *Server) dropRemoteLocked(id string) {
 // times larger, and records are written again every TTL/3. s.mu must be
 // held.
 func (s *Server) recordLocked(c *nodeConn) cluster.Record {
-	rec := cluster.Record{HostFacts: c.info.HostFacts(), Replica: s.replica, ConnectedAt: c.connectedAt}
-	if c.env != nil {
-		rec.Env = c.env
-	}
-	c.binTrue.Each(func(i int) { rec.HostBinStatus[c.binNames[i]] = true })
+	rec := cluster.Record{HostFacts: c.factsLocked(), Replica: s.replica, ConnectedAt: c.connectedAt}
+	maps.DeleteFunc(rec.HostBinStatus, func(_ string, present bool) bool { return !present })
 	if c.host != nil {
 		t := c.factsAt
 		rec.FactsAt = &t

@@ -71,13 +71,7 @@ func (r *registry) add(c *nodeConn, info protocol.NodeInfo, now time.Time) (repl
 	if replaced == nil && len(r.nodes) >= r.max {
 		return nil, errGatewayFull
 	}
-	info.OS = protocol.NormalizeOS(info.OS) // validated in this form
-	c.info = info
-	// In the form eligibility.Host keeps, once per connection: every Host
-	// of the node shares them.
-	c.roles = slices.Compact(slices.Sorted(slices.Values(info.Roles)))
-	c.caps = slices.Compact(slices.Sorted(slices.Values(info.Capabilities)))
-	c.connectedAt = now.UTC()
+	c.setInfo(info, now)
 	r.nodes[c.id] = c
 	r.changed()
 	c.ver = r.gen
@@ -142,6 +136,18 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 	c.ver = r.gen
 	old, cur = c.apply(in, envSet, reported, present)
 	return old, cur, true
+}
+
+// setInfo sets the node's identity, as connect (or another replica's
+// record) gave it, and when its connection began.
+func (n *nodeRecord) setInfo(info protocol.NodeInfo, connectedAt time.Time) {
+	info.OS = protocol.NormalizeOS(info.OS) // validated in this form
+	n.info = info
+	// In the form eligibility.Host keeps, once per connection: every Host
+	// of the node shares them.
+	n.roles = slices.Compact(slices.Sorted(slices.Values(info.Roles)))
+	n.caps = slices.Compact(slices.Sorted(slices.Values(info.Capabilities)))
+	n.connectedAt = connectedAt.UTC()
 }
 
 // apply sets the node's reported names, as positions in the interest in
