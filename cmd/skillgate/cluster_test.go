@@ -38,12 +38,12 @@ var (
 	binsErr  error
 )
 
-// clusterBins builds skillgate, skillgate-node and skillgate-fleet once
-// for the package's tests and returns their directory.
-func clusterBins(t *testing.T) string {
+// testBins builds skillgate, skillgate-node and skillgate-fleet once for
+// the package's process tests and returns their directory.
+func testBins(t *testing.T) string {
 	t.Helper()
 	binsOnce.Do(func() {
-		binsDir, binsErr = os.MkdirTemp("", "skillgate-cluster-bins")
+		binsDir, binsErr = os.MkdirTemp("", "skillgate-test-bins")
 		if binsErr != nil {
 			return
 		}
@@ -220,7 +220,7 @@ func TestClusterReplicaKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries")
 	}
-	bins := clusterBins(t)
+	bins := testBins(t)
 	ns := natstest.Start(t)
 	store, cfg := storeWithGhSkill(t), clusterConfigFile(t)
 	r := map[string]*replica{}
@@ -289,7 +289,7 @@ func TestClusterReplicaRestarted(t *testing.T) {
 		t.Skip("builds the binaries")
 	}
 	const n = 1000
-	bins := clusterBins(t)
+	bins := testBins(t)
 	ns := natstest.Start(t)
 	store, cfg := storeWithGhSkill(t), clusterConfigFile(t)
 	portA := freePort(t)

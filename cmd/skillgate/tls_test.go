@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,15 +79,7 @@ func TestServeTLSProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries")
 	}
-	bin := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	for _, pkg := range []string{"skillgate", "skillgate-node"} {
-		build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, pkg), "../"+pkg)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
+	bin := testBins(t)
 	dir := t.TempDir()
 	ca := tlstest.NewCA(t, "skillgate test CA")
 	caFile := ca.WriteCA(t, dir, "ca.pem")
@@ -98,29 +89,10 @@ func TestServeTLSProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	start := func(name string, args ...string) (*syncbuf.Buffer, <-chan struct{}) {
-		cmd := exec.Command(filepath.Join(bin, name), args...)
-		cmd.Env = append(os.Environ(), "SKILLGATE_NODE_TOKEN=", "SKILLGATE_AGENT_TOKEN=")
-		out := &syncbuf.Buffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			<-exited
-			if t.Failed() {
-				t.Logf("%s output:\n%s", name, out.String())
-			}
-		})
-		return out, exited
-	}
-	gwLogs, gwExited := start("skillgate", "serve", "--store", storeWithGhSkill(t), "--listen", "127.0.0.1:0",
+	gw := startProc(t, "skillgate", filepath.Join(bin, "skillgate"), "serve", "--store", storeWithGhSkill(t), "--listen", "127.0.0.1:0",
 		"--tls-cert", cert, "--tls-key", key, "--poll", "100ms")
-	addr := listenAddr(t, gwLogs, gwExited)
-	start("skillgate-node", "--gateway", "wss://"+addr, "--ca-file", caFile, "--id", "tls-node", "--path", ghDir, "--recheck", "100ms")
+	addr := listenAddr(t, gw.out, gw.exited)
+	startProc(t, "skillgate-node", filepath.Join(bin, "skillgate-node"), "--gateway", "wss://"+addr, "--ca-file", caFile, "--id", "tls-node", "--path", ghDir, "--recheck", "100ms")
 
 	want := "<available_skills>\n  <skill name=\"github\">\n    <description>Uses gh.</description>\n" +
 		"    <location>skills/github/SKILL.md</location>\n    <read_path>skills/github/SKILL.md</read_path>\n  </skill>\n</available_skills>"
@@ -135,8 +107,8 @@ func TestServeTLSProcesses(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if strings.Contains(gwLogs.String(), "without TLS") {
-		t.Errorf("a loopback gateway with TLS warned about clear text:\n%s", gwLogs.String())
+	if strings.Contains(gw.out.String(), "without TLS") {
+		t.Errorf("a loopback gateway with TLS warned about clear text:\n%s", gw.out.String())
 	}
 }
 
