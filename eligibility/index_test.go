@@ -82,7 +82,7 @@ func randomSkills(r *rand.Rand, n int) []*skill.Skill {
 // index, and the gateway's path (Matches counts fed to Decide), give
 // exactly the results of the oracle, naiveEvaluate.
 func TestIndexMatchesNaive(t *testing.T) {
-	cfg, _ := NewConfig(map[string]any{"a": 1.0, "b": map[string]any{"c": "x"}}, "test")
+	cfg := mkConfig(t, `{"a": 1, "b": {"c": "x"}}`)
 	filtered := 0
 	for seed := range uint64(40) {
 		r := rand.New(rand.NewPCG(seed, 7))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -45,12 +46,11 @@ func mkConfig(t *testing.T, src string) *Config {
 	if src == "" {
 		return nil
 	}
-	root, _ := js(t, src).(map[string]any)
-	c, diags := NewConfig(root, "gateway.json")
-	if len(diags) > 0 {
-		t.Fatalf("config diagnostics: %v", diags)
+	f, err := config.Parse("gateway.json", []byte(src))
+	if err != nil {
+		t.Fatalf("config %s: %v", src, err)
 	}
-	return c
+	return NewConfig(f)
 }
 
 type want struct {
@@ -250,27 +250,6 @@ func TestResolve(t *testing.T) {
 	}
 	if got := MissingConfig(root, []string{"a.b.c", "n", "list.0", "a"}); !reflect.DeepEqual(got, []string{"list.0"}) {
 		t.Errorf("MissingConfig = %v", got)
-	}
-}
-
-func TestConfigDiagnostics(t *testing.T) {
-	root, _ := js(t, `{"skills":{"entries":{"a":"off","b":{"enabled":"no","always":1,"requires":"gh"},"c":{"enabled":false}}}}`).(map[string]any)
-	cfg, diags := NewConfig(root, "gw.json")
-	want := []skill.Diagnostic{
-		{Location: "gw.json", Level: "warn", Message: "skills.entries.a: must be an object, got a string; the entry is ignored"},
-		{Location: "gw.json", Level: "warn", Message: "skills.entries.b.enabled: must be true or false, got a string; it is ignored"},
-		{Location: "gw.json", Level: "warn", Message: "skills.entries.b.always: must be true or false, got a number; it is ignored"},
-		{Location: "gw.json", Level: "error", Message: "skills.entries.b.requires: must be an object of lists, got a string; the skill's requirements are invalid"},
-	}
-	if !reflect.DeepEqual(diags, want) {
-		t.Errorf("diags:\n got %v\nwant %v", diags, want)
-	}
-	if len(cfg.Entries) != 2 {
-		t.Errorf("entries = %v, want b and c", cfg.Entries)
-	}
-	s := mkSkill("b", "", t)
-	if r := evaluate(t, s, cfg, nil); r.Stage != StageRequirements {
-		t.Errorf("skill b with a string requires override: %+v", r)
 	}
 }
 

@@ -3,6 +3,7 @@ package eligibility
 import (
 	"path"
 
+	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -10,21 +11,23 @@ import (
 // agent's skill scope (agents.<id>.skills).
 const ReasonOutOfScope = "not in this agent's skill scope"
 
-// Scope is an agent's skill scope: globs (path.Match syntax) matched
-// against a skill's name and its directory. Deny wins; no Allow means all.
-type Scope struct {
-	Allow []string `json:"allow,omitempty"`
-	Deny  []string `json:"deny,omitempty"`
-}
+// Scope is an agent's skill scope: skillgate's globs (path.Match syntax:
+// Allow and Deny, matched against a skill's name and its directory; deny
+// wins, no Allow means all), or OpenClaw's allowlist of names (Listed:
+// only the skills whose name or directory is one of Names; none when
+// empty).
+type Scope = config.Scope
 
-// CheckGlob reports whether a scope glob compiles.
-func CheckGlob(g string) error {
-	_, err := path.Match(g, "")
-	return err
-}
-
-// Has reports whether the skill is in the scope.
-func (sc *Scope) Has(s *skill.Skill) bool {
+// inScope reports whether the skill is in the scope.
+func inScope(sc *Scope, s *skill.Skill) bool {
+	if sc.Listed {
+		for _, n := range sc.Names {
+			if n == s.Name || n == s.Dir {
+				return true
+			}
+		}
+		return false
+	}
 	matches := func(globs []string) bool {
 		for _, g := range globs {
 			if ok, _ := path.Match(g, s.Name); ok {
@@ -42,14 +45,16 @@ func (sc *Scope) Has(s *skill.Skill) bool {
 	return len(sc.Allow) == 0 || matches(sc.Allow)
 }
 
-// InScope reports whether the skill is in the agent's skill scope (every
-// skill is, for an agent without one).
+// InScope reports whether the skill is in the agent's skill scope: its
+// own, else agents.defaults.skills, else every skill.
 func (c *Config) InScope(agent string, s *skill.Skill) bool {
 	if c == nil {
 		return true
 	}
-	sc, ok := c.Scopes[agent]
-	return !ok || sc.Has(s)
+	if sc, ok := c.Scopes[agent]; ok {
+		return inScope(&sc, s)
+	}
+	return c.DefaultScope == nil || inScope(c.DefaultScope, s)
 }
 
 // ForAgent returns p as agent sees it: p itself when the skill is in the

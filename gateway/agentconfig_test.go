@@ -3,9 +3,11 @@ package gateway_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -88,26 +90,117 @@ func TestAgentScope(t *testing.T) {
 // are refused with a message naming the key.
 func TestAgentSettingsRejected(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
-		{`{"gateway": {"prompt": {"maxChars": 0}}}`, `gateway.prompt.maxChars: must be a positive whole number, got 0`},
-		{`{"gateway": {"prompt": {"maxSkills": "10"}}}`, `gateway.prompt.maxSkills: must be a positive whole number, got 10`},
-		{`{"gateway": {"prompt": {"maxChars": 1.5}}}`, `gateway.prompt.maxChars: must be a positive whole number, got 1.5`},
-		{`{"gateway": {"prompt": {"hosts": "all"}}}`, `gateway.prompt.hosts: must be "none", "count" or "names", got all`},
-		{`{"gateway": {"prompt": {"maxchars": 10}}}`, `gateway.prompt.maxchars: unknown setting (known: maxChars, maxSkills, hosts)`},
-		{`{"agents": {"a1": {"prompt": {"maxSkills": -1}}}}`, `agents.a1.prompt.maxSkills: must be a positive whole number, got -1`},
-		{`{"agents": {"a1": {"prompt": {"hosts": "count"}}}}`, `agents.a1.prompt.hosts: unknown setting (known: maxChars, maxSkills)`},
-		{`{"agents": {"a1": {"skills": {"allow": ["[a-"]}}}}`, `agents.a1.skills.allow[0]: "[a-" does not compile: syntax error in pattern`},
-		{`{"agents": {"a1": {"skils": {}}}}`, `agents.a1.skils: unknown setting (known: prompt, skills)`},
-		{`{"agents": {"a/b": {}}}`, `agents.a/b: agent id "a/b" contains a slash or backslash`},
-		{`{"gateway": {"agentTokens": {"a1": ""}}}`, `gateway.agentTokens.a1: must be a non-empty string`},
-		{`{"gateway": {"nodeTokens": {"n1": "sha256:abc"}}}`, `gateway.nodeTokens.n1: "sha256:" must be followed by the 64 hex digits`},
+		{`{"gateway": {"prompt": {"maxChars": 0}}}`, `:1:25: gateway.prompt.maxChars: must be a positive whole number, got the number 0`},
+		{`{"gateway": {"prompt": {"maxSkills": "10"}}}`, `:1:25: gateway.prompt.maxSkills: must be a positive whole number, got the string "10"`},
+		{`{"gateway": {"prompt": {"maxChars": 1.5}}}`, `:1:25: gateway.prompt.maxChars: must be a positive whole number, got the number 1.5`},
+		{`{"gateway": {"prompt": {"hosts": "all"}}}`, `:1:25: gateway.prompt.hosts: must be one of "none", "count", "names", got "all"`},
+		{`{"gateway": {"prompt": {"maxchars": 10}}}`, `:1:25: gateway.prompt.maxchars: unknown setting; did you mean gateway.prompt.maxChars? (known: maxChars, maxSkills, hosts)`},
+		{`{"gateway": {"prompt": {"limit": 10}}}`, `:1:25: gateway.prompt.limit: unknown setting (known: maxChars, maxSkills, hosts)`},
+		{`{"agents": {"a1": {"prompt": {"maxSkills": -1}}}}`, `:1:31: agents.a1.prompt.maxSkills: must be a positive whole number, got the number -1`},
+		{`{"agents": {"a1": {"prompt": {"hosts": "count"}}}}`, `:1:31: agents.a1.prompt.hosts: unknown setting (known: maxChars, maxSkills)`},
+		{`{"agents": {"a1": {"skills": {"allow": ["[a-"]}}}}`, `:1:41: agents.a1.skills.allow[0]: "[a-" does not compile: syntax error in pattern`},
+		{`{"agents": {"a1": {"skils": {}}}}`, `:1:20: agents.a1.skils: unknown setting; did you mean agents.a1.skills? (known: prompt, skills)`},
+		{`{"agents": {"a/b": {}}}`, `:1:13: agents.a/b: agent id "a/b" contains a slash or backslash`},
+		{`{"gateway": {"agentTokens": {"a1": ""}}}`, `:1:30: gateway.agentTokens.a1: must be a non-empty string, got the string ""`},
+		{`{"gateway": {"nodeTokens": {"n1": "sha256:abc"}}}`, `:1:29: gateway.nodeTokens.n1: "sha256:" must be followed by the 64 hex digits`},
 	} {
 		path := filepath.Join(t.TempDir(), "gw.hujson")
 		if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		_, err := gateway.ReadConfigFile(path)
-		if err == nil || !strings.Contains(err.Error(), path+": "+tc.want) {
+		if err == nil || !strings.HasPrefix(err.Error(), path+tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.file, err, tc.want)
 		}
+	}
+}
+
+// TestOpenClawConfig: an OpenClaw-shaped config, with keys of OpenClaw's
+// and of the operator's everywhere, drives the agents' scopes in /prompt,
+// /skills, search and /read; skills.limits.maxSkillsPromptChars is the
+// block budget, applied at reload; a typo or a wrong type is refused at
+// reload and the config in force stays.
+func TestOpenClawConfig(t *testing.T) {
+	const cfg = `{
+	  // OpenClaw's own config, as it is
+	  "meta": {"lastTouchedVersion": "2026.6.1"},
+	  "myTeam": {"oncall": ["ana"]},
+	  "gateway": {"port": 18789, "bind": "loopback", "auth": {"mode": "token", "token": "x"}, "region": "eu"},
+	  "agents": {
+	    "defaults": {"skills": ["github", "notes"], "model": "anthropic/claude", "workspace": "~/w"},
+	    "list": [
+	      {"id": "main", "default": true, "skills": ["github", "plain"], "model": {"primary": "m"}},
+	      {"id": "quiet", "skills": []},
+	      {"id": "inherits", "name": "Inherits", "team": "core"}
+	    ]
+	  },
+	  "skills": {"allowBundled": ["gemini"], "load": {"watch": true},
+	             "entries": {"notes": {"apiKey": {"source": "env", "id": "K"}, "env": {"K": "v"}, "mine": 1}}}
+	}`
+	g := startGateway(t, gwOptions{
+		files: map[string]string{
+			"skills/github/SKILL.md": skillMD("github", "GitHub.", ""),
+			"skills/notes/SKILL.md":  skillMD("notes", "Notes.", ""),
+			"skills/plain/SKILL.md":  skillMD("plain", "Plain.", ""),
+		},
+		config: cfg,
+	})
+	both := block(global("github", "GitHub."), global("notes", "Notes."))
+	g.waitPrompt(t, "main", block(global("github", "GitHub."), global("plain", "Plain.")))
+	g.waitPrompt(t, "quiet", "")
+	g.waitPrompt(t, "inherits", both)
+	g.waitPrompt(t, "unlisted", both)
+	if r := skillReport(t, g, "main", "notes"); r.Eligible || r.Stage != "config" || len(r.Reasons) != 1 || r.Reasons[0] != "not in this agent's skill scope" {
+		t.Errorf("main notes: %+v, want config: not in this agent's skill scope", r)
+	}
+	for _, tc := range []struct {
+		path string
+		code int
+	}{
+		{"/v1/agents/main/read?path=skills/notes/SKILL.md", 404},
+		{"/v1/agents/main/read?path=skills/plain/SKILL.md", 200},
+		{"/v1/agents/quiet/read?path=skills/github/SKILL.md", 404},
+		{"/v1/agents/unlisted/read?path=skills/notes/SKILL.md", 200},
+		{"/v1/agents/unlisted/read?path=skills/plain/SKILL.md", 404},
+	} {
+		if code, _, body := g.get(t, tc.path, nil); code != tc.code {
+			t.Errorf("%s: %d %s, want %d", tc.path, code, body, tc.code)
+		}
+	}
+	for agent, want := range map[string]string{"main": "", "inherits": "notes"} {
+		code, _, body := g.get(t, "/v1/agents/"+agent+"/skills?eligible=true&q=notes", nil)
+		var res struct{ Skills []struct{ Name string } }
+		if err := json.Unmarshal([]byte(body), &res); code != 200 || err != nil {
+			t.Fatalf("search of %s: %d %s", agent, code, body)
+		}
+		var names []string
+		for _, s := range res.Skills {
+			names = append(names, s.Name)
+		}
+		if strings.Join(names, ",") != want {
+			t.Errorf("search of %s for notes = %v, want %q", agent, names, want)
+		}
+	}
+
+	// OpenClaw's prompt budget, applied at reload: one byte short of the
+	// whole block shortens it.
+	limited := strings.Replace(cfg, `"allowBundled"`, `"limits": {"maxSkillsPromptChars": `+strconv.Itoa(len(both)-1)+`}, "allowBundled"`, 1)
+	g.writeConfig(t, limited)
+	eventually(t, waitFor, func() (string, bool) {
+		got := g.prompt(t, "inherits")
+		return got, got != both && len(got) <= len(both)-1 && strings.Contains(got, "<note ")
+	})
+
+	// A typo and a wrong type are refused; the config in force stays.
+	for _, tc := range []struct{ from, to, log string }{
+		{`"region": "eu"`, `"promt": {}`, `gateway.promt: unknown key; did you mean gateway.prompt?`},
+		{`"mine": 1`, `"enabled": "no"`, `skills.entries.notes.enabled: must be true or false, got the string \"no\"`},
+	} {
+		g.writeConfig(t, strings.Replace(strings.Replace(limited, tc.from, tc.to, 1), `"skills": []`, `"skills": ["github"]`, 1))
+		eventually(t, waitFor, func() (string, bool) {
+			logs := g.logs.String()
+			return "logs lack " + tc.log + ":\n" + logs, strings.Contains(logs, tc.log)
+		})
+		g.waitPrompt(t, "quiet", "")
 	}
 }

@@ -162,7 +162,7 @@ func (s *Server) buildPromptView(agentID, callKey string, c *buildCall) *agentVi
 	key := viewKey(&viewState{s.snap, s.pol}, agentID)
 	skills := s.snap.view(agentID)
 	limits := s.pol.file.Limits(agentID)
-	nv := &agentView{eligible: make(map[string]bool, len(skills)), budget: limits.Budget()}
+	nv := &agentView{eligible: make(map[string]bool, len(skills)), budget: budget(limits)}
 	for _, sk := range skills {
 		p := s.prepared[sk].ForAgent(s.pol.cfg, agentID)
 		ok := s.eligibleLocked(p)
@@ -284,12 +284,11 @@ func (s *Server) skillsAnswer(agentID string) []byte {
 	// On one goroutine: a /skills build must not take every core from
 	// prompt builds and node events.
 	rep := report.Build(&report.View{
-		Skills:            skills,
-		Prepare:           func(i int) *eligibility.Prepared { return prepared[skills[i]].ForAgent(pol.cfg, agentID) },
-		Diagnostics:       snap.diagsFor(agentID),
-		ConfigDiagnostics: pol.diags,
-		Budget:            limits.Budget(),
-		Hosts:             limits.Hosts,
+		Skills:      skills,
+		Prepare:     func(i int) *eligibility.Prepared { return prepared[skills[i]].ForAgent(pol.cfg, agentID) },
+		Diagnostics: snap.diagsFor(agentID),
+		Budget:      budget(limits),
+		Hosts:       limits.Hosts,
 	}, index, 1, nil)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

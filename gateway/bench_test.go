@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/protocol"
@@ -81,7 +82,7 @@ func BenchmarkPromptBuild(b *testing.B) {
 		})
 		// ... and without a budget (every skill whole), as before budgets.
 		b.Run(fmt.Sprintf("uncached-unbudgeted/skills=1000/hosts=%d", nHosts), func(b *testing.B) {
-			s.pol.file = &ConfigFile{Settings: FileSettings{Prompt: PromptSettings{MaxChars: 1 << 30, MaxSkills: 1 << 20, Hosts: HostsNone}}}
+			s.pol.file = &config.File{Gateway: config.Gateway{Prompt: config.Prompt{MaxChars: 1 << 30, MaxSkills: 1 << 20, Hosts: HostsNone}}}
 			defer func() { s.pol.file = nil }()
 			for b.Loop() {
 				s.gen.Add(1)

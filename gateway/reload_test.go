@@ -249,7 +249,7 @@ func TestNewUsesTheFileAsRead(t *testing.T) {
 		t.Errorf("New with another ConfigPath = %v, want %s", err, want)
 	}
 	_, err = New(Config{Store: st, ConfigPath: path})
-	if err == nil || !strings.HasPrefix(err.Error(), "gateway config: "+path+": not valid JSON or HuJSON") {
+	if err == nil || !strings.HasPrefix(err.Error(), "gateway config: "+path+":1:1: not valid JSON or HuJSON") {
 		t.Errorf("New reading the file itself = %v, want it to read the bad content", err)
 	}
 }

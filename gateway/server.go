@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/cluster"
+	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
@@ -113,9 +114,9 @@ func New(cfg Config) (*Server, error) {
 	cfg.File = nil // reloads re-read ConfigPath
 	switch {
 	case file != nil && cfg.ConfigPath == "":
-		cfg.ConfigPath = file.Path
-	case file != nil && file.Path != cfg.ConfigPath:
-		return nil, fmt.Errorf("gateway: Config.File was read from %s, not ConfigPath %s", file.Path, cfg.ConfigPath)
+		cfg.ConfigPath = file.Name
+	case file != nil && file.Name != cfg.ConfigPath:
+		return nil, fmt.Errorf("gateway: Config.File was read from %s, not ConfigPath %s", file.Name, cfg.ConfigPath)
 	case file == nil && cfg.ConfigPath != "":
 		var err error
 		if file, err = ReadConfigFile(cfg.ConfigPath); err != nil {
@@ -146,9 +147,6 @@ func New(cfg Config) (*Server, error) {
 	s.loader = r2store.NewLoader(s.store)
 	s.pol = newPolicy(file, &s.cfg)
 	s.auth.Store(s.pol.auth)
-	for _, d := range s.pol.diags {
-		s.log.Warn("config: "+d.Message, "file", d.Location)
-	}
 	s.reg = registry{nodes: map[string]*nodeConn{}, remote: map[string]*remoteNode{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected}
 	s.snap = &snapshot{agents: map[string][]*skill.Skill{}}
 	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
@@ -422,27 +420,6 @@ func (s *Server) snapshotAgeLocked(now time.Time) time.Duration {
 	return now.Sub(s.health.lastOK)
 }
 
-// restartOnly are the settings of the config file that a reload cannot
-// apply: the listener, the store and the poller are made once.
-var restartOnly = []struct {
-	key, flag string
-	get       func(FileSettings) string
-}{
-	{"listen", "listen", func(f FileSettings) string { return f.Listen }},
-	{"store", "store", func(f FileSettings) string { return f.Store }},
-	{"poll", "poll", func(f FileSettings) string { return f.Poll }},
-	// The files' content is re-read (tls.go); which files, at restart.
-	{"tlsCert", "tls-cert", func(f FileSettings) string { return f.TLSCert }},
-	{"tlsKey", "tls-key", func(f FileSettings) string { return f.TLSKey }},
-	{"tlsClientCA", "tls-client-ca", func(f FileSettings) string { return f.TLSClientCA }},
-	{"cluster.url", "cluster", func(f FileSettings) string { return f.Cluster.URL }},
-	{"cluster.replica", "replica", func(f FileSettings) string { return f.Cluster.Replica }},
-	{"cluster.{bucket,ttl,creds,nkey,ca,cert,key}", "", func(f FileSettings) string {
-		c := f.Cluster
-		return strings.Join([]string{c.Bucket, c.TTL, c.Creds, c.NKey, c.CA, c.Cert, c.Key}, "\x00")
-	}},
-}
-
 // reloadConfig re-reads the config file; when force is false it is only
 // applied if the content changed. Everything in it is applied but the
 // restart-only settings, which are logged; a file that is bad, or that
@@ -497,18 +474,15 @@ func (s *Server) reloadConfig(force bool) {
 	if pol.sum == s.pol.sum && !force {
 		return
 	}
-	for _, r := range restartOnly {
-		if r.get(pol.settings) == r.get(s.pol.settings) {
-			continue
-		}
-		if s.cfg.Flags[r.key] {
-			s.log.Warn("config: gateway."+r.key+" changed; --"+r.flag+" on the command line wins over it", "file", path, "setting", "gateway."+r.key)
+	// The listener, the store, the poller, the TLS files and the cluster
+	// are made once: the table says which settings wait for a restart.
+	for _, st := range config.Changed(s.pol.file, pol.file, config.Restart) {
+		key := strings.TrimPrefix(st.Path, "gateway.")
+		if st.Flag != "" && s.cfg.Flags[key] {
+			s.log.Warn("config: "+st.Path+" changed; --"+st.Flag+" on the command line wins over it", "file", path, "setting", st.Path)
 		} else {
-			s.log.Warn("config: gateway."+r.key+" changed; it takes effect at the next restart", "file", path, "setting", "gateway."+r.key)
+			s.log.Warn("config: "+st.Path+" changed; it takes effect at the next restart", "file", path, "setting", st.Path)
 		}
-	}
-	for _, d := range pol.diags {
-		s.log.Warn("config: "+d.Message, "file", d.Location)
 	}
 	if pol.maxNodes != s.pol.maxNodes {
 		s.log.Info("config: gateway.maxNodes changed; connected nodes stay, connects past it are refused",

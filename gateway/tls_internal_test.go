@@ -88,7 +88,7 @@ func TestTLSSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := f.Settings; s.TLSCert != filepath.Join(dir, "certs/gw.crt") || s.TLSKey != "/abs/gw.key" || s.TLSClientCA != filepath.Join(dir, "ca.pem") {
+	if s := f.Gateway; s.TLSCert != filepath.Join(dir, "certs/gw.crt") || s.TLSKey != "/abs/gw.key" || s.TLSClientCA != filepath.Join(dir, "ca.pem") {
 		t.Errorf("settings %+v", s)
 	}
 	if err := os.WriteFile(path, []byte(`{"gateway": {"tlsCert": 1}}`), 0o600); err != nil {

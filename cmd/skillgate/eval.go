@@ -9,11 +9,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/report"
+	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -121,10 +123,9 @@ func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) 
 		Prepare: func(i int) *eligibility.Prepared {
 			return eligibility.Prepare(v.skills[i], v.cfg.Governance.Scan(v.inputs[i]), v.cfg).ForAgent(v.cfg, agent)
 		},
-		Diagnostics:       v.diags,
-		ConfigDiagnostics: v.cfgDiags,
-		Budget:            v.prompt.Budget(),
-		Hosts:             v.prompt.Hosts,
+		Diagnostics: v.diags,
+		Budget:      promptbuild.Budget{MaxChars: v.prompt.MaxChars, MaxSkills: v.prompt.MaxSkills},
+		Hosts:       v.prompt.Hosts,
 	}, index, runtime.GOMAXPROCS(0), each)
 	switch {
 	case rw != nil:
@@ -137,17 +138,16 @@ func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) 
 
 // evalView is what eval evaluates besides the hosts.
 type evalView struct {
-	cfg      *eligibility.Config
-	cfgDiags []skill.Diagnostic
-	skills   []*skill.Skill
-	inputs   []*governance.Input    // skills[i]'s directory, for the governance scan
-	diags    []skill.Diagnostic     // of the listing and loading
-	prompt   gateway.PromptSettings // the agent's budget and host hint, as the gateway reads them
+	cfg    *eligibility.Config
+	skills []*skill.Skill
+	inputs []*governance.Input // skills[i]'s directory, for the governance scan
+	diags  []skill.Diagnostic  // of the listing and loading
+	prompt config.Prompt       // the agent's budget and host hint, as the gateway reads them
 }
 
 // loadView reads the config file and the agent's view of the store.
 func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalView, error) {
-	var f *gateway.ConfigFile
+	var f *config.File
 	if configPath != "" {
 		// A file the gateway would refuse is refused here too.
 		var err error
@@ -156,7 +156,7 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 		}
 	}
 	v := &evalView{prompt: f.Limits(agent)}
-	v.cfg, v.cfgDiags = f.Eligibility()
+	v.cfg = eligibility.NewConfig(f)
 	st, err := r2store.Open(ctx, storeURL)
 	if err != nil {
 		return nil, fmt.Errorf("--store: %w", err)

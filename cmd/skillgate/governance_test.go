@@ -55,7 +55,7 @@ func TestEvalGovernanceModes(t *testing.T) {
 	}
 	_, errOut, code := runCmd(t, "eval", "--store", "../../testdata/bucket", "--hosts", "../../testdata/hosts.json",
 		"--config", writeTemp(t, `{"gateway": {"governance": {"mode": "strict"}}}`), "--agent", "main")
-	if code != 2 || !strings.Contains(errOut, `gateway.governance.mode: must be one of ["enforce" "observe" "off"], got strict`) {
+	if code != 2 || !strings.Contains(errOut, `gateway.governance.mode: must be one of "enforce", "observe", "off", got "strict"`) {
 		t.Errorf("bad mode: exit %d, stderr %q", code, errOut)
 	}
 }

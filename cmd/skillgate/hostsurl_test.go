@@ -34,7 +34,7 @@ func startGateway(t *testing.T, agentToken string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := gateway.New(gateway.Config{Store: st, StoreName: bucket, ConfigPath: config, AgentToken: agentToken,
+	s, err := gateway.New(gateway.Config{Store: st, StoreName: bucket, ConfigPath: gwConfig, AgentToken: agentToken,
 		Poll: time.Second, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -181,14 +181,14 @@ func TestEvalHostsURL(t *testing.T) {
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fromFile, errOut, code := runCmd(t, "eval", "--store", bucket, "--config", config, "--hosts", file, "--agent", "main", "--json")
+	fromFile, errOut, code := runCmd(t, "eval", "--store", bucket, "--config", gwConfig, "--hosts", file, "--agent", "main", "--json")
 	if code != 0 || errOut != "" {
 		t.Fatalf("eval on the file: exit %d: %s", code, errOut)
 	}
 	if !strings.Contains(fromFile, `"mac-1"`) || !strings.Contains(fromFile, `"linux-2"`) {
 		t.Fatalf("the hosts do not show in the answer:\n%s", fromFile)
 	}
-	fromURL, errOut, code := runCmd(t, "eval", "--store", bucket, "--config", config, "--hosts", front.URL+"/v1/nodes?limit=2", "--agent", "main", "--json")
+	fromURL, errOut, code := runCmd(t, "eval", "--store", bucket, "--config", gwConfig, "--hosts", front.URL+"/v1/nodes?limit=2", "--agent", "main", "--json")
 	if code != 0 {
 		t.Fatalf("eval on the URL: exit %d: %s", code, errOut)
 	}

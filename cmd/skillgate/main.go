@@ -40,6 +40,7 @@ Usage:
                      [--max-chars N] [--max-skills N]
   skillgate validate PATH… [--json | --format github] [--strict]
   skillgate status   --gateway URL [--agent ID] [--governance] [--json]
+  skillgate config   check FILE | schema
   skillgate version
 
 Run 'skillgate COMMAND -h' for the flags of one command.
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdValidate(ctx, args[1:], stdout, stderr)
 	case "status":
 		err = cmdStatus(ctx, args[1:], stdout, stderr)
+	case "config":
+		err = cmdConfig(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "skillgate", version.String())
 	case "help", "-h", "--help":

@@ -40,9 +40,9 @@ func golden(t *testing.T, name, got string) {
 }
 
 const (
-	bucket = "../../testdata/bucket"
-	hosts  = "../../testdata/hosts.json"
-	config = "../../testdata/gateway.hujson"
+	bucket   = "../../testdata/bucket"
+	hosts    = "../../testdata/hosts.json"
+	gwConfig = "../../testdata/gateway.hujson"
 )
 
 func TestEvalGolden(t *testing.T) {
@@ -50,10 +50,10 @@ func TestEvalGolden(t *testing.T) {
 		golden string
 		args   []string
 	}{
-		{"eval-main.golden.json", []string{"eval", "--store", bucket, "--config", config, "--hosts", hosts, "--agent", "main", "--json"}},
-		{"eval-other.golden.json", []string{"eval", "--store", bucket, "--config", config, "--hosts", hosts, "--agent", "other", "--json"}},
+		{"eval-main.golden.json", []string{"eval", "--store", bucket, "--config", gwConfig, "--hosts", hosts, "--agent", "main", "--json"}},
+		{"eval-other.golden.json", []string{"eval", "--store", bucket, "--config", gwConfig, "--hosts", hosts, "--agent", "other", "--json"}},
 		{"eval-nohosts.golden.json", []string{"eval", "--store", bucket, "--hosts", "testdata/no-hosts.json", "--agent", "main", "--json"}},
-		{"eval-main.golden.txt", []string{"eval", "--store", bucket, "--config", config, "--hosts", hosts, "--agent", "main"}},
+		{"eval-main.golden.txt", []string{"eval", "--store", bucket, "--config", gwConfig, "--hosts", hosts, "--agent", "main"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -96,7 +96,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"duplicate host", []string{"eval", "--store", bucket, "--hosts", dup, "--agent", "main"}, `host 1: id "h" appears twice`},
 		{"bad config", []string{"eval", "--store", bucket, "--hosts", hosts, "--config", badConfig, "--agent", "main"}, "--config: " + badConfig},
 		{"gateway setting the gateway would refuse", []string{"eval", "--store", bucket, "--hosts", hosts, "--config", typoConfig, "--agent", "main"},
-			"gateway.lsten: unknown setting"},
+			"typo.hujson:1:14: gateway.lsten: unknown key; did you mean gateway.listen?"},
 		{"bad store URL", []string{"eval", "--store", "s3://?endpoint=x", "--hosts", hosts, "--agent", "main"}, "--store"},
 		{"unknown flag", []string{"eval", "--nope"}, "flag provided but not defined: -nope"},
 	}
@@ -171,7 +171,7 @@ func TestEvalHostsFromNodes(t *testing.T) {
 	if err := os.WriteFile(p, []byte(nodes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := runCmd(t, "eval", "--store", bucket, "--config", config, "--hosts", p, "--agent", "main", "--json")
+	out, errOut, code := runCmd(t, "eval", "--store", bucket, "--config", gwConfig, "--hosts", p, "--agent", "main", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

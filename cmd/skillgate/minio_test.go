@@ -46,7 +46,7 @@ func TestEvalOnMinIO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := runCmd(t, "eval", "--store", srv.StoreURL(bucketName), "--config", config, "--hosts", hosts, "--agent", "main", "--json")
+	out, errOut, code := runCmd(t, "eval", "--store", srv.StoreURL(bucketName), "--config", gwConfig, "--hosts", hosts, "--agent", "main", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

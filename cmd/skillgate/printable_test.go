@@ -138,14 +138,14 @@ func TestEvalEscapesHostileSkill(t *testing.T) {
 
 	// An error quoting the config file is escaped too.
 	cfg := filepath.Join(t.TempDir(), "gateway.hujson")
-	if err := os.WriteFile(cfg, []byte(`{"gateway": {"li\u001b[2J\u202esten": 1}}`), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(`{"gateway": {"prompt": {"li\u001b[2J\u202esten": 1}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, errOut, code = runCmd(t, "eval", "--store", store, "--hosts", hostsFile, "--agent", "main", "--config", cfg)
 	if code != 2 {
 		t.Errorf("bad config: exit %d, want 2", code)
 	}
-	checkPrintable(t, "eval error", errOut, `gateway.li\x1b[2J\u202esten: unknown setting`)
+	checkPrintable(t, "eval error", errOut, `gateway.prompt.li\x1b[2J\u202esten: unknown setting`)
 
 	out, errOut, _ = runCmd(t, "validate", store)
 	checkPrintable(t, "validate output", out)

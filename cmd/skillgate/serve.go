@@ -8,9 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/skillgate/skillgate/cluster"
+	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/logging"
@@ -54,16 +54,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// with. A flag wins over it. The settings a reload can change
 	// (insecure, maxNodes) are resolved by the gateway, which knows from
 	// Flags which ones the command line set.
-	var file *gateway.ConfigFile
+	var file *config.File
 	if *configPath != "" {
 		if file, err = gateway.ReadConfigFile(*configPath); err != nil {
 			return cli.Usagef("--config: %v", err)
 		}
-		fsettings := file.Settings
+		fsettings := file.Gateway
 		*listen = cli.FlagOverFile(fs, "listen", *listen, fsettings.Listen, fsettings.Listen != "")
 		*storeURL = cli.FlagOverFile(fs, "store", *storeURL, fsettings.Store, fsettings.Store != "")
-		filePoll, _ := time.ParseDuration(fsettings.Poll) // checked by ReadConfigFile
-		*poll = cli.FlagOverFile(fs, "poll", *poll, filePoll, fsettings.Poll != "")
+		*poll = cli.FlagOverFile(fs, "poll", *poll, fsettings.Poll, fsettings.Poll != 0)
 		*tlsCert = cli.FlagOverFile(fs, "tls-cert", *tlsCert, fsettings.TLSCert, fsettings.TLSCert != "")
 		*tlsKey = cli.FlagOverFile(fs, "tls-key", *tlsKey, fsettings.TLSKey, fsettings.TLSKey != "")
 		*tlsClientCA = cli.FlagOverFile(fs, "tls-client-ca", *tlsClientCA, fsettings.TLSClientCA, fsettings.TLSClientCA != "")
@@ -77,9 +76,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var cc *cluster.Config
 	if *clusterURL != "" {
-		var cs gateway.ClusterSettings
+		var cs config.Cluster
 		if file != nil {
-			cs = file.Settings.Cluster
+			cs = file.Gateway.Cluster
 		}
 		cc = clusterConfig(*clusterURL, cs)
 	}
@@ -161,18 +160,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // TLS files the file leaves out come from the environment variables NATS
 // clients read (NATS_CREDS, NATS_NKEY, NATS_USER and NATS_PASSWORD,
 // NATS_TOKEN, NATS_CA, NATS_CERT and NATS_KEY).
-func clusterConfig(url string, cs gateway.ClusterSettings) *cluster.Config {
+func clusterConfig(url string, cs config.Cluster) *cluster.Config {
 	or := func(v, env string) string {
 		if v != "" {
 			return v
 		}
 		return os.Getenv(env)
 	}
-	ttl, _ := time.ParseDuration(cs.TTL) // checked by ReadConfigFile; 0 is the default
 	return &cluster.Config{
 		URL:       url,
 		Bucket:    cs.Bucket,
-		TTL:       ttl,
+		TTL:       cs.TTL, // 0: the default
 		CredsFile: or(cs.Creds, "NATS_CREDS"),
 		NKeyFile:  or(cs.NKey, "NATS_NKEY"),
 		User:      os.Getenv("NATS_USER"),

@@ -3,15 +3,16 @@ package report
 import (
 	"slices"
 
+	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/promptbuild"
 )
 
 // Host hints of the block (gateway.prompt.hosts).
 const (
-	HostsNone  = "none"
-	HostsCount = "count"
-	HostsNames = "names"
+	HostsNone  = config.HostsNone
+	HostsCount = config.HostsCount
+	HostsNames = config.HostsNames
 )
 
 // Entry is the <skill> entry of an offered skill: its effective always

@@ -108,9 +108,9 @@ type View struct {
 	// goroutines when Build runs on several.
 	Prepare func(i int) *eligibility.Prepared
 	// Diagnostics are those of listing and loading the view; they come
-	// first. ConfigDiagnostics, those of the config file, come last.
-	Diagnostics       []skill.Diagnostic
-	ConfigDiagnostics []skill.Diagnostic
+	// first. (The config file has none: package config refuses a file
+	// with a problem.)
+	Diagnostics []skill.Diagnostic
 	// Budget and Hosts are the agent's prompt budget and host hint
 	// (HostsNone when ""); the zero Budget is unlimited.
 	Budget promptbuild.Budget
@@ -192,7 +192,6 @@ func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) 
 		diags = append(diags, s.Diagnostics...)
 		diags = append(diags, prepared[i].Diagnostics()...)
 	}
-	diags = append(diags, v.ConfigDiagnostics...)
 	return Report{
 		Agent:       v.Agent,
 		Skills:      reports,

@@ -28,16 +28,15 @@ func TestBuild(t *testing.T) {
 		mk("needs-jq", map[string]any{"bins": []any{"jq"}}),
 		mk("a", nil),
 	}
-	cfg, _ := eligibility.NewConfig(map[string]any{}, "gw.json")
+	cfg := eligibility.NewConfig(nil)
 	x := eligibility.NewIndex()
 	x.Put(eligibility.NewHost(&protocol.HostFacts{ID: "h1", OS: "linux", Roles: []string{"execution"},
 		Capabilities: protocol.BaselineCapabilities, HostBinStatus: map[string]bool{"gh": true}}))
 	v := &View{
-		Agent:             "main",
-		Skills:            skills,
-		Prepare:           func(i int) *eligibility.Prepared { return eligibility.Prepare(skills[i], nil, cfg) },
-		Diagnostics:       []skill.Diagnostic{{Location: "skills/x/y/SKILL.md", Level: skill.LevelWarn, Message: "not a skill"}},
-		ConfigDiagnostics: []skill.Diagnostic{{Location: "gw.json", Level: skill.LevelWarn, Message: "config"}},
+		Agent:       "main",
+		Skills:      skills,
+		Prepare:     func(i int) *eligibility.Prepared { return eligibility.Prepare(skills[i], nil, cfg) },
+		Diagnostics: []skill.Diagnostic{{Location: "skills/x/y/SKILL.md", Level: skill.LevelWarn, Message: "not a skill"}},
 	}
 	var names []string
 	var eligible []bool
@@ -52,7 +51,7 @@ func TestBuild(t *testing.T) {
 		"\n  <skill name=\"z\">\n    <description>about z</description>\n    <location>skills/z/SKILL.md</location>\n    <read_path>skills/z/SKILL.md</read_path>\n  </skill>" +
 		"\n</available_skills>"
 	wantDiags := []string{"not a skill", "parse warning",
-		`requires.hostRoles: unknown host role "gpu" (valid: execution, specialized); the skill is not offered until this is fixed`, "config"}
+		`requires.hostRoles: unknown host role "gpu" (valid: execution, specialized); the skill is not offered until this is fixed`}
 	var first Report
 	for _, workers := range []int{1, 2, 8, 0} {
 		var seen []string
