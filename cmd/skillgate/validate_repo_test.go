@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -129,5 +131,54 @@ func TestGithubAnnotation(t *testing.T) {
 		if got := githubAnnotation(tt.d); got != tt.want {
 			t.Errorf("got %q, want %q", got, tt.want)
 		}
+	}
+}
+
+// TestValidateSkillFileNames: a lowercase skill.md is read where its
+// directory has no SKILL.md (and passes --strict: the format allows it),
+// SKILL.md wins over it, and a file of another name is not a skill.
+func TestValidateSkillFileNames(t *testing.T) {
+	root := t.TempDir()
+	mk := func(rel, content string) string {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lower := mk("lower/skill.md", "---\nname: lower\ndescription: d\n---\n")
+	both := mk("both/SKILL.md", "---\nname: both\ndescription: d\n---\n")
+	mk("both/skill.md", "not a skill file: SKILL.md is read\n")
+	notes := mk("notes.txt", "text\n")
+	info := ": info: read as the skill's SKILL.md (the Agent Skills format allows the lowercase name), but a skillgate store loads only SKILL.md — rename it before publishing\n"
+
+	for _, p := range []string{filepath.Dir(lower), lower} {
+		out, _, code := runCmd(t, "validate", "--strict", p)
+		if code != 0 || out != lower+info+"1 files checked: 0 errors, 0 warnings\n" {
+			t.Errorf("%s: exit %d, output:\n%s", p, code, out)
+		}
+	}
+	out, _, code := runCmd(t, "validate", "--strict", filepath.Dir(both))
+	if code != 0 || out != "1 files checked: 0 errors, 0 warnings\n" {
+		t.Errorf("both: exit %d, output:\n%s", code, out)
+	}
+	out, _, code = runCmd(t, "validate", "--json", root)
+	var res validateResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	var shown []string
+	for _, d := range res.Diagnostics {
+		shown = append(shown, d.Location+": "+string(d.Level))
+	}
+	if want := []string{lower + ": info"}; code != 0 || res.Files != 2 || !slices.Equal(shown, want) {
+		t.Errorf("walk: exit %d, %d files, diagnostics %q; want 0, 2 files, %q", code, res.Files, shown, want)
+	}
+	out, _, code = runCmd(t, "validate", notes)
+	if want := notes + ": error: not a directory: a skill is a directory holding a SKILL.md; give that directory, its SKILL.md or a directory holding skills\n0 files checked: 1 errors, 0 warnings\n"; code != 1 || out != want {
+		t.Errorf("notes.txt: exit %d, output:\n%s\nwant:\n%s", code, out, want)
 	}
 }
