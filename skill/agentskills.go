@@ -393,6 +393,9 @@ func withoutCodeSpans(line string) string {
 // relativeTarget returns the cleaned path of a link target relative to the
 // skill directory; ok is false for URLs, anchors and absolute paths.
 func relativeTarget(target string) (rel string, ok bool) {
+	// OpenClaw's and Claude Code's skills write paths in their own
+	// directory as {baseDir}/…, which the agent replaces with it.
+	target = strings.TrimPrefix(target, "{baseDir}/")
 	if target == "" || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "/") || strings.HasPrefix(target, "\\") {
 		return "", false
 	}

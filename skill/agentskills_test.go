@@ -80,6 +80,8 @@ func TestCheckFormat(t *testing.T) {
 			w(`line 7: link "references/missing.md" does not resolve: no file "references/missing.md" in the skill directory`),
 			w(`line 8: link "../other/SKILL.md" points outside the skill directory`)}},
 		{"links in code ignored", "a", "---\nname: a\ndescription: d\n---\n```md\n[x](missing.md)\n```\nInline `[y](missing.md)` too.\n", nil},
+		{"links in {baseDir}", "a", "---\nname: a\ndescription: d\n---\nRead [g]({baseDir}/references/guide.md) and [m]({baseDir}/missing.md).\n", []string{
+			w(`line 5: link "{baseDir}/missing.md" does not resolve: no file "missing.md" in the skill directory`)}},
 		{"escaped link", "a", "---\nname: a\ndescription: d\n---\n[g](references%2Fguide.md) [h](a%20b.md)\n", []string{
 			w(`line 5: link "a%20b.md" does not resolve: no file "a b.md" in the skill directory`)}},
 	}
