@@ -6,9 +6,12 @@ import (
 	"path"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
 	"gopkg.in/yaml.v3"
 )
 
@@ -19,49 +22,74 @@ const (
 	maxFormatBodyLines     = 500
 )
 
-// formatKeys are the top-level frontmatter keys the Agent Skills
-// specification defines, the extensions real skills carry (OpenClaw,
-// Claude Code) and the keys Parse reads. Other keys are warned about.
-var formatKeys = []string{
-	// the specification
-	keyName, keyDescription, "license", "compatibility", keyMetadata, "allowed-tools",
+// specKeys are the top-level frontmatter keys the Agent Skills
+// specification defines, in the order its messages list them.
+var specKeys = []string{keyName, keyDescription, "license", "compatibility", keyMetadata, "allowed-tools"}
+
+// formatKeys are the top-level frontmatter keys validate accepts: the
+// specification's, the keys Parse reads and the extensions real skills carry
+// for the agents that read them (OpenClaw, Claude Code). Any other key is an
+// error, as in the reference validator. The reference refuses the
+// extensions too; validate accepts them because skillgate and those agents
+// read them, and refusing them would fail most real skills for no problem.
+var formatKeys = append(append([]string(nil), specKeys...),
 	// Parse reads these
 	keyHomepage, keyAlways,
 	// known extensions
 	"user-invocable", "version", "requires",
 	"disable-model-invocation", "argument-hint", "model",
-}
+)
 
-// CheckFormat checks a SKILL.md against the Agent Skills format rules and
-// returns one warning per problem (Location = s.Key). It is what
-// `skillgate validate` adds to the parse diagnostics; the gateway does not
-// report it. s is Parse's result for data; exists reports whether a path
-// relative to the skill directory ("/"-separated, cleaned, never leaving the
-// directory) exists, for relative links in the body; nil skips that check.
+// CheckFormat checks a SKILL.md against the Agent Skills format rules: an
+// error for each rule of the specification it breaks (the rules of the
+// reference validator, skills-ref), a warning for each of skillgate's own
+// advice (a description with "<" or ">", a license that is not text, a long
+// body, relative links that do not resolve), each with Location = s.Key. It
+// is what `skillgate validate` adds to ParseChecked's diagnostics; the
+// gateway does not report it. s is the parse result for data; exists reports
+// whether a path relative to the skill directory ("/"-separated, cleaned,
+// never leaving the directory) exists, for relative links in the body; nil
+// skips that check.
 //
-// Problems Parse already reports (a name or description that is empty or
-// not a string, a description over 1,024 characters, no description at
-// all) are not repeated.
+// Problems ParseChecked reports already (frontmatter not closed, not YAML or
+// not a mapping; a name or description that is empty or not a string; a
+// description over 1,024 characters) are not repeated. A missing
+// description is reported even when Parse says the skill has none at all:
+// Parse's warning is about what the gateway shows, this error about the
+// format.
 func CheckFormat(s *Skill, data []byte, exists func(rel string) bool) []Diagnostic {
 	var out []Diagnostic
-	warn := func(format string, args ...any) {
-		out = append(out, Diagnostic{Location: s.Key, Level: LevelWarn, Message: fmt.Sprintf(format, args...)})
+	report := func(level Level) func(string, ...any) {
+		return func(format string, args ...any) {
+			out = append(out, Diagnostic{Location: s.Key, Level: level, Message: fmt.Sprintf(format, args...)})
+		}
 	}
+	fail, warn := report(LevelError), report(LevelWarn)
 	p := &parser{ref: s.Ref} // its diagnostics duplicate Parse's and are dropped
 	text := p.normalize(data)
 	fm, body, hasFM := p.splitFrontmatter(text)
 	bodyLine := 1 + strings.Count(text[:len(text)-len(body)], "\n")
 
+	// root is the frontmatter mapping; an empty frontmatter (nothing, only
+	// comments, or null) has no keys at all. Frontmatter that is not a
+	// readable mapping is ParseChecked's error.
 	var root *yaml.Node
+	empty := false
 	if hasFM && bracketDepth(fm) <= maxNesting {
-		if r, err := parseYAML(fm); err == nil && r != nil && r.Kind == yaml.MappingNode {
+		r, err := parseYAML(fm)
+		switch {
+		case err != nil:
+		case r == nil:
+			empty = true
+		case r.Kind == yaml.MappingNode:
 			root = r
 		}
 	}
-	keys := map[string]*yaml.Node{}
-	if root != nil {
+	switch {
+	case root != nil || empty:
+		keys := map[string]*yaml.Node{}
 		var unknown []string
-		for i := 0; i+1 < len(root.Content); i += 2 {
+		for i := 0; root != nil && i+1 < len(root.Content); i += 2 {
 			k := root.Content[i].Value
 			if _, dup := keys[k]; !dup {
 				keys[k] = root.Content[i+1]
@@ -70,16 +98,13 @@ func CheckFormat(s *Skill, data []byte, exists func(rel string) bool) []Diagnost
 				}
 			}
 		}
-		checkFormatFields(keys, s.Dir, s.Description != "", warn)
-		for _, k := range unknown {
-			if hint := nearestFormatKey(k); hint != "" {
-				warn("unknown frontmatter key %q; did you mean %q?", k, hint)
-			} else {
-				warn("unknown frontmatter key %q; the Agent Skills format does not define it", k)
-			}
+		checkFormatFields(keys, s.Dir, s.Description != "", fail, warn)
+		if len(unknown) > 0 {
+			fail("%s", unexpectedFields(unknown))
 		}
-	} else if !hasFM {
-		warn("no frontmatter: the Agent Skills format requires name and description in a frontmatter block opened and closed by \"---\"")
+	case !hasFM && firstLine(text) != "---":
+		// A first line "---" without a closing one is ParseChecked's error.
+		fail("no frontmatter: the file must start with YAML frontmatter, a block opened and closed by a line \"---\" that holds name and description")
 	}
 
 	if n := strings.Count(strings.TrimRight(body, "\n"), "\n") + 1; body != "" && n > maxFormatBodyLines {
@@ -100,37 +125,57 @@ func CheckFormat(s *Skill, data []byte, exists func(rel string) bool) []Diagnost
 	return out
 }
 
+// firstLine returns text up to its first line feed.
+func firstLine(text string) string {
+	line, _, _ := strings.Cut(text, "\n")
+	return line
+}
+
 // checkFormatFields checks the specification's fields of a frontmatter
-// mapping.
-func checkFormatFields(keys map[string]*yaml.Node, dir string, hasDescription bool, warn func(string, ...any)) {
+// mapping: fail reports what breaks the specification, warn skillgate's
+// advice. Scalars that YAML reads as numbers or booleans count as text, as
+// the reference validator reads every scalar as a string.
+func checkFormatFields(keys map[string]*yaml.Node, dir string, hasDescription bool, fail, warn func(string, ...any)) {
 	if v, ok := keys[keyName]; !ok {
-		warn("name is missing; the Agent Skills format requires it (the directory name %q is used)", dir)
+		fail("missing required field in frontmatter: name (the directory name %q is used)", dir)
 	} else if isString(v) && strings.TrimSpace(v.Value) != "" {
-		if problem := nameProblem(v.Value); problem != "" {
-			warn("name %q %s", v.Value, problem)
-		} else if v.Value != dir {
-			warn("name %q is not the directory name %q; the Agent Skills format requires them to be equal", v.Value, dir)
+		for _, problem := range nameProblems(v.Value, dir) {
+			fail("%s", problem)
 		}
 	}
-	if v, ok := keys[keyDescription]; !ok || isNull(v) {
+	if v, ok := keys[keyDescription]; !ok {
 		if hasDescription {
-			warn("description is missing from the frontmatter; the Agent Skills format requires it (the first paragraph of the body is used)")
+			fail("missing required field in frontmatter: description (the first paragraph of the body is used)")
+		} else {
+			fail("missing required field in frontmatter: description")
 		}
+	} else if isNull(v) || (isString(v) && strings.TrimSpace(v.Value) == "") {
+		fail("description is empty; the Agent Skills format requires a non-empty description")
 	} else if isString(v) && strings.ContainsAny(v.Value, "<>") {
-		warn("description contains \"<\" or \">\"; the Agent Skills format forbids them (they can break the prompt's markup)")
+		warn("description contains \"<\" or \">\", which can break the markup of a prompt it is pasted into (some skill validators refuse them)")
 	}
 	if v, ok := keys["compatibility"]; ok {
-		if !isString(v) {
-			warn("compatibility is %s, not a string", nodeKind(v))
-		} else if n := utf8.RuneCountInString(v.Value); n > maxFormatCompatibility {
-			warn("compatibility is %d characters long, more than %d", n, maxFormatCompatibility)
+		if !isScalar(v) {
+			fail("compatibility is %s, not a string", nodeKind(v))
+		} else if n := utf8.RuneCountInString(v.Value); !isNull(v) && n > maxFormatCompatibility {
+			fail("compatibility exceeds the %d character limit (%d characters)", maxFormatCompatibility, n)
 		}
 	}
-	if v, ok := keys["license"]; ok && !isString(v) {
+	if v, ok := keys["license"]; ok && !isScalar(v) {
 		warn("license is %s, not a string", nodeKind(v))
 	}
-	if v, ok := keys["allowed-tools"]; ok && !isString(v) && v.Kind != yaml.SequenceNode {
-		warn("allowed-tools is %s, not a string or a list", nodeKind(v))
+	if v, ok := keys["allowed-tools"]; ok {
+		switch {
+		case v.Kind == yaml.SequenceNode:
+			for _, item := range v.Content {
+				if !isScalar(item) || isNull(item) {
+					fail("allowed-tools has an item that is %s, not a string; write a string or a list of strings", nodeKind(item))
+					break
+				}
+			}
+		case !isScalar(v):
+			fail("allowed-tools is %s, not a string or a list of strings", nodeKind(v))
+		}
 	}
 }
 
@@ -139,29 +184,92 @@ func isString(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str"
 }
 
+// isScalar reports whether n is a YAML scalar of any type.
+func isScalar(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode
+}
+
 // isNull reports whether n is YAML null.
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }
 
-// nameProblem says what is wrong with a skill name under the Agent Skills
-// rule (1–64 of [a-z0-9-], no leading, trailing or double hyphen), or "".
-func nameProblem(name string) string {
+// nameProblems says what is wrong with a skill name under the Agent Skills
+// rule, one message per problem in the reference validator's order. The
+// name is trimmed and NFKC-normalised first ("cafe" + U+0301 is "café"); it
+// may hold at most 64 Unicode letters, digits and hyphens, none of them
+// uppercase, not start or end with a hyphen nor hold two in a row, and must
+// equal its directory's name (NFKC-normalised too: macOS may store the
+// directory decomposed).
+func nameProblems(raw, dir string) []string {
+	name := norm.NFKC.String(strings.TrimSpace(raw))
+	var out []string
 	if n := utf8.RuneCountInString(name); n > maxFormatName {
-		return fmt.Sprintf("is %d characters long, more than %d", n, maxFormatName)
+		out = append(out, fmt.Sprintf("name %q exceeds the %d character limit (%d characters)", name, maxFormatName, n))
 	}
+	if strings.ToLower(name) != name {
+		out = append(out, fmt.Sprintf("name %q must be lowercase", name))
+	}
+	if strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-") {
+		out = append(out, fmt.Sprintf("name %q cannot start or end with a hyphen", name))
+	}
+	if strings.Contains(name, "--") {
+		out = append(out, fmt.Sprintf("name %q cannot contain consecutive hyphens", name))
+	}
+	if bad := invalidNameChars(name); bad != "" {
+		out = append(out, fmt.Sprintf("name %q contains invalid characters (%s); only letters, digits and hyphens are allowed", name, bad))
+	}
+	if norm.NFKC.String(dir) != name {
+		out = append(out, fmt.Sprintf("directory name %q must match skill name %q; the Agent Skills format requires them to be equal", dir, name))
+	}
+	return out
+}
+
+// invalidNameChars lists, quoted, the distinct characters of name that are
+// not letters, digits or hyphens (the first 5), or returns "".
+func invalidNameChars(name string) string {
+	const show = 5
+	var bad []string
+	seen := map[rune]bool{}
+	more := false
 	for _, r := range name {
-		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
-			return "may hold only lowercase letters a-z, digits and hyphens"
+		if r == '-' || unicode.IsLetter(r) || unicode.IsNumber(r) || seen[r] {
+			continue
+		}
+		seen[r] = true
+		if len(bad) == show {
+			more = true
+			break
+		}
+		bad = append(bad, strconv.QuoteRune(r))
+	}
+	if more {
+		bad = append(bad, "…")
+	}
+	return strings.Join(bad, ", ")
+}
+
+// unexpectedFields is the message about top-level keys the format does not
+// define, with the nearest known key as a hint where one is close.
+func unexpectedFields(keys []string) string {
+	const show = 20 // a file of many keys must not make one huge line
+	var b strings.Builder
+	b.WriteString("unexpected fields in frontmatter: ")
+	for i, k := range keys {
+		if i == show {
+			fmt.Fprintf(&b, " and %d more", len(keys)-show)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(truncate(k, 64)))
+		if hint := nearestFormatKey(k); hint != "" {
+			fmt.Fprintf(&b, " (did you mean %q?)", hint)
 		}
 	}
-	switch {
-	case strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-"):
-		return "must not start or end with a hyphen"
-	case strings.Contains(name, "--"):
-		return "must not contain two hyphens in a row"
-	}
-	return ""
+	b.WriteString("; the Agent Skills format defines only " + strings.Join(specKeys[:len(specKeys)-1], ", ") + " and " + specKeys[len(specKeys)-1] + " — move other data under metadata")
+	return b.String()
 }
 
 // isFormatKey reports whether k is a known top-level frontmatter key.
@@ -285,6 +393,9 @@ func withoutCodeSpans(line string) string {
 // relativeTarget returns the cleaned path of a link target relative to the
 // skill directory; ok is false for URLs, anchors and absolute paths.
 func relativeTarget(target string) (rel string, ok bool) {
+	// OpenClaw's and Claude Code's skills write paths in their own
+	// directory as {baseDir}/…, which the agent replaces with it.
+	target = strings.TrimPrefix(target, "{baseDir}/")
 	if target == "" || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "/") || strings.HasPrefix(target, "\\") {
 		return "", false
 	}

@@ -19,21 +19,21 @@ const fmLineOffset = 1
 func (p *parser) readFrontmatter(fm string) map[string]any {
 	root, err := parseYAML(fm)
 	if err != nil {
-		p.warn("frontmatter is not valid YAML (%s); read name, description, homepage, always and metadata line by line", yamlErrorText(err, fmLineOffset))
+		p.spec("frontmatter is invalid YAML (%s); read name, description, homepage, always and metadata line by line", yamlErrorText(err, fmLineOffset))
 		return p.readFlat(fm)
 	}
 	if root == nil {
 		return nil
 	}
 	if root.Kind != yaml.MappingNode {
-		p.warn("frontmatter is a YAML %s, not a mapping of keys to values; read name, description, homepage, always and metadata line by line", nodeKind(root))
+		p.spec("frontmatter is a YAML %s, not a mapping of keys to values; read name, description, homepage, always and metadata line by line", nodeKind(root))
 		return p.readFlat(fm)
 	}
 	c := p.newConverter(len(fm), fmLineOffset)
 	out := make(map[string]any)
 	pairs, err := c.pairs(root)
 	if err != nil {
-		p.warn("frontmatter cannot be read (%v); read name, description, homepage, always and metadata line by line", err)
+		p.spec("frontmatter cannot be read (%v); read name, description, homepage, always and metadata line by line", err)
 		return p.readFlat(fm)
 	}
 	lines := make(map[string]int)

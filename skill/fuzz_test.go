@@ -57,6 +57,7 @@ func FuzzParse(f *testing.F) {
 		if again := Parse(ref, data); !reflect.DeepEqual(s, again) {
 			t.Fatalf("Parse is not deterministic:%s", diffSkill(again, s))
 		}
+		checkParseChecked(t, ref, data, s)
 	})
 }
 
@@ -110,7 +111,7 @@ func FuzzMetadataHuJSON(f *testing.F) {
 		quoted, _ := json.Marshal(s)
 		sk := Parse(testRef, []byte("---\nmetadata: "+string(quoted)+"\n---\n"))
 		for _, d := range sk.Diagnostics {
-			if strings.HasPrefix(d.Message, "frontmatter is not valid YAML") {
+			if strings.HasPrefix(d.Message, "frontmatter is invalid YAML") {
 				return
 			}
 		}

@@ -70,12 +70,29 @@ func Parse(ref Ref, data []byte) *Skill {
 	return s
 }
 
+// ParseChecked is Parse as `skillgate validate` reads a file: the same Skill
+// and the same findings, but those that also break the Agent Skills
+// specification are errors instead of warnings: frontmatter that is not
+// closed, not YAML (or not readable: nested too deeply, aliases past the
+// bounds) or not a mapping; a name or description that is empty or
+// a list or mapping; a description over 1,024 characters. The gateway keeps
+// Parse's levels because it loads such a skill anyway (with the fallbacks
+// the messages name), while validate must fail it as the reference
+// validator does. The other spec rules are CheckFormat's.
+func ParseChecked(ref Ref, data []byte) *Skill {
+	p := &parser{ref: ref, checked: true}
+	s, _ := p.parse(data)
+	return s
+}
+
 // parser collects the diagnostics of one file in the order they are found.
 type parser struct {
 	ref         Ref
+	checked     bool // ParseChecked: spec findings are errors
 	diags       []Diagnostic
 	dropped     int  // findings beyond maxDiagnostics
-	droppedWarn bool // whether one of them was a warning
+	droppedWarn bool // whether one of them was a warning (or an error)
+	droppedErr  bool // whether one of them was an error
 }
 
 // add records a finding about the file; past maxDiagnostics it only counts.
@@ -83,6 +100,7 @@ func (p *parser) add(level Level, format string, args ...any) {
 	if len(p.diags) >= maxDiagnostics {
 		p.dropped++
 		p.droppedWarn = p.droppedWarn || level != LevelInfo
+		p.droppedErr = p.droppedErr || level == LevelError
 		return
 	}
 	p.diags = append(p.diags, Diagnostic{Location: p.ref.Key, Level: level, Message: fmt.Sprintf(format, args...)})
@@ -92,7 +110,10 @@ func (p *parser) add(level Level, format string, args ...any) {
 func (p *parser) finish() []Diagnostic {
 	if p.dropped > 0 {
 		level := LevelInfo
-		if p.droppedWarn {
+		switch {
+		case p.droppedErr:
+			level = LevelError
+		case p.droppedWarn:
 			level = LevelWarn
 		}
 		p.diags = append(p.diags, Diagnostic{Location: p.ref.Key, Level: level,
@@ -105,10 +126,35 @@ func (p *parser) finish() []Diagnostic {
 func (p *parser) warn(format string, args ...any) { p.add(LevelWarn, format, args...) }
 func (p *parser) info(format string, args ...any) { p.add(LevelInfo, format, args...) }
 
+// spec records a finding that also breaks the Agent Skills specification:
+// a warning, or an error for ParseChecked.
+func (p *parser) spec(format string, args ...any) {
+	level := LevelWarn
+	if p.checked {
+		level = LevelError
+	}
+	p.add(level, format, args...)
+}
+
+// specIf is spec when isSpec holds, else warn.
+func (p *parser) specIf(isSpec bool, format string, args ...any) {
+	if isSpec {
+		p.spec(format, args...)
+		return
+	}
+	p.warn(format, args...)
+}
+
 // parse is Parse, also reporting whether the description came from the body
 // (the fuzz tests check the 200-code-point cut with it).
 func parse(ref Ref, data []byte) (s *Skill, descFromBody bool) {
 	p := &parser{ref: ref}
+	return p.parse(data)
+}
+
+// parse is parse with a parser of the caller's.
+func (p *parser) parse(data []byte) (s *Skill, descFromBody bool) {
+	ref := p.ref
 	s = &Skill{Ref: ref}
 
 	text := p.normalize(data)
@@ -118,7 +164,7 @@ func parse(ref Ref, data []byte) (s *Skill, descFromBody bool) {
 	var fields map[string]any
 	if hasFM {
 		if d := bracketDepth(fmText); d > maxNesting {
-			p.warn("frontmatter nests brackets %d levels deep, more than %d; it is not read (name and description fall back to the directory and the body) — flatten it", d, maxNesting)
+			p.spec("frontmatter nests brackets %d levels deep, more than %d; it is not read (name and description fall back to the directory and the body) — flatten it", d, maxNesting)
 		} else {
 			fields = p.readFrontmatter(fmText)
 		}
@@ -184,7 +230,7 @@ func (p *parser) splitFrontmatter(text string) (fm, body string, ok bool) {
 			pos = next
 		}
 	}
-	p.warn("frontmatter is not closed: the first line is \"---\" but no later line is \"---\"; the whole file is read as the body — add a line \"---\" after the frontmatter")
+	p.spec("frontmatter is not closed: the first line is \"---\" but no later line is \"---\"; the whole file is read as the body — add a line \"---\" after the frontmatter")
 	return "", text, false
 }
 
@@ -199,9 +245,11 @@ func (p *parser) name(fields map[string]any, dir string) string {
 	case isString && strings.TrimSpace(str) != "":
 		return strings.TrimSpace(str)
 	case isString || v == nil:
-		p.warn("name is empty; the directory name %q is used — set name or remove the line", dir)
+		p.spec("name is empty; the directory name %q is used — set name or remove the line", dir)
 	default:
-		p.warn("name is %s, not a string; the directory name %q is used — write name as text", aKind(v), dir)
+		// A number or boolean is text to the reference validator (it reads
+		// every scalar as a string); a list or mapping is not.
+		p.specIf(isCollection(v), "name is %s, not a string; the directory name %q is used — write name as text", aKind(v), dir)
 	}
 	return dir
 }
@@ -212,10 +260,10 @@ func (p *parser) description(fields map[string]any, body string) (desc string, f
 	if v, present := fields[keyDescription]; present && v != nil {
 		str, isString := v.(string)
 		if !isString {
-			p.warn("description is %s, not a string; the first paragraph of the body is used — write description as text", aKind(v))
+			p.specIf(isCollection(v), "description is %s, not a string; the first paragraph of the body is used — write description as text", aKind(v))
 		} else if d := strings.TrimSpace(str); d != "" {
 			if n := utf8.RuneCountInString(d); n > maxDescription {
-				p.warn("description is %d characters long, more than %d; it is kept, but it is pasted into every prompt — shorten it", n, maxDescription)
+				p.spec("description exceeds the %d character limit (%d characters); it is kept, but it is pasted into every prompt — shorten it", maxDescription, n)
 			}
 			return d, false
 		}
@@ -282,6 +330,16 @@ func kind(v any) string {
 		return "mapping"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// isCollection reports whether a JSON-compatible value is a list or a
+// mapping.
+func isCollection(v any) bool {
+	switch v.(type) {
+	case []any, map[string]any:
+		return true
+	}
+	return false
 }
 
 // aKind is kind with an article: "a list", "null".

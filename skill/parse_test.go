@@ -236,7 +236,7 @@ func TestParseFlatFallback(t *testing.T) {
 				Requires: map[string]any{"bins": []any{"curl"}},
 				Body:     "# Weather\n",
 				Diagnostics: []Diagnostic{
-					warnD("frontmatter is not valid YAML (line 3: mapping values are not allowed in this context)" + msgFlat),
+					warnD("frontmatter is invalid YAML (line 3: mapping values are not allowed in this context)" + msgFlat),
 				},
 			},
 		},
@@ -255,7 +255,7 @@ func TestParseFlatFallback(t *testing.T) {
 				Metadata: map[string]any{"openclaw": map[string]any{"os": []any{"darwin"}, "requires": map[string]any{"bins": []any{"gh"}}}},
 				Requires: map[string]any{"bins": []any{"gh"}, "os": []any{"darwin"}},
 				Diagnostics: []Diagnostic{
-					warnD("frontmatter is not valid YAML (line 3: mapping values are not allowed in this context)" + msgFlat),
+					warnD("frontmatter is invalid YAML (line 3: mapping values are not allowed in this context)" + msgFlat),
 				},
 			},
 		},
@@ -275,7 +275,7 @@ func TestParseFlatFallback(t *testing.T) {
 				Metadata: map[string]any{"clawdbot": map[string]any{"requires": map[string]any{"env": []any{"TOKEN"}}}},
 				Requires: map[string]any{"env": []any{"TOKEN"}},
 				Diagnostics: []Diagnostic{
-					warnD("frontmatter is not valid YAML (line 2: mapping values are not allowed in this context)" + msgFlat),
+					warnD("frontmatter is invalid YAML (line 2: mapping values are not allowed in this context)" + msgFlat),
 				},
 			},
 		},
@@ -288,7 +288,7 @@ func TestParseFlatFallback(t *testing.T) {
 			want: Skill{
 				Name: "demo", Description: "a: b",
 				Diagnostics: []Diagnostic{
-					warnD("frontmatter is not valid YAML (line 2: mapping values are not allowed in this context)" + msgFlat),
+					warnD("frontmatter is invalid YAML (line 2: mapping values are not allowed in this context)" + msgFlat),
 					warnD("metadata is not valid JSON (line 1, column 17 of the value: invalid character '}' at start of value)" + msgJSONAfter),
 				},
 			},
@@ -309,7 +309,7 @@ func TestParseFlatFallback(t *testing.T) {
 				Name: "second: name", Description: `He said "hi": twice`, Homepage: "https://example.com/a /b", Always: true,
 				Body: "body\n",
 				Diagnostics: []Diagnostic{
-					warnD("frontmatter is not valid YAML (line 3: mapping values are not allowed in this context)" + msgFlat),
+					warnD("frontmatter is invalid YAML (line 3: mapping values are not allowed in this context)" + msgFlat),
 					warnD(`key "name" appears more than once in the frontmatter (lines 2 and 7); the last one is used — remove the duplicate`),
 					warnD(`always is the string "TRUE", not a boolean; it is read as true — write always: true without quotes`),
 				},
@@ -327,7 +327,7 @@ func TestParseFlatFallback(t *testing.T) {
 			want: Skill{
 				Name: "x: y", Description: "line one\nline two",
 				Diagnostics: []Diagnostic{
-					warnD("frontmatter is not valid YAML (line 2: mapping values are not allowed in this context)" + msgFlat),
+					warnD("frontmatter is invalid YAML (line 2: mapping values are not allowed in this context)" + msgFlat),
 				},
 			},
 		},
@@ -337,7 +337,7 @@ func TestParseFlatFallback(t *testing.T) {
 			want: Skill{
 				Name: "x", Description: "d", Always: true,
 				Diagnostics: []Diagnostic{
-					warnD("frontmatter is not valid YAML (line 4: did not find expected ',' or '}')" + msgFlat),
+					warnD("frontmatter is invalid YAML (line 4: did not find expected ',' or '}')" + msgFlat),
 					warnD("metadata is not valid JSON (line 1, column 2 of the value: invalid literal: a)" + msgJSONAfter),
 				},
 			},
@@ -347,7 +347,7 @@ func TestParseFlatFallback(t *testing.T) {
 			in:   file("---", "name: *nope", "description: d", "---"),
 			want: Skill{
 				Name: "*nope", Description: "d",
-				Diagnostics: []Diagnostic{warnD("frontmatter is not valid YAML (unknown anchor 'nope' referenced)" + msgFlat)},
+				Diagnostics: []Diagnostic{warnD("frontmatter is invalid YAML (unknown anchor 'nope' referenced)" + msgFlat)},
 			},
 		},
 		{
@@ -374,7 +374,7 @@ func TestParseFlatFallback(t *testing.T) {
 				Metadata: map[string]any{"gsv": map[string]any{"requires": map[string]any{"os": []any{"linux"}}}},
 				Requires: map[string]any{"os": []any{"linux"}},
 				Diagnostics: []Diagnostic{
-					warnD("frontmatter is not valid YAML (line 4: found character that cannot start any token)" + msgFlat),
+					warnD("frontmatter is invalid YAML (line 4: found character that cannot start any token)" + msgFlat),
 				},
 			},
 		},
@@ -487,7 +487,7 @@ func TestParseDescription(t *testing.T) {
 			name: "over 1024 code points is kept with a warning",
 			in:   file("---", "description: "+long, "---"),
 			want: Skill{Name: "demo", Description: long, Diagnostics: []Diagnostic{
-				warnD("description is 1025 characters long, more than 1024; it is kept, but it is pasted into every prompt — shorten it"),
+				warnD("description exceeds the 1024 character limit (1025 characters); it is kept, but it is pasted into every prompt — shorten it"),
 			}},
 		},
 		{

@@ -148,14 +148,17 @@ func TestValidate(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"level": "warn"`) || !strings.Contains(out, "gsv") {
 		t.Errorf("gsv os: exit %d, output %s", code, out)
 	}
-	// A whole store directory: the corpus of real skills has no errors.
+	// A whole store directory: the corpus of real skills has one error, the
+	// skill without frontmatter (the reference validator's only complaint
+	// about it besides JSON-style flow mappings, which YAML allows).
 	out, _, code = runCmd(t, "validate", "../../testdata/openclaw-skills")
-	if code != 0 {
-		t.Errorf("corpus: exit %d:\n%s", code, out)
+	canvas := "../../testdata/openclaw-skills/canvas/SKILL.md: error: no frontmatter: "
+	if code != 1 || strings.Count(out, ": error: ") != 1 || !strings.Contains(out, "\n"+canvas) {
+		t.Errorf("corpus: exit %d, want 1 and one error %q:\n%s", code, canvas, out)
 	}
 	_, errOut, code := runCmd(t, "validate", filepath.Join(dir, "missing.md"))
-	if code != 2 || !strings.Contains(errOut, "missing.md") {
-		t.Errorf("missing file: exit %d, %q", code, errOut)
+	if want := filepath.Join(dir, "missing.md") + ": path does not exist"; code != 2 || !strings.Contains(errOut, want) {
+		t.Errorf("missing file: exit %d, %q; want 2 and %q", code, errOut, want)
 	}
 }
 
@@ -213,7 +216,7 @@ func TestValidateStoreLocations(t *testing.T) {
 	}
 	empty := t.TempDir()
 	out, _, code = runCmd(t, "validate", empty)
-	if code != 0 || !strings.HasPrefix(out, empty+": warn: no skills found") {
+	if code != 1 || !strings.HasPrefix(out, empty+": error: missing required file: SKILL.md — ") {
 		t.Errorf("empty store: exit %d, output %q", code, out)
 	}
 }

@@ -29,6 +29,11 @@ const (
 	maxScanDirWalked = 10000 // entries of one skill directory looked at
 )
 
+// lowerSkillFile is the lowercase name of a skill's file. validate reads it
+// where a directory has no SKILL.md, as the Agent Skills reference validator
+// does; the gateway's store loads only SKILL.md (skill.FileName).
+const lowerSkillFile = "skill.md"
+
 // validateDiag is one line of validate's report: a parse, requirement or
 // format diagnostic, or a governance finding (Rule set, Line when known).
 type validateDiag struct {
@@ -52,6 +57,7 @@ type validateSkill struct {
 	s      *skill.Skill
 	data   []byte // the SKILL.md's bytes
 	dir    string // the skill directory on disk; "" to scan SKILL.md alone
+	file   string // the base name of the file read: SKILL.md or skill.md
 	shown  string // the SKILL.md path as shown
 	global bool   // in a store: a global skill (else agent-local, or not a store)
 }
@@ -244,7 +250,7 @@ func duplicateNames(skills []validateSkill) []skill.Diagnostic {
 func scanForValidate(vs validateSkill) []validateDiag {
 	in := &governance.Input{SkillMD: vs.data}
 	if vs.dir != "" {
-		in.Files = readSkillFiles(vs.dir)
+		in.Files = readSkillFiles(vs.dir, vs.file)
 	}
 	rep := governance.Scan(in, governance.Options{})
 	out := make([]validateDiag, 0, len(rep.Findings))
@@ -259,16 +265,17 @@ func scanForValidate(vs validateSkill) []validateDiag {
 }
 
 // readSkillFiles reads the files of a skill directory other than its
-// SKILL.md, within the caps; files over them, unreadable ones, symbolic
-// links and skipped directories come back with Err set.
-func readSkillFiles(dir string) []governance.File {
+// SKILL.md (skillFile, the one read as such), within the caps; files over
+// them, unreadable ones, symbolic links and skipped directories come back
+// with Err set.
+func readSkillFiles(dir, skillFile string) []governance.File {
 	var files []governance.File
 	var budget governance.Budget
 	walked := 0
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
-		if rel == "." || rel == skill.FileName {
+		if rel == "." || rel == skillFile {
 			return nil
 		}
 		walked++
@@ -344,22 +351,35 @@ func readCapped(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// loadForValidate loads what a path names: one SKILL.md file, a skill
-// directory holding a SKILL.md, a store directory laid out like the bucket
-// (every agent's skills and the global ones), or any other directory, in
-// which every SKILL.md beneath it is a skill. root is the store directory,
-// "" for the others (their locations are file paths already).
+// loadForValidate loads what a path names: one SKILL.md (or skill.md)
+// file, a skill directory holding one, a store directory laid out like the
+// bucket (every agent's skills and the global ones), or any other directory,
+// in which every SKILL.md beneath it is a skill. root is the store
+// directory, "" for the others (their locations are file paths already).
+//
+// A path that does not exist is a usage error (exit 2), as in the reference
+// validator's command line: there is nothing to report findings on, and a
+// mistyped path must not read as a verdict. Any other file is an error
+// finding (a skill is a directory), and so is a directory with no skill
+// file beneath it (the reference's "Missing required file: SKILL.md").
 func loadForValidate(ctx context.Context, path string) (skills []validateSkill, diags []skill.Diagnostic, root string, err error) {
 	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, "", cli.Usagef("%s: path does not exist", path)
+	}
 	if err != nil {
 		return nil, nil, "", cli.Usagef("%v", err)
 	}
 	if !fi.IsDir() {
-		vs, diags, err := loadSkillFile(path, filepath.Base(path) == skill.FileName)
+		if base := filepath.Base(path); base != skill.FileName && base != lowerSkillFile {
+			return nil, []skill.Diagnostic{{Location: path, Level: skill.LevelError,
+				Message: "not a directory: a skill is a directory holding a SKILL.md; give that directory, its SKILL.md or a directory holding skills"}}, "", nil
+		}
+		vs, diags, err := loadSkillFile(path, true)
 		return vs, diags, "", err
 	}
-	if _, err := os.Stat(filepath.Join(path, skill.FileName)); err == nil {
-		vs, diags, err := loadSkillFile(filepath.Join(path, skill.FileName), true)
+	if file := skillFileIn(path); file != "" {
+		vs, diags, err := loadSkillFile(filepath.Join(path, file), true)
 		return vs, diags, "", err
 	}
 	st, err := r2store.NewDir(path)
@@ -380,16 +400,31 @@ func loadForValidate(ctx context.Context, path string) (skills []validateSkill, 
 	}
 	for _, l := range loaded {
 		s := l.Skill
+		if l.Input.SkillMD != nil {
+			// The gateway's reading, with validate's levels.
+			s = skill.ParseChecked(s.Ref, l.Input.SkillMD)
+		}
 		file := filepath.Join(path, filepath.FromSlash(s.Key))
 		// The loader read SKILL.md already; the directory's other files are
 		// walked by the scan, as for any directory validate checks.
-		skills = append(skills, validateSkill{s: s, data: l.Input.SkillMD, dir: filepath.Dir(file), shown: file, global: s.Scope == skill.ScopeGlobal})
+		skills = append(skills, validateSkill{s: s, data: l.Input.SkillMD, dir: filepath.Dir(file), file: skill.FileName, shown: file, global: s.Scope == skill.ScopeGlobal})
 	}
 	return skills, append(diags, loadDiags...), path, nil
 }
 
-// loadSkillFile reads and parses one SKILL.md; withDir scans the files of
-// its directory too.
+// skillFileIn returns the skill file of a directory: SKILL.md, else
+// skill.md, else "".
+func skillFileIn(dir string) string {
+	for _, name := range []string{skill.FileName, lowerSkillFile} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && !fi.IsDir() {
+			return name
+		}
+	}
+	return ""
+}
+
+// loadSkillFile reads and parses one SKILL.md (or skill.md); withDir scans
+// the files of its directory too.
 func loadSkillFile(path string, withDir bool) ([]validateSkill, []skill.Diagnostic, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -406,16 +441,24 @@ func loadSkillFile(path string, withDir bool) ([]validateSkill, []skill.Diagnost
 	}
 	abs, _ := filepath.Abs(path)
 	ref := skill.Ref{Key: path, Dir: filepath.Base(filepath.Dir(abs)), Scope: skill.ScopeGlobal}
-	vs := validateSkill{s: skill.Parse(ref, data), data: data, shown: path}
+	vs := validateSkill{s: skill.ParseChecked(ref, data), data: data, shown: path, file: filepath.Base(path)}
 	if withDir {
 		vs.dir = filepath.Dir(path)
 	}
-	return []validateSkill{vs}, nil, nil
+	var diags []skill.Diagnostic
+	if vs.file == lowerSkillFile {
+		// Not a format problem (the reference reads it), so not a warning:
+		// --strict must pass such a skill. But the store would skip it.
+		diags = append(diags, skill.Diagnostic{Location: path, Level: skill.LevelInfo,
+			Message: "read as the skill's SKILL.md (the Agent Skills format allows the lowercase name), but a skillgate store loads only SKILL.md — rename it before publishing"})
+	}
+	return []validateSkill{vs}, diags, nil
 }
 
-// walkForValidate finds every SKILL.md beneath root, in lexical order. It
-// skips .git and node_modules, does not follow symbolic links and stops
-// after maxValidateSkills files, saying so in a diagnostic each time.
+// walkForValidate finds every SKILL.md beneath root, in lexical order (a
+// skill.md where its directory has no SKILL.md). It skips .git and
+// node_modules, does not follow symbolic links and stops after
+// maxValidateSkills files, saying so in a diagnostic each time.
 func walkForValidate(root string) (skills []validateSkill, diags []skill.Diagnostic, _ string, err error) {
 	var found []string
 	stopped := false
@@ -433,7 +476,7 @@ func walkForValidate(root string) (skills []validateSkill, diags []skill.Diagnos
 			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 				diags = append(diags, skill.Diagnostic{Location: p, Level: skill.LevelInfo,
 					Message: "symbolic link to a directory, not followed; validate its target directly"})
-			} else if d.Name() == skill.FileName {
+			} else if d.Name() == skill.FileName || d.Name() == lowerSkillFile {
 				diags = append(diags, skill.Diagnostic{Location: p, Level: skill.LevelInfo,
 					Message: "symbolic link, not followed; validate its target directly"})
 			}
@@ -445,7 +488,10 @@ func walkForValidate(root string) (skills []validateSkill, diags []skill.Diagnos
 				return filepath.SkipDir
 			}
 			return nil
-		case d.Name() == skill.FileName && d.Type().IsRegular():
+		case (d.Name() == skill.FileName || d.Name() == lowerSkillFile) && d.Type().IsRegular():
+			if d.Name() == lowerSkillFile && skillFileIn(filepath.Dir(p)) != lowerSkillFile {
+				return nil // SKILL.md is the skill's file
+			}
 			if len(found) == maxValidateSkills {
 				stopped = true
 				return filepath.SkipAll
@@ -462,8 +508,8 @@ func walkForValidate(root string) (skills []validateSkill, diags []skill.Diagnos
 			Message: fmt.Sprintf("more than %d SKILL.md files; only the first %d (in path order) are checked — validate subdirectories separately", maxValidateSkills, maxValidateSkills)})
 	}
 	if len(found) == 0 {
-		diags = append(diags, skill.Diagnostic{Location: root, Level: skill.LevelWarn,
-			Message: "no skills found: no SKILL.md file beneath this directory (a skill is a directory holding a SKILL.md, e.g. {dir}/SKILL.md, skills/{dir}/SKILL.md or agents/{agentId}/skills/{dir}/SKILL.md)"})
+		diags = append(diags, skill.Diagnostic{Location: root, Level: skill.LevelError,
+			Message: "missing required file: SKILL.md — there is none in this directory or beneath it (a skill is a directory holding a SKILL.md, e.g. {dir}/SKILL.md, skills/{dir}/SKILL.md or agents/{agentId}/skills/{dir}/SKILL.md)"})
 	}
 	sort.Strings(found)
 	for _, p := range found {
