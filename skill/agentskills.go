@@ -64,7 +64,10 @@ func CheckFormat(s *Skill, data []byte, exists func(rel string) bool) []Diagnost
 			out = append(out, Diagnostic{Location: s.Key, Level: level, Message: fmt.Sprintf(format, args...)})
 		}
 	}
-	fail, warn := report(LevelError), report(LevelWarn)
+	// The reference validator's rules are errors; skillgate's extra rules
+	// are notes (info): they never fail --strict on a skill the reference
+	// accepts.
+	fail, note := report(LevelError), report(LevelInfo)
 	p := &parser{ref: s.Ref} // its diagnostics duplicate Parse's and are dropped
 	text := p.normalize(data)
 	fm, body, hasFM := p.splitFrontmatter(text)
@@ -98,7 +101,7 @@ func CheckFormat(s *Skill, data []byte, exists func(rel string) bool) []Diagnost
 				}
 			}
 		}
-		checkFormatFields(keys, s.Dir, s.Description != "", fail, warn)
+		checkFormatFields(keys, s.Dir, s.Description != "", fail, note)
 		if len(unknown) > 0 {
 			fail("%s", unexpectedFields(unknown))
 		}
@@ -108,7 +111,7 @@ func CheckFormat(s *Skill, data []byte, exists func(rel string) bool) []Diagnost
 	}
 
 	if n := strings.Count(strings.TrimRight(body, "\n"), "\n") + 1; body != "" && n > maxFormatBodyLines {
-		warn("the body is %d lines long, more than %d; move details into files the skill links to", n, maxFormatBodyLines)
+		note("the body is %d lines long, more than %d; move details into files the skill links to", n, maxFormatBodyLines)
 	}
 	if exists != nil {
 		for _, l := range relativeLinks(body, bodyLine) {
@@ -116,9 +119,9 @@ func CheckFormat(s *Skill, data []byte, exists func(rel string) bool) []Diagnost
 			case l.rel == "":
 				// "./" or similar: the directory itself.
 			case l.rel == ".." || strings.HasPrefix(l.rel, "../"):
-				warn("line %d: link %q points outside the skill directory", l.line, l.target)
+				note("line %d: link %q points outside the skill directory", l.line, l.target)
 			case !exists(l.rel):
-				warn("line %d: link %q does not resolve: no file %q in the skill directory", l.line, l.target, l.rel)
+				note("line %d: link %q does not resolve: no file %q in the skill directory", l.line, l.target, l.rel)
 			}
 		}
 	}
@@ -135,7 +138,7 @@ func firstLine(text string) string {
 // mapping: fail reports what breaks the specification, warn skillgate's
 // advice. Scalars that YAML reads as numbers or booleans count as text, as
 // the reference validator reads every scalar as a string.
-func checkFormatFields(keys map[string]*yaml.Node, dir string, hasDescription bool, fail, warn func(string, ...any)) {
+func checkFormatFields(keys map[string]*yaml.Node, dir string, hasDescription bool, fail, note func(string, ...any)) {
 	if v, ok := keys[keyName]; !ok {
 		fail("missing required field in frontmatter: name (the directory name %q is used)", dir)
 	} else if isString(v) && strings.TrimSpace(v.Value) != "" {
@@ -152,7 +155,7 @@ func checkFormatFields(keys map[string]*yaml.Node, dir string, hasDescription bo
 	} else if isNull(v) || (isString(v) && strings.TrimSpace(v.Value) == "") {
 		fail("description is empty; the Agent Skills format requires a non-empty description")
 	} else if isString(v) && strings.ContainsAny(v.Value, "<>") {
-		warn("description contains \"<\" or \">\", which can break the markup of a prompt it is pasted into (some skill validators refuse them)")
+		note("description contains \"<\" or \">\", which can break the markup of a prompt it is pasted into (some skill validators refuse them)")
 	}
 	if v, ok := keys["compatibility"]; ok {
 		if !isScalar(v) {
@@ -162,7 +165,7 @@ func checkFormatFields(keys map[string]*yaml.Node, dir string, hasDescription bo
 		}
 	}
 	if v, ok := keys["license"]; ok && !isScalar(v) {
-		warn("license is %s, not a string", nodeKind(v))
+		note("license is %s, not a string", nodeKind(v))
 	}
 	if v, ok := keys["allowed-tools"]; ok {
 		switch {

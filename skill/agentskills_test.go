@@ -12,7 +12,7 @@ func TestCheckFormat(t *testing.T) {
 	exists := func(rel string) bool { return files[rel] }
 	long := func(s string, n int) string { return strings.Repeat(s, n) }
 	e := func(m string) string { return "error: " + m }
-	w := func(m string) string { return "warn: " + m }
+	note := func(m string) string { return "info: " + m }
 	const onlySpec = "; the Agent Skills format defines only name, description, license, compatibility, metadata and allowed-tools — move other data under metadata"
 	tests := []struct {
 		name, dir, file string
@@ -50,12 +50,12 @@ func TestCheckFormat(t *testing.T) {
 		{"no description at all", "a", "---\nname: a\n---\n", []string{e("missing required field in frontmatter: description")}},
 		{"description empty", "a", "---\nname: a\ndescription: \" \"\n---\nA paragraph.\n", []string{e("description is empty; the Agent Skills format requires a non-empty description")}},
 		{"description null", "a", "---\nname: a\ndescription:\n---\n", []string{e("description is empty; the Agent Skills format requires a non-empty description")}},
-		{"description angle brackets", "a", "---\nname: a\ndescription: Use <b>this</b>\n---\n", []string{w(`description contains "<" or ">", which can break the markup of a prompt it is pasted into (some skill validators refuse them)`)}},
+		{"description angle brackets", "a", "---\nname: a\ndescription: Use <b>this</b>\n---\n", []string{note(`description contains "<" or ">", which can break the markup of a prompt it is pasted into (some skill validators refuse them)`)}},
 		{"description too long (ParseChecked reports it)", "a", "---\nname: a\ndescription: " + long("x", 1025) + "\n---\n", nil},
 		{"compatibility long", "a", "---\nname: a\ndescription: d\ncompatibility: " + long("x", 501) + "\n---\n", []string{e("compatibility exceeds the 500 character limit (501 characters)")}},
 		{"compatibility 500", "a", "---\nname: a\ndescription: d\ncompatibility: " + long("x", 500) + "\n---\n", nil},
 		{"compatibility list", "a", "---\nname: a\ndescription: d\ncompatibility: [linux]\n---\n", []string{e("compatibility is list, not a string")}},
-		{"license mapping", "a", "---\nname: a\ndescription: d\nlicense: {spdx: MIT}\n---\n", []string{w("license is mapping, not a string")}},
+		{"license mapping", "a", "---\nname: a\ndescription: d\nlicense: {spdx: MIT}\n---\n", []string{note("license is mapping, not a string")}},
 		{"allowed-tools mapping", "a", "---\nname: a\ndescription: d\nallowed-tools: {bash: true}\n---\n", []string{e("allowed-tools is mapping, not a string or a list of strings")}},
 		{"allowed-tools list of lists", "a", "---\nname: a\ndescription: d\nallowed-tools: [Bash, [Read]]\n---\n", []string{e("allowed-tools has an item that is list, not a string; write a string or a list of strings")}},
 		{"unknown key with hint", "a", "---\nname: a\ndescriptoin: d\n---\nBody.\n", []string{
@@ -75,15 +75,15 @@ func TestCheckFormat(t *testing.T) {
 			e(`missing required field in frontmatter: name (the directory name "a" is used)`),
 			e("missing required field in frontmatter: description (the first paragraph of the body is used)")}},
 		{"body 500 lines", "a", "---\nname: a\ndescription: d\n---\n" + long("x\n", 500), nil},
-		{"body 501 lines", "a", "---\nname: a\ndescription: d\n---\n" + long("x\n", 501), []string{w("the body is 501 lines long, more than 500; move details into files the skill links to")}},
+		{"body 501 lines", "a", "---\nname: a\ndescription: d\n---\n" + long("x\n", 501), []string{note("the body is 501 lines long, more than 500; move details into files the skill links to")}},
 		{"broken links", "a", "---\nname: a\ndescription: d\n---\n# T\n\nRead [the guide](references/missing.md).\nAnd [up](../other/SKILL.md) and [ok](references/guide.md).\n", []string{
-			w(`line 7: link "references/missing.md" does not resolve: no file "references/missing.md" in the skill directory`),
-			w(`line 8: link "../other/SKILL.md" points outside the skill directory`)}},
+			note(`line 7: link "references/missing.md" does not resolve: no file "references/missing.md" in the skill directory`),
+			note(`line 8: link "../other/SKILL.md" points outside the skill directory`)}},
 		{"links in code ignored", "a", "---\nname: a\ndescription: d\n---\n```md\n[x](missing.md)\n```\nInline `[y](missing.md)` too.\n", nil},
 		{"links in {baseDir}", "a", "---\nname: a\ndescription: d\n---\nRead [g]({baseDir}/references/guide.md) and [m]({baseDir}/missing.md).\n", []string{
-			w(`line 5: link "{baseDir}/missing.md" does not resolve: no file "missing.md" in the skill directory`)}},
+			note(`line 5: link "{baseDir}/missing.md" does not resolve: no file "missing.md" in the skill directory`)}},
 		{"escaped link", "a", "---\nname: a\ndescription: d\n---\n[g](references%2Fguide.md) [h](a%20b.md)\n", []string{
-			w(`line 5: link "a%20b.md" does not resolve: no file "a b.md" in the skill directory`)}},
+			note(`line 5: link "a%20b.md" does not resolve: no file "a b.md" in the skill directory`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

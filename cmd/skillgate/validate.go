@@ -357,15 +357,17 @@ func readCapped(path string, limit int64) ([]byte, error) {
 // in which every SKILL.md beneath it is a skill. root is the store
 // directory, "" for the others (their locations are file paths already).
 //
-// A path that does not exist is a usage error (exit 2), as in the reference
-// validator's command line: there is nothing to report findings on, and a
-// mistyped path must not read as a verdict. Any other file is an error
-// finding (a skill is a directory), and so is a directory with no skill
-// file beneath it (the reference's "Missing required file: SKILL.md").
+// A path that does not exist is an error finding, as the reference
+// validator's validate() reports it ("Path does not exist"): a program
+// reading --json gets a verdict for every path it gave. Any other file is
+// an error finding too (a skill is a directory), and so is a directory
+// with no skill file beneath it (the reference's "Missing required file:
+// SKILL.md").
 func loadForValidate(ctx context.Context, path string) (skills []validateSkill, diags []skill.Diagnostic, root string, err error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, "", cli.Usagef("%s: path does not exist", path)
+		return nil, []skill.Diagnostic{{Location: path, Level: skill.LevelError,
+			Message: "path does not exist: give a skill directory, its SKILL.md or a directory holding skills"}}, "", nil
 	}
 	if err != nil {
 		return nil, nil, "", cli.Usagef("%v", err)

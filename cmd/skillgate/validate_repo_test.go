@@ -41,13 +41,21 @@ func TestValidateRepository(t *testing.T) {
 func TestValidateExitCodes(t *testing.T) {
 	benign := filepath.Join(validateRepo, "benign")
 	format := filepath.Join(validateRepo, "Format_Bad")
-	// Only skillgate's advice (a link that does not resolve): warnings.
+	// Only skillgate's advice (a link that does not resolve): a note,
+	// which never fails, as the reference validator accepts the skill.
 	advice := filepath.Join(t.TempDir(), "advice")
-	if err := os.Mkdir(advice, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(advice, "SKILL.md"), []byte("---\nname: advice\ndescription: d\n---\nSee [x](missing.md).\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// A scanner warning (a binary the skill runs but does not declare).
+	warned := filepath.Join(t.TempDir(), "warned")
+	for dir, md := range map[string]string{
+		advice: "---\nname: advice\ndescription: d\n---\nSee [x](missing.md).\n",
+		warned: "---\nname: warned\ndescription: d\n---\n```bash\njq .name package.json\n```\n",
+	} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tests := []struct {
 		args []string
@@ -56,9 +64,11 @@ func TestValidateExitCodes(t *testing.T) {
 	}{
 		{[]string{"validate", benign}, 0, "1 files checked: 0 errors, 0 warnings"},
 		{[]string{"validate", "--strict", benign}, 0, "1 files checked: 0 errors, 0 warnings"},
-		{[]string{"validate", advice}, 0, "1 files checked: 0 errors, 1 warnings"},
-		{[]string{"validate", "--strict", advice}, 1, "1 files checked: 0 errors, 1 warnings"},
-		{[]string{"validate", format}, 1, "1 files checked: 4 errors, 2 warnings"},
+		{[]string{"validate", advice}, 0, "1 files checked: 0 errors, 0 warnings"},
+		{[]string{"validate", "--strict", advice}, 0, "1 files checked: 0 errors, 0 warnings"},
+		{[]string{"validate", warned}, 0, "1 files checked: 0 errors, 1 warnings"},
+		{[]string{"validate", "--strict", warned}, 1, "1 files checked: 0 errors, 1 warnings"},
+		{[]string{"validate", format}, 1, "1 files checked: 4 errors, 0 warnings"},
 		{[]string{"validate", filepath.Join(validateRepo, "malicious", "SKILL.md")}, 1, "1 files checked: 2 errors, 1 warnings"},
 	}
 	for _, tt := range tests {
