@@ -66,6 +66,12 @@ func TestProblems(t *testing.T) {
 			}},
 		{"a list entry without an id", `{"agents": {"list": [{"skills": []}]}}`,
 			[]string{`gw.hujson:1:22: agents.list[0]: an agent of agents.list needs an id`}},
+		{"agent keys", `{"agents": {"a": {"model": "m", "skils": [], "skills": 3, "prompt": {"model": 1}}}}`,
+			[]string{
+				`gw.hujson:1:33: agents.a.skils: unknown key; did you mean agents.a.skills? (unknown keys here are kept for requires.config, but not one this close to a known key)`,
+				`gw.hujson:1:46: agents.a.skills: must be an object with allow and deny, or a list of strings; got the number 3`,
+				`gw.hujson:1:70: agents.a.prompt.model: unknown setting (known: maxChars, maxSkills)`,
+			}},
 		{"agents.lsit", `{"agents": {"lsit": [{"id": "main"}]}}`,
 			[]string{`gw.hujson:1:13: agents.lsit: must be an object with prompt and skills, got a list; did you mean agents.list?`}},
 		{"bad agent id", `{"agents": {"list": [{"id": "a/b"}]}}`,
@@ -190,6 +196,7 @@ func TestAgents(t *testing.T) {
 	    "list": [{"id": "main", "skills": ["notes"]}, {"id": "none", "skills": []}, {"id": "inherits"}],
 	    "entries": {"keyed": {"skills": ["weather"]}},
 	    "ops": {"prompt": {"maxChars": 500}, "skills": {"allow": ["git*"], "deny": ["*-admin"]}},
+	    "gsv": {"skills": ["notes"], "model": "m", "team": "x"},
 	    "budget-only": {"prompt": {"maxSkills": 2}}
 	  },
 	  "gateway": {"prompt": {"maxChars": 1000, "hosts": "count"}}
@@ -201,6 +208,7 @@ func TestAgents(t *testing.T) {
 		"keyed":       {ID: "keyed", Where: "agents.entries.keyed", Skills: Scope{Names: []string{"weather"}, Listed: true, Set: true}},
 		"ops":         {ID: "ops", Where: "agents.ops", Prompt: Prompt{MaxChars: 500}, Skills: Scope{Allow: []string{"git*"}, Deny: []string{"*-admin"}, Set: true}},
 		"budget-only": {ID: "budget-only", Where: "agents.budget-only", Prompt: Prompt{MaxSkills: 2}},
+		"gsv":         {ID: "gsv", Where: "agents.gsv", Skills: Scope{Names: []string{"notes"}, Listed: true, Set: true}},
 	}
 	if len(f.Agents) != len(want) {
 		t.Errorf("agents %v, want %d", f.Agents, len(want))
@@ -322,6 +330,9 @@ func TestSchema(t *testing.T) {
 	at := func(path string) map[string]any {
 		cur := root
 		for _, seg := range strings.Split(path, ".") {
+			if alt, ok := cur["oneOf"].([]any); ok {
+				cur = alt[0].(map[string]any) // the object of a key that may be a list too
+			}
 			switch {
 			case seg == "<id>" || seg == "<key>":
 				cur, _ = cur["additionalProperties"].(map[string]any)
@@ -341,6 +352,9 @@ func TestSchema(t *testing.T) {
 	}
 	for _, s := range Settings {
 		n := at(s.Path)
+		if alt, ok := n["oneOf"].([]any); ok {
+			n = alt[1].(map[string]any)
+		}
 		if n == nil || n["description"] != s.Doc {
 			t.Errorf("schema at %s = %v", s.Path, n)
 		}
@@ -349,6 +363,9 @@ func TestSchema(t *testing.T) {
 		n := root
 		if o.Path != "" {
 			n = at(o.Path)
+		}
+		if alt, ok := n["oneOf"].([]any); ok {
+			n = alt[0].(map[string]any)
 		}
 		if n == nil {
 			t.Errorf("no schema at %s", o.Path)

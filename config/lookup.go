@@ -16,9 +16,16 @@ var (
 )
 
 func init() {
+	// Keys in the order the table first names them: every prefix of a
+	// setting's path is a key of its parent.
 	for i := range Settings {
 		s := &Settings[i]
 		settingsByPath[s.Path] = s
+		for j := range s.Path {
+			if s.Path[j] == '.' {
+				addChild(s.Path[:j])
+			}
+		}
 		addChild(s.Path)
 	}
 	for i := range objects {

@@ -52,6 +52,15 @@ var openClawKeys = map[string][]string{
 		"runtime", "runRetries", "embeddedAgent", "embeddedPi", "plugins", "systemPromptOverride",
 		"agentRuntime", "embeddedHarness", "compaction",
 	},
+	"agents.<id>": {
+		"default", "name", "description", "workspace", "cwd", "agentDir", "model", "utilityModel",
+		"decisionModel", "models", "modelPolicy", "thinkingDefault", "verboseDefault", "toolProgressDetail",
+		"reasoningDefault", "fastModeDefault", "contextInjection", "bootstrapMaxChars", "bootstrapTotalMaxChars",
+		"experimental", "skillsLimits", "contextLimits", "contextTokens", "memory", "memorySearch", "humanDelay",
+		"typingMode", "typingIntervalSeconds", "tts", "heartbeat", "identity", "groupChat", "subagents",
+		"sandbox", "params", "tools", "runtime", "runRetries", "embeddedAgent", "embeddedPi", "plugins",
+		"systemPromptOverride", "agentRuntime", "embeddedHarness", "compaction",
+	},
 	"agents.entries.<id>": {
 		"default", "name", "description", "workspace", "cwd", "agentDir", "model", "utilityModel",
 		"decisionModel", "models", "modelPolicy", "thinkingDefault", "verboseDefault",

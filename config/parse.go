@@ -437,12 +437,13 @@ func (w *walker) objectKeys(m map[string]any, path []string, pattern string, key
 		v := m[k]
 		p := append(slices.Clip(path), k)
 		child := join(pattern, k)
-		if s := settingAt(child); s != nil {
-			w.setting(s, v, p, keys)
+		s, o := settingAt(child), objectAt(child)
+		if _, isObject := v.(map[string]any); o != nil && (isObject || s == nil) {
+			w.nested(o, v, p, child, keys)
 			continue
 		}
-		if o := objectAt(child); o != nil {
-			w.nested(o, v, p, child, keys)
+		if s != nil {
+			w.setting(s, v, p, keys)
 			continue
 		}
 		if slices.Contains(openClawKeys[pattern], k) {
@@ -490,6 +491,10 @@ func (w *walker) setting(s *Setting, v any, p []string, keys []string) {
 		return
 	}
 	val, err := decode(s, v)
+	if err != nil && objectAt(s.Path) != nil {
+		// agents.<id>.skills: an object of globs, or a list of names.
+		err = fmt.Errorf("must be an object%s, or %s; got %s", objectHint(s.Path), typeName(s), describe(v))
+	}
 	if err == nil && s.check != nil {
 		err = s.check(val)
 	}

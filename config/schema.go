@@ -34,9 +34,12 @@ func schemaOf(pattern string) map[string]any {
 	props := map[string]any{}
 	for _, k := range children[pattern] {
 		child := join(pattern, k)
-		if s := settingAt(child); s != nil {
+		switch s, o := settingAt(child), objectAt(child); {
+		case s != nil && o != nil:
+			props[k] = map[string]any{"oneOf": []any{schemaOf(child), settingSchema(s)}}
+		case s != nil:
 			props[k] = settingSchema(s)
-		} else {
+		default:
 			props[k] = schemaOf(child)
 		}
 	}

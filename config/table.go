@@ -103,7 +103,7 @@ var objects = []object{
 	{Path: "gateway.governance", Owned: true, Doc: "how the governance scanner is applied"},
 	{Path: "gateway.cluster", Owned: true, Doc: "gateway replicas sharing the fleet over NATS JetStream"},
 	{Path: "agents", wild: "<id>", Doc: "per-agent settings: skillgate's agents.<id>, OpenClaw's defaults and list"},
-	{Path: "agents.<id>", Owned: true, Doc: "one agent's settings (skillgate's form)"},
+	{Path: "agents.<id>", Doc: "one agent's settings, keyed by its id"},
 	{Path: "agents.<id>.prompt", Owned: true, Doc: "the agent's own budget"},
 	{Path: "agents.<id>.skills", Owned: true, Doc: "the agent's skill scope as globs"},
 	{Path: "agents.defaults", Doc: "OpenClaw's defaults of every agent"},
@@ -220,6 +220,11 @@ var Settings = []Setting{
 	{Path: "agents.<id>.prompt.maxSkills", Type: Int, Min: 1, Max: 1 << 30, Default: "gateway.prompt.maxSkills", Apply: Reload,
 		Doc: "the agent's skill count budget",
 		set: func(f *File, k []string, v any) { f.agent(k[0], "agents."+k[0]).Prompt.MaxSkills = v.(int) }},
+	{Path: "agents.<id>.skills", Type: Strings, Default: "agents.defaults.skills", Apply: Reload,
+		Doc: "as a list: the names of the skills the agent may be offered ([]: none), as OpenClaw's lists", check: checkNames,
+		set: func(f *File, k []string, v any) {
+			f.agent(k[0], "agents."+k[0]).Skills = Scope{Names: v.([]string), Listed: true, Set: true}
+		}},
 	{Path: "agents.<id>.skills.allow", Type: Strings, Default: "every skill", Apply: Reload,
 		Doc: "globs of the skill names or directories the agent may be offered", check: checkGlobs,
 		set: func(f *File, k []string, v any) {

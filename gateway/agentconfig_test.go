@@ -99,7 +99,7 @@ func TestAgentSettingsRejected(t *testing.T) {
 		{`{"agents": {"a1": {"prompt": {"maxSkills": -1}}}}`, `:1:31: agents.a1.prompt.maxSkills: must be a positive whole number, got the number -1`},
 		{`{"agents": {"a1": {"prompt": {"hosts": "count"}}}}`, `:1:31: agents.a1.prompt.hosts: unknown setting (known: maxChars, maxSkills)`},
 		{`{"agents": {"a1": {"skills": {"allow": ["[a-"]}}}}`, `:1:41: agents.a1.skills.allow[0]: "[a-" does not compile: syntax error in pattern`},
-		{`{"agents": {"a1": {"skils": {}}}}`, `:1:20: agents.a1.skils: unknown setting; did you mean agents.a1.skills? (known: prompt, skills)`},
+		{`{"agents": {"a1": {"skils": {}}}}`, `:1:20: agents.a1.skils: unknown key; did you mean agents.a1.skills?`},
 		{`{"agents": {"a/b": {}}}`, `:1:13: agents.a/b: agent id "a/b" contains a slash or backslash`},
 		{`{"gateway": {"agentTokens": {"a1": ""}}}`, `:1:30: gateway.agentTokens.a1: must be a non-empty string, got the string ""`},
 		{`{"gateway": {"nodeTokens": {"n1": "sha256:abc"}}}`, `:1:29: gateway.nodeTokens.n1: "sha256:" must be followed by the 64 hex digits`},
