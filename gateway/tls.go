@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,8 +40,9 @@ type watchedFiles[T any] struct {
 	parse    func([][]byte) (T, error)
 	describe func(T) []any // log attributes of a loaded value
 	// reloadCheck, when set, refuses a changed value that parses but must
-	// not replace the one in force (a certificate outside its validity).
-	reloadCheck func(T) error
+	// not replace the one in force (old): a certificate outside its
+	// validity, or for other names.
+	reloadCheck func(old, cur T) error
 	log         *slog.Logger
 	every       time.Duration
 
@@ -122,7 +124,7 @@ func (w *watchedFiles[T]) get() T {
 		v, err = w.parse(data)
 	}
 	if err == nil && w.reloadCheck != nil {
-		err = w.reloadCheck(v)
+		err = w.reloadCheck(w.val, v)
 	}
 	if err != nil {
 		// A rotation that writes the files one after the other is seen
@@ -180,15 +182,7 @@ func newTLSState(cfg *Config) (*tlsState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("TLS certificate %s and key %s: %w", cfg.TLSCert, cfg.TLSKey, err)
 	}
-	// A renewal that is not valid now (expired, not yet valid: a clock or
-	// a renewal gone wrong) keeps the certificate in force: nodes would
-	// refuse it.
-	t.cert.reloadCheck = func(c *tls.Certificate) error {
-		if now := time.Now(); now.Before(c.Leaf.NotBefore) || now.After(c.Leaf.NotAfter) {
-			return fmt.Errorf("the new certificate is valid only from %s to %s", c.Leaf.NotBefore.Format(time.RFC3339), c.Leaf.NotAfter.Format(time.RFC3339))
-		}
-		return nil
-	}
+	t.cert.reloadCheck = checkRenewal
 	if leaf := t.cert.val.Leaf; time.Now().After(leaf.NotAfter) {
 		cfg.Logger.Warn("the TLS certificate has expired; nodes will refuse it", "file", cfg.TLSCert, "not_after", leaf.NotAfter)
 	}
@@ -199,6 +193,40 @@ func newTLSState(cfg *Config) (*tlsState, error) {
 		}
 	}
 	return t, nil
+}
+
+// checkRenewal refuses a renewed certificate that nodes would refuse, so
+// that the certificate in force stays: one not valid now (expired, not yet
+// valid: a clock or a renewal gone wrong), or one that does not cover
+// every name (DNS name or IP address) of the certificate in force, since
+// every node that reconnects under such a name would exit on it.
+func checkRenewal(old, cur *tls.Certificate) error {
+	if now := time.Now(); now.Before(cur.Leaf.NotBefore) || now.After(cur.Leaf.NotAfter) {
+		return fmt.Errorf("the new certificate is valid only from %s to %s", cur.Leaf.NotBefore.Format(time.RFC3339), cur.Leaf.NotAfter.Format(time.RFC3339))
+	}
+	var missing []string
+	names := slices.Clone(old.Leaf.DNSNames)
+	for _, ip := range old.Leaf.IPAddresses {
+		names = append(names, ip.String())
+	}
+	for _, n := range names {
+		if cur.Leaf.VerifyHostname(n) != nil {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the new certificate does not cover %s, a name of the certificate in force (its names: %s); nodes connecting by it would refuse the gateway",
+			strings.Join(missing, ", "), strings.Join(append(slices.Clone(cur.Leaf.DNSNames), ipStrings(cur.Leaf.IPAddresses)...), ", "))
+	}
+	return nil
+}
+
+func ipStrings(ips []net.IP) []string {
+	out := make([]string, len(ips))
+	for i, ip := range ips {
+		out[i] = ip.String()
+	}
+	return out
 }
 
 func parseKeyPair(data [][]byte) (*tls.Certificate, error) {

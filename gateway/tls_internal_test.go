@@ -146,7 +146,7 @@ func TestReloadNamesTLSSettings(t *testing.T) {
 func TestRotationRefusesAnInvalidCertificate(t *testing.T) {
 	dir := t.TempDir()
 	ca := tlstest.NewCA(t, "rot")
-	certPath, keyPath := ca.Leaf(t, tlstest.LeafOptions{}).Write(t, dir, "srv")
+	certPath, keyPath := ca.Leaf(t, tlstest.LeafOptions{DNSNames: []string{"localhost"}}).Write(t, dir, "srv")
 	logs := &syncbuf.Buffer{}
 	cfg := &Config{TLSCert: certPath, TLSKey: keyPath, Logger: slog.New(slog.NewJSONHandler(logs, nil))}
 	st, err := newTLSState(cfg)
@@ -170,10 +170,29 @@ func TestRotationRefusesAnInvalidCertificate(t *testing.T) {
 	if !strings.Contains(logs.String(), "the new certificate is valid only from") {
 		t.Errorf("no error logged for the refused certificate:\n%s", logs.String())
 	}
-	good := ca.Leaf(t, tlstest.LeafOptions{})
+	// A renewal for another name (S6): every node that reconnects by the
+	// name in force would refuse it and exit.
+	other := ca.Leaf(t, tlstest.LeafOptions{DNSNames: []string{"evil.example"}})
+	tlstest.WriteFile(t, certPath, other.CertPEM)
+	tlstest.WriteFile(t, keyPath, other.KeyPEM)
+	if got := st.cert.get().Leaf.SerialNumber; got.Cmp(first) != 0 {
+		t.Error("a certificate for evil.example replaced the one for localhost")
+	}
+	if want := `the new certificate does not cover localhost, a name of the certificate in force (its names: evil.example)`; !strings.Contains(logs.String(), want) {
+		t.Errorf("no error logged for the renewal for another name; want %q in:\n%s", want, logs.String())
+	}
+	// One that covers the names in force, and more, is taken.
+	good := ca.Leaf(t, tlstest.LeafOptions{DNSNames: []string{"localhost", "gw.example"}})
 	tlstest.WriteFile(t, certPath, good.CertPEM)
 	tlstest.WriteFile(t, keyPath, good.KeyPEM)
 	if got := st.cert.get().Leaf.SerialNumber; got.Cmp(good.Cert.SerialNumber) != 0 {
 		t.Errorf("a valid renewal was not taken: serial %s, want %s", got, good.Cert.SerialNumber)
+	}
+	// A wildcard covers the names it matches.
+	wild := ca.Leaf(t, tlstest.LeafOptions{DNSNames: []string{"localhost", "*.example"}})
+	tlstest.WriteFile(t, certPath, wild.CertPEM)
+	tlstest.WriteFile(t, keyPath, wild.KeyPEM)
+	if got := st.cert.get().Leaf.SerialNumber; got.Cmp(wild.Cert.SerialNumber) != 0 {
+		t.Errorf("a wildcard renewal covering gw.example was not taken")
 	}
 }
