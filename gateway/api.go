@@ -338,16 +338,38 @@ func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadGateway, "storage error reading "+p)
 		return
 	}
-	ct := mime.TypeByExtension(path.Ext(rest))
-	if strings.HasSuffix(rest, ".md") {
+	w.Header().Set("Content-Type", readContentType(rest, body))
+	setInert(w.Header())
+	w.Write(body)
+}
+
+// readContentType is the Content-Type of a skill file: by its extension,
+// else sniffed; a type a browser would run as a document (HTML, XHTML,
+// SVG, XML that may carry a stylesheet) is served as plain text. A skill's
+// files are the skill author's, and the gateway's origin holds the
+// console and the API.
+func readContentType(name string, body []byte) string {
+	ct := mime.TypeByExtension(path.Ext(name))
+	if strings.HasSuffix(name, ".md") {
 		ct = "text/markdown; charset=utf-8"
 	}
 	if ct == "" {
 		ct = http.DetectContentType(body)
 	}
-	w.Header().Set("Content-Type", ct)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Write(body)
+	media, _, _ := strings.Cut(ct, ";")
+	media = strings.ToLower(strings.TrimSpace(media))
+	if media == "text/html" || strings.HasSuffix(media, "xml") || strings.Contains(media, "+xml") || media == "text/xsl" {
+		return "text/plain; charset=utf-8"
+	}
+	return ct
+}
+
+// setInert makes an answer inert in a browser, whatever its type: no
+// script, no subresource, no embedding by another origin (C3).
+func setInert(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 }
 
 // checkReadPath accepts only skills/{dir}/{rest…}: relative, no "..", no

@@ -437,3 +437,52 @@ func checkJSONError(t *testing.T, hdr http.Header, body string) {
 		t.Errorf("error body %.200q, want exactly {\"error\": \"…\"}", body)
 	}
 }
+
+// TestReadInert (C3): a skill's HTML, XHTML, SVG or XML is served as
+// plain text, and every /read answer forbids scripts, subresources and
+// other origins, so that a skill's file cannot act on the gateway's origin
+// (on a tokenless gateway a skill's page registered a node and changed an
+// agent's prompt).
+func TestReadInert(t *testing.T) {
+	const page = "<html><script>fetch('/v1/nodes')</script></html>"
+	g := startGateway(t, gwOptions{files: map[string]string{
+		"skills/doc/SKILL.md":   skillMD("doc", "Docs.", ""),
+		"skills/doc/page.html":  page,
+		"skills/doc/page.htm":   page,
+		"skills/doc/page.xhtml": page,
+		"skills/doc/pic.svg":    `<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`,
+		"skills/doc/feed.xml":   `<?xml-stylesheet href="x.xsl"?><a/>`,
+		"skills/doc/sniffed":    page,
+		"skills/doc/notes.txt":  "plain",
+		"skills/doc/tool.py":    "print(1)\n",
+	}})
+	g.waitPrompt(t, "main", block(global("doc", "Docs.")))
+	for file, want := range map[string]string{
+		"page.html":  "text/plain; charset=utf-8",
+		"page.htm":   "text/plain; charset=utf-8",
+		"page.xhtml": "text/plain; charset=utf-8",
+		"pic.svg":    "text/plain; charset=utf-8",
+		"feed.xml":   "text/plain; charset=utf-8",
+		"sniffed":    "text/plain; charset=utf-8",
+		"notes.txt":  "text/plain; charset=utf-8",
+		"SKILL.md":   "text/markdown; charset=utf-8",
+	} {
+		code, hdr, body := g.get(t, "/v1/agents/main/read?path=skills/doc/"+file, nil)
+		if code != http.StatusOK {
+			t.Errorf("%s: %d %s", file, code, body)
+			continue
+		}
+		if got := hdr.Get("Content-Type"); got != want {
+			t.Errorf("%s: Content-Type %q, want %q", file, got, want)
+		}
+		for h, v := range map[string]string{
+			"Content-Security-Policy":      "sandbox; default-src 'none'",
+			"Cross-Origin-Resource-Policy": "same-origin",
+			"X-Content-Type-Options":       "nosniff",
+		} {
+			if got := hdr.Get(h); got != v {
+				t.Errorf("%s: %s %q, want %q", file, h, got, v)
+			}
+		}
+	}
+}
