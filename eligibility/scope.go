@@ -68,3 +68,10 @@ func (p *Prepared) ForAgent(cfg *Config, agent string) *Prepared {
 	}
 	return &Prepared{Skill: p.Skill, Always: p.Always, Excluded: true, Stage: StageConfig, Reason: ReasonOutOfScope}
 }
+
+// OutOfScope reports whether p is a skill outside the agent's scope (see
+// ForAgent): for that agent it does not exist beyond its name, location
+// and that reason.
+func (p *Prepared) OutOfScope() bool {
+	return p.Excluded && p.Stage == StageConfig && p.Reason == ReasonOutOfScope
+}

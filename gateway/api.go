@@ -268,6 +268,16 @@ func (s *Server) handleSkills(w http.ResponseWriter, r *http.Request) {
 	case bad != "":
 		writeError(w, http.StatusBadRequest, bad)
 	case sr.ok:
+		select {
+		case s.searches <- struct{}{}:
+		case <-time.After(searchWait):
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusTooManyRequests, "too many searches in flight; retry in a second")
+			return
+		case <-r.Context().Done():
+			return
+		}
+		defer func() { <-s.searches }()
 		writeJSON(w, http.StatusOK, s.searchSkills(agentID, sr))
 	default:
 		w.Header().Set("Content-Type", "application/json")

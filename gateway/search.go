@@ -3,8 +3,10 @@ package gateway
 import (
 	"cmp"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/internal/report"
@@ -15,7 +17,18 @@ import (
 const (
 	DefaultSearchLimit = 20
 	MaxSearchLimit     = 10000
+	// MaxQueryBytes and MaxQueryTerms bound q: a search costs a pass over
+	// every skill per distinct term (O1: 3,000 words took 0.3 CPU-s).
+	MaxQueryBytes = 512
+	MaxQueryTerms = 32
+	// searchWait is how long a search waits for a turn when
+	// maxSearches are running, before it is answered 429.
+	searchWait = 2 * time.Second
 )
+
+// maxSearches bounds the searches ranking at once: prompt builds and node
+// events must keep their cores.
+var maxSearches = max(2, runtime.GOMAXPROCS(0))
 
 // SearchAnswer is the answer of GET /v1/agents/{id}/skills with eligible,
 // q or limit: the matching skill objects, best first when q is given.
@@ -56,6 +69,9 @@ func parseSearch(r *http.Request) (searchRequest, string) {
 		sr.eligible, sr.ok = &b, true
 	}
 	if q, ok := qv["q"]; ok && q[0] != "" {
+		if len(q[0]) > MaxQueryBytes || len(search.Terms(q[0])) > MaxQueryTerms {
+			return sr, "q: at most " + strconv.Itoa(MaxQueryBytes) + " bytes and " + strconv.Itoa(MaxQueryTerms) + " words"
+		}
 		sr.q, sr.ok = q[0], true
 		sr.limit = DefaultSearchLimit
 	}
@@ -80,6 +96,11 @@ func (s *Server) searchSkills(agentID string, sr searchRequest) SearchAnswer {
 	var cand []int
 	for i, sk := range skills {
 		prepared[i] = s.prepared[sk].ForAgent(pol.cfg, agentID)
+		if prepared[i].OutOfScope() {
+			// Not a candidate, and not in the ranking's statistics
+			// either: its words must not move the others' scores (T6).
+			continue
+		}
 		if sr.eligible == nil || s.eligibleLocked(prepared[i]) == *sr.eligible {
 			cand = append(cand, i)
 		}

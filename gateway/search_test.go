@@ -2,7 +2,10 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/skillgate/skillgate/gateway"
@@ -63,5 +66,71 @@ func TestSkillSearch(t *testing.T) {
 	// Without a search parameter: the plain answer.
 	if code, _, body := g.get(t, "/v1/agents/main/skills?q=", nil); code != 200 || !json.Valid([]byte(body)) || len(body) < 100 {
 		t.Errorf("empty q: %d %s", code, body)
+	}
+}
+
+// TestSearchScope (T6, T7, O1): a skill outside the agent's scope does not
+// exist for its search, not even in the ranking's statistics (a score
+// moved with the words of scoped-out descriptions: a word-by-word oracle),
+// and /skills shows no homepage of it; q is bounded.
+func TestSearchScope(t *testing.T) {
+	md := func(name, desc string) string {
+		return "---\nname: " + name + "\ndescription: " + desc + "\nhomepage: https://example.com/" + name + "\n---\n# " + name + "\n"
+	}
+	files := map[string]string{
+		"skills/git-notes/SKILL.md": md("git-notes", "Notes in git about the release."),
+		"skills/git-tags/SKILL.md":  md("git-tags", "Tags of a release."),
+	}
+	scoped := map[string]string{
+		"skills/secret-plan/SKILL.md": md("secret-plan", "Merger release codename falcon."),
+	}
+	for k, v := range files {
+		scoped[k] = v
+	}
+	cfg := `{"agents": {"ops": {"skills": {"allow": ["git-*"]}}}}`
+	score := func(g *gw, q string) []string {
+		t.Helper()
+		code, _, body := g.get(t, "/v1/agents/ops/skills?q="+q, nil)
+		var a gateway.SearchAnswer
+		if err := json.Unmarshal([]byte(body), &a); code != http.StatusOK || err != nil {
+			t.Fatalf("search %s: %d %s", q, code, body)
+		}
+		var out []string
+		for _, s := range a.Skills {
+			out = append(out, fmt.Sprintf("%s=%.9f", s.Name, *s.Score))
+		}
+		return out
+	}
+	with := startGateway(t, gwOptions{files: scoped, config: cfg})
+	without := startGateway(t, gwOptions{files: files, config: cfg})
+	with.waitPrompt(t, "ops", block(global("git-notes", "Notes in git about the release."), global("git-tags", "Tags of a release.")))
+	without.waitPrompt(t, "ops", block(global("git-notes", "Notes in git about the release."), global("git-tags", "Tags of a release.")))
+	for _, q := range []string{"release", "release+falcon", "falcon", "secret", "notes+release"} {
+		if a, b := score(with, q), score(without, q); !slices.Equal(a, b) {
+			t.Errorf("q=%s: scores %v with a scoped-out skill, %v without it", q, a, b)
+		}
+	}
+	if r := skillReport(t, with, "ops", "secret-plan"); r.Stage != "config" {
+		t.Fatalf("secret-plan for ops: stage %q", r.Stage)
+	}
+	_, _, body := with.get(t, "/v1/agents/ops/skills", nil)
+	if strings.Contains(body, "example.com/secret-plan") || !strings.Contains(body, "example.com/git-notes") {
+		t.Errorf("/skills of ops shows the scoped-out skill's homepage, or not the others':\n%s", body)
+	}
+
+	// q is bounded in bytes and words.
+	for q, code := range map[string]int{
+		strings.Repeat("word+", 32):                  http.StatusOK,
+		strings.Repeat("word+", 33):                  http.StatusBadRequest,
+		strings.Repeat("a", gateway.MaxQueryBytes):   http.StatusOK,
+		strings.Repeat("a", gateway.MaxQueryBytes+1): http.StatusBadRequest,
+	} {
+		got, _, body := with.get(t, "/v1/agents/ops/skills?q="+q, nil)
+		if got != code {
+			t.Errorf("q of %d bytes: %d %s, want %d", len(q), got, body, code)
+		}
+		if code == http.StatusBadRequest && body != `{"error":"q: at most 512 bytes and 32 words"}`+"\n" {
+			t.Errorf("q of %d bytes: body %s", len(q), body)
+		}
 	}
 }

@@ -90,6 +90,7 @@ type Server struct {
 	reload    chan struct{}             // asks the poller to re-read the config file now
 	sockets   atomic.Int64              // node WebSocket connections held, pending or connected
 	pending   *pendingSockets           // sockets that have not completed connect
+	searches  chan struct{}             // a token per search ranking now (maxSearches)
 	nodesJSON nodesCache                // the encoded GET /v1/nodes answer
 
 	// replica is this process's replica name (Config.Replica); member is
@@ -140,6 +141,7 @@ func New(cfg Config) (*Server, error) {
 		reload:     make(chan struct{}, 1),
 		started:    time.Now(),
 		pending:    newPendingSockets(cfg.MaxPending, cfg.MaxPendingPerAddr),
+		searches:   make(chan struct{}, maxSearches),
 	}
 	s.metrics = newMetrics(s)
 	s.scans.scans = s.metrics.govScans

@@ -81,6 +81,10 @@ func (s *SkillReport) Emptied() (eligibility.Filtered, bool) {
 
 // newSkillReport converts a result.
 func newSkillReport(p *eligibility.Prepared, r *eligibility.Result) SkillReport {
+	homepage := r.Skill.Homepage
+	if p.OutOfScope() {
+		homepage = "" // what the skill says of itself is not the agent's to read
+	}
 	return SkillReport{
 		Governance: p.Gov,
 		Name:       r.Skill.Name,
@@ -88,7 +92,7 @@ func newSkillReport(p *eligibility.Prepared, r *eligibility.Result) SkillReport 
 		Location:   r.Skill.Key,
 		ReadPath:   skill.ReadPath(r.Skill.Key),
 		Scope:      string(r.Skill.Scope),
-		Homepage:   r.Skill.Homepage,
+		Homepage:   homepage,
 		Always:     r.Always,
 		Eligible:   r.Eligible,
 		Stage:      r.Stage,
