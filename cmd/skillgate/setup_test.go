@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -115,7 +116,16 @@ func TestServeSetupErrors(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				gw.kill(t)
+				// A clean stop (SIGTERM) adds no plain-text line either.
+				gw.cmd.Process.Signal(syscall.SIGTERM)
+				select {
+				case <-gw.exited:
+				case <-time.After(clusterWait):
+					t.Fatal("skillgate serve did not stop on SIGTERM")
+				}
+				if code := gw.cmd.ProcessState.ExitCode(); code != 0 {
+					t.Errorf("skillgate serve exited %d on SIGTERM", code)
+				}
 				checkJSONLog(t, "the refused gateway", gw.out.String())
 				if strings.Contains(gw.out.String(), tt.secret) {
 					t.Errorf("the log shows the secret key:\n%s", gw.out.String())
