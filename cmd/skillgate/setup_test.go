@@ -106,8 +106,9 @@ func TestServeSetupErrors(t *testing.T) {
 				"0 nodes connected to " + base + "\n\n" +
 				"NODE  REPLICA  OS  ROLES  BINS PRESENT  ENV  FACTS\n\n" +
 				"agent main: not evaluated: store not loaded: " + fill(tt.detail) + "\n"
-			if code != 1 || out != wantOut || errOut != "" {
-				t.Errorf("status: exit %d, stderr %q, stdout:\n%s\nwant exit 1 and:\n%s", code, errOut, out, wantOut)
+			wantErrOut := "skillgate status: gateway " + base + " is not ready: store not loaded: " + fill(tt.cause) + "\n"
+			if code != 1 || out != wantOut || errOut != wantErrOut {
+				t.Errorf("status: exit %d, stderr %q, stdout:\n%s\nwant exit 1, stderr %q and:\n%s", code, errOut, out, wantErrOut, wantOut)
 			}
 
 			// The fix: the bucket made, or the right key and a restart.
@@ -168,4 +169,53 @@ func TestEvalMissingBucket(t *testing.T) {
 	if code != 2 || errOut != want {
 		t.Errorf("exit %d, stderr %q\nwant 2, %q", code, errOut, want)
 	}
+}
+
+// TestServeWithoutCredentials: a gateway whose AWS chain finds no
+// credentials names every source it tried, and the SDK's own warnings on
+// the way (the instance metadata service) are JSON lines of its log.
+func TestServeWithoutCredentials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	bins := testBins(t)
+	t.Setenv("SKILLGATE_AGENT_TOKEN", "")
+	env := awsEnv(t, "", "")
+	env = env[:len(env)-1] // the instance metadata service is asked, as on a real host
+	port := freePort(t)
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	gw := startProcEnv(t, "skillgate serve", env, filepath.Join(bins, "skillgate"),
+		"serve", "--store", "s3://skills?endpoint=http://127.0.0.1:1", "--listen", "127.0.0.1:"+strconv.Itoa(port), "--poll", "200ms")
+	want := "store not loaded: no AWS credentials: the AWS credential chain tried the environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are unset; " +
+		"web identity from the environment: AWS_WEB_IDENTITY_TOKEN_FILE is unset; " +
+		`profile "default" of the shared files ($AWS_SHARED_CREDENTIALS_FILE, $AWS_CONFIG_FILE): no such files; ` +
+		"container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and AWS_CONTAINER_CREDENTIALS_FULL_URI are unset; " +
+		"the EC2 instance metadata service (IMDS): "
+	// Without an instance the metadata service may take its timeouts.
+	deadline := time.Now().Add(90 * time.Second)
+	var last string
+	for {
+		code, body := httpGet(base + "/readyz")
+		var r struct{ Error string }
+		json.Unmarshal([]byte(body), &r)
+		if code == http.StatusServiceUnavailable && strings.HasPrefix(r.Error, want) {
+			break
+		}
+		last = fmt.Sprint(code, " ", body)
+		select {
+		case <-gw.exited:
+			t.Fatalf("skillgate serve exited; last: %s", last)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz: %s\nwant 503 with an error starting %q", last, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, body := httpGet(base + "/v1/agents/main/prompt"); code != http.StatusServiceUnavailable || !strings.Contains(body, `"error":"`+strings.ReplaceAll(want, `"`, `\"`)) {
+		t.Errorf("prompt: %d %s", code, body)
+	}
+	gw.cmd.Process.Signal(syscall.SIGTERM)
+	<-gw.exited
+	checkJSONLog(t, "skillgate serve", gw.out.String())
 }

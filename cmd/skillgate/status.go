@@ -113,9 +113,11 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	// A gateway that is not ready is a failed status (exit 1), after
-	// everything it could say was printed.
+	// everything it could say was printed; stderr says why in one line,
+	// for a script that keeps only that.
 	var notReady error
 	if ready != nil && !ready.Ready {
+		fmt.Fprintf(stderr, "skillgate status: gateway %s is not ready: %s\n", cli.Printable(base.String()), cli.Printable(ready.why()))
 		notReady = cli.ExitError{Code: 1}
 	}
 	if *asJSON {
@@ -216,17 +218,21 @@ func getReady(ctx context.Context, client *http.Client, u string) *readyAnswer {
 	return &a
 }
 
+// why says why the gateway is not ready: its error, else its cluster's.
+func (r *readyAnswer) why() string {
+	switch {
+	case r.Error != "":
+		return r.Error
+	case r.Cluster != "" && r.Cluster != "ok":
+		return "cluster: " + r.Cluster
+	}
+	return "see GET /readyz and the gateway log"
+}
+
 // printNotReady says why the gateway is not ready and what to check, in
 // place of counts that would read as an empty store.
 func printNotReady(w io.Writer, base string, r *readyAnswer) {
-	why := r.Error
-	if why == "" && r.Cluster != "" && r.Cluster != "ok" {
-		why = "cluster: " + r.Cluster
-	}
-	if why == "" {
-		why = "see GET /readyz and the gateway log"
-	}
-	fmt.Fprintf(w, "gateway %s is NOT READY: %s\n", cli.Printable(base), cli.Printable(why))
+	fmt.Fprintf(w, "gateway %s is NOT READY: %s\n", cli.Printable(base), cli.Printable(r.why()))
 	if r.Hint != "" {
 		fmt.Fprintf(w, "  check: %s\n", cli.Printable(r.Hint))
 	}
