@@ -452,3 +452,32 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	b.noProblems()
 }
+
+// TestConsoleStoreNotLoaded: a gateway that never read its store. The
+// overview says why and what to check, instead of failing or showing an
+// empty store, and turns normal once the store is there.
+func TestConsoleStoreNotLoaded(t *testing.T) {
+	g := startGateway(t, gwOptions{unloaded: true})
+	eventually(t, waitFor, func() (string, bool) {
+		code, _, body := g.get(t, "/readyz", "")
+		return fmt.Sprint(code, " ", body), code == http.StatusServiceUnavailable && strings.Contains(body, "does not exist")
+	})
+	b := newBrowser(t)
+	b.do(chromedp.Navigate(g.base + "/ui/"))
+	b.signIn("", "main")
+	b.waitText("#card-gateway", "store not loaded: the store directory does not exist")
+	b.waitText("#card-gateway", "check --store: the directory (or a directory under it) was removed")
+	b.waitText("#ov-unavailable", "store not loaded: ")
+	if strings.Contains(b.text("#cards"), "Skills of agent") {
+		t.Errorf("the overview shows a skills card for a store never read:\n%s", b.pageText())
+	}
+	b.shot("store-not-loaded")
+
+	g.put(t, "skills/github/SKILL.md", skillMD("github", "Interact with GitHub using the gh CLI.", "", "Use gh."))
+	b.waitText("#card-skills", "Skills of agent main")
+	b.waitFor("the store's message gone", `!document.querySelector("#ov-unavailable")`, waitFor)
+	if strings.Contains(b.text("#card-gateway"), "Problem") {
+		t.Errorf("the gateway card still shows a problem:\n%s", b.pageText())
+	}
+	b.noProblems()
+}

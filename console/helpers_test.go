@@ -107,6 +107,9 @@ type gwOptions struct {
 	files      map[string]string // initial store content, key → body
 	config     string            // config file content; "" → "{}"
 	agentToken string            // SKILLGATE_AGENT_TOKEN
+	// unloaded removes the store directory before the gateway's first
+	// poll (put makes it again), and does not wait for readiness.
+	unloaded bool
 }
 
 // startGateway starts a gateway for t; it stops when t ends.
@@ -144,6 +147,11 @@ func startGateway(t *testing.T, o gwOptions) *gw {
 		t.Fatal(err)
 	}
 	g.base = "http://" + ln.Addr().String()
+	if o.unloaded {
+		if err := os.RemoveAll(g.store); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
@@ -164,6 +172,9 @@ func startGateway(t *testing.T, o gwOptions) *gw {
 			t.Logf("gateway logs:\n%s", tail(g.logs.String(), 16<<10))
 		}
 	})
+	if o.unloaded {
+		return g
+	}
 	eventually(t, waitFor, func() (string, bool) {
 		code, _, body := g.get(t, "/readyz", "")
 		return fmt.Sprint(code, " ", body), code == http.StatusOK

@@ -230,7 +230,10 @@ func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, eligibl
 			missingBins = append(missingBins, none...)
 		}
 		missingEnv := missing(p.Req.Env, s.index.AnyHostHasEnv)
-		s.log.Warn("skill disabled: "+strings.Join(r.Reasons, "; "), "agent", agentID, "skill", sk.Name,
+		// Info, not warn: most skills of a bucket are disabled on most
+		// fleets (a binary or an OS no host has), and each start says so
+		// again for every one of them; it is routine, not a fault.
+		s.log.Info("skill disabled: "+strings.Join(r.Reasons, "; "), "agent", agentID, "skill", sk.Name,
 			"missing_bins", nonNil(missingBins), "missing_env", nonNil(missingEnv),
 			"stage", r.Stage, "location", sk.Key)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -31,11 +32,11 @@ const MaxReadPathLen = 1024
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/nodes/connect", s.handleNodeConnect)
-	mux.Handle("GET /v1/agents/{agentId}/prompt", s.agentAuth(s.handlePrompt))
-	mux.Handle("GET /v1/agents/{agentId}/skills", s.agentAuth(s.handleSkills))
-	mux.Handle("GET /v1/agents/{agentId}/read", s.agentAuth(s.handleRead))
+	mux.Handle("GET /v1/agents/{agentId}/prompt", s.agentAuth(s.needSnapshot(s.handlePrompt)))
+	mux.Handle("GET /v1/agents/{agentId}/skills", s.agentAuth(s.needSnapshot(s.handleSkills)))
+	mux.Handle("GET /v1/agents/{agentId}/read", s.agentAuth(s.needSnapshot(s.handleRead)))
 	mux.Handle("GET /v1/nodes", s.adminAuth(s.handleNodes))
-	mux.Handle("GET /v1/governance", s.adminAuth(s.handleGovernance))
+	mux.Handle("GET /v1/governance", s.adminAuth(s.needSnapshot(s.handleGovernance)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -156,6 +157,24 @@ func (a *authState) admits(token, id string, adminOnly bool) bool {
 		return tokenMatches(token, want)
 	}
 	return false
+}
+
+// needSnapshot guards the endpoints that answer from the skills snapshot:
+// until a first one is loaded they answer 503 {"error": "store not
+// loaded: CAUSE"}, never the empty block (or empty lists) of a store
+// that was never read, which an agent would paste as "no skills".
+// Retry-After is the poll interval: the next attempt.
+func (s *Server) needSnapshot(h http.HandlerFunc) http.HandlerFunc {
+	retry := strconv.Itoa(int(math.Ceil(s.cfg.Poll.Seconds())))
+	return func(w http.ResponseWriter, r *http.Request) {
+		if msg := s.notLoaded.Load(); msg != nil {
+			w.Header().Set("Retry-After", retry)
+			w.Header().Set("Cache-Control", "no-store")
+			writeError(w, http.StatusServiceUnavailable, *msg)
+			return
+		}
+		h(w, r)
+	}
 }
 
 func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
@@ -420,11 +439,17 @@ func checkReadPath(p string) (dir, rest string, err error) {
 
 // readyJSON is the answer of /readyz.
 type readyJSON struct {
-	Ready          bool    `json:"ready"`
-	Store          string  `json:"store"`
+	Ready bool   `json:"ready"`
+	Store string `json:"store"`
+	// Loaded: a snapshot of the store is in service (else the agent
+	// endpoints answer 503).
+	Loaded         bool    `json:"loaded"`
 	SnapshotAgeSec float64 `json:"snapshotAgeSeconds"`
-	Error          string  `json:"error,omitempty"`
-	Nodes          int     `json:"nodes"` // connected to this process
+	// Error says what is wrong and Hint what to check, both without an
+	// endpoint, a path or OS error text: the probe is open.
+	Error string `json:"error,omitempty"`
+	Hint  string `json:"hint,omitempty"`
+	Nodes int    `json:"nodes"` // connected to this process
 	// With a cluster: "ok", or why this replica does not see the other
 	// replicas' nodes (then not ready); and how many it holds of theirs.
 	Cluster     string `json:"cluster,omitempty"`
@@ -434,14 +459,18 @@ type readyJSON struct {
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	s.mu.RLock()
-	j := readyJSON{Ready: true, Store: publicStoreName(s.cfg.StoreName), SnapshotAgeSec: s.snapshotAgeLocked(now).Seconds(), Nodes: len(s.reg.nodes)}
-	switch {
-	case s.health.lastOK.IsZero() && s.health.lastErr == nil:
-		j.Ready, j.Error = false, "no snapshot taken yet"
+	j := readyJSON{Ready: true, Store: publicStoreName(s.cfg.StoreName), Loaded: !s.health.lastOK.IsZero(),
+		SnapshotAgeSec: s.snapshotAgeLocked(now).Seconds(), Nodes: len(s.reg.nodes)}
+	// The probe is open: it says what is wrong (Problem.Cause), not where
+	// (endpoints, paths and OS error text go to the log and to the agent
+	// endpoints, which need a token).
+	switch p := s.health.problem; {
+	case !j.Loaded && s.health.lastErr == nil:
+		j.Ready, j.Error, j.Hint = false, notLoadedYet, "wait for the first load of the store to end"
+	case !j.Loaded:
+		j.Ready, j.Error, j.Hint = false, "store not loaded: "+p.Cause, p.Hint
 	case s.health.lastErr != nil:
-		// The probe is open: it says what is wrong, not where (paths and
-		// OS error text go to the log).
-		j.Ready, j.Error = false, "storage unreachable, serving the last good snapshot; see the gateway log"
+		j.Ready, j.Error, j.Hint = false, "storage failing, serving the last good snapshot: "+p.Cause, p.Hint
 	}
 	if s.member != nil {
 		remote := len(s.reg.remote)

@@ -46,6 +46,7 @@ func benchServer(b *testing.B, nSkills, nHosts int) *Server {
 	s.mu.Lock()
 	s.snap = snap
 	s.rebuildLocked()
+	s.notLoaded.Store(nil) // as refreshStore does once a snapshot is in
 	for i := range nHosts {
 		f := protocol.HostFacts{ID: fmt.Sprintf("host-%05d", i), OS: "linux", Roles: []string{"execution"},
 			Capabilities: protocol.BaselineCapabilities, HostBinStatus: map[string]bool{}}

@@ -239,8 +239,14 @@ func TestStorageOutageKeepsLastSnapshot(t *testing.T) {
 			Error string `json:"error"`
 		}
 		json.Unmarshal([]byte(body), &r)
-		return fmt.Sprint(code, " ", body), code == http.StatusServiceUnavailable && !r.Ready && r.Error != ""
+		// MinIO stopped: nothing answers on its port.
+		return fmt.Sprint(code, " ", body), code == http.StatusServiceUnavailable && !r.Ready &&
+			r.Error == "storage failing, serving the last good snapshot: cannot reach the storage endpoint"
 	})
+	if logs := g.logs.String(); !strings.Contains(logs, `"msg":"storage failing; serving the last good snapshot"`) ||
+		!strings.Contains(logs, `"cause":"cannot reach the storage endpoint `+m.Endpoint+`: dial tcp`) {
+		t.Errorf("the outage is not logged with its cause:\n%s", logs)
+	}
 	for range 5 {
 		if got := g.prompt(t, "main"); got != want {
 			t.Fatalf("prompt during the outage:\n%s\nwant the last good block:\n%s", got, want)

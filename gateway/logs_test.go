@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -49,7 +50,8 @@ func TestVerdictLogsOncePerChange(t *testing.T) {
 		t.Fatalf("%d log records about weather after 40 prompt builds, want 1:\n%v", len(recs), recs)
 	}
 	rec := recs[0]
-	if rec["level"] != "WARN" || rec["msg"] != "skill disabled: requires env: WEATHER_API_KEY; requires bins: curl" ||
+	// Info: routine at every start for most skills of a bucket, not a fault.
+	if rec["level"] != "INFO" || rec["msg"] != "skill disabled: requires env: WEATHER_API_KEY; requires bins: curl" ||
 		!reflect.DeepEqual(rec["missing_env"], []any{"WEATHER_API_KEY"}) || !reflect.DeepEqual(rec["missing_bins"], []any{}) ||
 		rec["stage"] != "runtime" || rec["location"] != "skills/weather/SKILL.md" {
 		t.Errorf("log record %v", rec)
@@ -63,5 +65,28 @@ func TestVerdictLogsOncePerChange(t *testing.T) {
 	recs = skillLogs(t, g, "weather")
 	if len(recs) != 2 || recs[1]["level"] != "INFO" || recs[1]["msg"] != "skill enabled" {
 		t.Errorf("after the env var appeared: %v, want one more record, skill enabled", recs)
+	}
+}
+
+// TestStorageFindingLevels: a finding about one file of the bucket comes
+// back at every start; it is logged at info, unless it keeps a skill out
+// (an error, such as a SKILL.md over the size limit: warn).
+func TestStorageFindingLevels(t *testing.T) {
+	g := startGateway(t, gwOptions{files: map[string]string{
+		"skills/plain/SKILL.md":            skillMD("plain", "No requirements.", ""),
+		"skills/plain/examples/x/SKILL.md": skillMD("x", "An example inside a skill.", ""),
+		"skills/huge/SKILL.md":             skillMD("huge", strings.Repeat("long ", 60<<10), ""),
+	}})
+	g.waitPrompt(t, "main", block(ePlain))
+	levels := map[string]string{}
+	for line := range strings.SplitSeq(g.logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(fmt.Sprint(rec["msg"]), "storage: ") {
+			levels[fmt.Sprint(rec["location"])] = fmt.Sprint(rec["level"], " ", rec["severity"])
+		}
+	}
+	want := map[string]string{"skills/plain/examples/x/SKILL.md": "INFO warn", "skills/huge/SKILL.md": "WARN error"}
+	if !reflect.DeepEqual(levels, want) {
+		t.Errorf("storage findings logged at %v, want %v", levels, want)
 	}
 }

@@ -103,6 +103,12 @@ type Server struct {
 	serveMu   sync.Mutex         // guards the two fields below
 	httpSrv   *http.Server       // set by Serve
 	stopServe context.CancelFunc // ends Serve's base context
+
+	// notLoaded is the 503 answer of the endpoints that answer from the
+	// snapshot ("store not loaded: CAUSE") until a first snapshot is in
+	// service, then nil: an agent must never paste the empty block of a
+	// store that was never read. Written under mu, read without it.
+	notLoaded atomic.Pointer[string]
 }
 
 // New checks cfg and returns a server that is not yet listening.
@@ -151,6 +157,7 @@ func New(cfg Config) (*Server, error) {
 	s.auth.Store(s.pol.auth)
 	s.reg = registry{nodes: map[string]*nodeConn{}, remote: map[string]*remoteNode{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected}
 	s.snap = &snapshot{agents: map[string][]*skill.Skill{}}
+	s.notLoaded.Store(&notLoadedYet)
 	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
 	s.interestAt = newInterestIndex(s.interest)
 	s.index = eligibility.NewIndex()
@@ -369,7 +376,8 @@ func (s *Server) poll(ctx context.Context) {
 }
 
 // refreshStore takes a new storage snapshot; on a storage error the last
-// good snapshot stays in service.
+// good snapshot stays in service, and without one the agent endpoints
+// answer 503 with the cause.
 func (s *Server) refreshStore(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, max(30*time.Second, 2*s.cfg.Poll))
 	defer cancel()
@@ -390,29 +398,58 @@ func (s *Server) refreshStore(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if s.health.lastErr == nil {
-			s.log.Error("storage unreachable; serving the last good snapshot", "store", s.cfg.StoreName, "err", err,
-				"snapshot_age", s.snapshotAgeLocked(now).Round(time.Second).String())
-		}
-		s.health.lastErr = err
+		s.storeFailedLocked(err, now)
 		return
 	}
 	if s.health.lastErr != nil {
 		s.log.Info("storage reachable again", "store", s.cfg.StoreName)
 	}
-	s.health.lastErr = nil
+	s.health.lastErr, s.health.problem = nil, r2store.Problem{}
 	s.health.lastOK = now
-	if snap.sum == s.snap.sum {
+	if snap.sum != s.snap.sum {
+		for _, d := range snap.diags {
+			if !slices.Contains(s.snap.diags, d) {
+				// A finding about one file comes back at every start: routine
+				// (info), unless it keeps a skill out (error level).
+				level := slog.LevelInfo
+				if d.Level == skill.LevelError {
+					level = slog.LevelWarn
+				}
+				s.log.Log(context.Background(), level, "storage: "+d.Message, "location", d.Location, "severity", string(d.Level))
+			}
+		}
+		s.log.Info("skills loaded", "skills", len(snap.all), "agents", len(snap.agents))
+		s.snap = snap
+		s.rebuildLocked()
+	}
+	// After the snapshot is published: a request that sees nil finds it.
+	s.notLoaded.Store(nil)
+}
+
+// notLoadedYet is the cause before the first attempt has ended.
+var notLoadedYet = "store not loaded: first load in progress"
+
+// storeFailedLocked records a failed poll of the store and logs it once
+// per cause, saying what failed and what to check. Before any snapshot it
+// sets the 503 answer of the agent endpoints; after one, that snapshot
+// keeps serving.
+func (s *Server) storeFailedLocked(err error, now time.Time) {
+	p := r2store.Explain(err)
+	changed := s.health.lastErr == nil || s.health.problem.Cause != p.Cause
+	s.health.lastErr, s.health.problem = err, p
+	if s.health.lastOK.IsZero() {
+		msg := "store not loaded: " + p.Detail
+		s.notLoaded.Store(&msg)
+		if changed {
+			s.log.Error("store not loaded; agents get 503 until a first snapshot loads", "store", s.cfg.StoreName,
+				"cause", p.Detail, "check", p.Hint, "retry_every", s.cfg.Poll.String(), "err", err)
+		}
 		return
 	}
-	for _, d := range snap.diags {
-		if !slices.Contains(s.snap.diags, d) {
-			s.log.Warn("storage: "+d.Message, "location", d.Location, "severity", string(d.Level))
-		}
+	if changed {
+		s.log.Error("storage failing; serving the last good snapshot", "store", s.cfg.StoreName,
+			"cause", p.Detail, "check", p.Hint, "snapshot_age", s.snapshotAgeLocked(now).Round(time.Second).String(), "err", err)
 	}
-	s.log.Info("skills loaded", "skills", len(snap.all), "agents", len(snap.agents))
-	s.snap = snap
-	s.rebuildLocked()
 }
 
 func (s *Server) snapshotAgeLocked(now time.Time) time.Duration {

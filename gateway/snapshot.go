@@ -112,8 +112,9 @@ func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader)
 
 // storeHealth is what /readyz reports about storage.
 type storeHealth struct {
-	lastOK    time.Time // last successful snapshot
-	lastErr   error     // error of the last attempt, nil if it succeeded
+	lastOK    time.Time       // last successful snapshot
+	lastErr   error           // error of the last attempt, nil if it succeeded
+	problem   r2store.Problem // lastErr explained
 	lastTried time.Time
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -21,6 +22,14 @@ import (
 // otherwise. Credentials never go in the URL: they come from the standard
 // AWS chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, …).
 func Open(ctx context.Context, storeURL string) (Store, error) {
+	return OpenWithLogger(ctx, storeURL, nil)
+}
+
+// OpenWithLogger is Open with the logger that receives the AWS SDK's own
+// log lines (nil: slog.Default()). The gateway passes its JSON logger:
+// the SDK would otherwise write plain-text lines to stderr, into the
+// middle of a JSON log.
+func OpenWithLogger(ctx context.Context, storeURL string, log *slog.Logger) (Store, error) {
 	if storeURL == "" {
 		return nil, errors.New("store is empty: expected a directory or s3://BUCKET?endpoint=…")
 	}
@@ -40,6 +49,7 @@ func Open(ctx context.Context, storeURL string) (Store, error) {
 		if err != nil {
 			return nil, err
 		}
+		cfg.Logger = log
 		return NewS3(ctx, cfg)
 	}
 	return nil, fmt.Errorf("store %q: unsupported scheme %q: expected a directory, file:///DIR or s3://BUCKET?endpoint=…", Redact(storeURL), scheme)

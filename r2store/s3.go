@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/logging"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
@@ -46,12 +48,20 @@ type S3Config struct {
 	// AWS_SECRET_ACCESS_KEY, AWS_PROFILE, …).
 	AccessKeyID     string
 	SecretAccessKey string
+	// Logger receives the AWS SDK's own log lines (a retry, a checksum
+	// it could not check), at warn or debug. Nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // S3 is a Store backed by an S3-compatible bucket.
 type S3 struct {
 	client *s3.Client
 	bucket string
+	// For explaining failures (s3problem.go): where requests go, the
+	// credentials the client signs with and how the chain found them.
+	endpoint, region string
+	creds            aws.CredentialsProvider
+	chain            credChain
 }
 
 // NewS3 returns the store of an S3-compatible bucket. It makes no request:
@@ -84,6 +94,14 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	} else if cfg.Endpoint != "" {
 		opts = append(opts, config.WithDefaultRegion("auto"))
 	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	// The SDK's default logger writes plain text to stderr; ClientLogMode
+	// stays 0 (no request or response dumps, which would carry
+	// signatures), so only its warnings come through.
+	opts = append(opts, config.WithLogger(sdkLogger{log.With("bucket", cfg.Bucket)}))
 	if cfg.AccessKeyID != "" {
 		opts = append(opts, config.WithCredentialsProvider(
 			credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, "")))
@@ -101,7 +119,39 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		}
 		o.UsePathStyle = cfg.PathStyle
 	})
-	return &S3{client: client, bucket: cfg.Bucket}, nil
+	st := &S3{client: client, bucket: cfg.Bucket, endpoint: cfg.Endpoint, region: awsCfg.Region, creds: awsCfg.Credentials,
+		chain: resolveChain(cfg.AccessKeyID != "", awsCfg)}
+	if st.endpoint == "" && awsCfg.BaseEndpoint != nil {
+		st.endpoint = *awsCfg.BaseEndpoint // AWS_ENDPOINT_URL
+	}
+	return st, nil
+}
+
+// sdkLogger hands the AWS SDK's log lines to slog.
+type sdkLogger struct{ log *slog.Logger }
+
+func (l sdkLogger) Logf(c logging.Classification, format string, v ...any) {
+	level := slog.LevelDebug
+	if c == logging.Warn {
+		level = slog.LevelWarn
+	}
+	l.log.Log(context.Background(), level, "s3 store: aws sdk: "+fmt.Sprintf(format, v...))
+}
+
+// checkCredentials asks the credential chain (cached: no request once it
+// has them) before a request, so that a chain that finds none is told
+// apart from a refusal by the service, and explained.
+func (s *S3) checkCredentials(ctx context.Context) error {
+	if s.creds == nil {
+		return nil
+	}
+	if _, err := s.creds.Retrieve(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return s.noCredentials(err)
+	}
+	return nil
 }
 
 // Bucket returns the bucket's name.
@@ -114,12 +164,15 @@ func (s *S3) List(ctx context.Context, prefix string) ([]Object, error) {
 	if prefix != "" {
 		in.Prefix = aws.String(prefix)
 	}
+	if err := s.checkCredentials(ctx); err != nil {
+		return nil, fmt.Errorf("s3 list s3://%s/%s: %w", s.bucket, prefix, err)
+	}
 	objs := []Object{}
 	pages := s3.NewListObjectsV2Paginator(s.client, in)
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("s3 list s3://%s/%s: %w", s.bucket, prefix, err)
+			return nil, fmt.Errorf("s3 list s3://%s/%s: %w", s.bucket, prefix, s.explain(err))
 		}
 		for _, o := range page.Contents {
 			objs = append(objs, Object{
@@ -145,6 +198,9 @@ func (s *S3) Get(ctx context.Context, key, etag string) ([]byte, string, error) 
 	if err := ValidateKey(key); err != nil {
 		return nil, "", fmt.Errorf("s3 get %q: %w", key, err)
 	}
+	if err := s.checkCredentials(ctx); err != nil {
+		return nil, "", fmt.Errorf("s3 get %s: %w", key, err)
+	}
 	in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}
 	if etag != "" {
 		in.IfNoneMatch = aws.String(etag)
@@ -157,7 +213,7 @@ func (s *S3) Get(ctx context.Context, key, etag string) ([]byte, string, error) 
 		case status == http.StatusNotFound || isNoSuchKey(err):
 			return nil, "", fmt.Errorf("s3 get %s: %w", key, ErrNotFound)
 		}
-		return nil, "", fmt.Errorf("s3 get %s: %w", key, err)
+		return nil, "", fmt.Errorf("s3 get %s: %w", key, s.explain(err))
 	}
 	defer out.Body.Close()
 	if n := aws.ToInt64(out.ContentLength); n > MaxFileSize {

@@ -163,11 +163,11 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 	}
 	objs, diags, err := r2store.ListView(ctx, st, agent)
 	if err != nil {
-		return nil, fmt.Errorf("--store %s: %w", r2store.Redact(storeURL), err)
+		return nil, storeError(storeURL, err)
 	}
 	loaded, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
 	if err != nil {
-		return nil, fmt.Errorf("--store %s: %w", r2store.Redact(storeURL), err)
+		return nil, storeError(storeURL, err)
 	}
 	for i := range loaded {
 		v.skills = append(v.skills, loaded[i].Skill)
@@ -175,6 +175,17 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 	}
 	v.diags = append(diags, loadDiags...)
 	return v, nil
+}
+
+// storeError words a failed read of the store: what failed and what to
+// check when the store explained it (a missing bucket, refused or missing
+// credentials), else the error as it came.
+func storeError(storeURL string, err error) error {
+	var se *r2store.Error
+	if errors.As(err, &se) {
+		return fmt.Errorf("--store %s: %s; check: %s", r2store.Redact(storeURL), se.Detail, se.Hint)
+	}
+	return fmt.Errorf("--store %s: %w", r2store.Redact(storeURL), err)
 }
 
 // printReport prints an eligibility report as a table, for eval and status.

@@ -537,5 +537,16 @@ func statusErr(u string, resp *http.Response, notFound string) error {
 	case http.StatusNotFound:
 		hint = notFound
 	}
-	return fmt.Errorf("GET %s: %s: %s%s", u, cli.Printable(resp.Status), cli.Printable(e.Error), hint)
+	return &statusError{code: resp.StatusCode, msg: e.Error,
+		text: fmt.Sprintf("GET %s: %s: %s%s", u, cli.Printable(resp.Status), cli.Printable(e.Error), hint)}
 }
+
+// statusError is a gateway's non-200 answer: its status code and its
+// {"error": …} message (as sent), and the whole sentence for people.
+type statusError struct {
+	code int
+	msg  string
+	text string
+}
+
+func (e *statusError) Error() string { return e.text }

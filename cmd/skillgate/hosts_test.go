@@ -412,6 +412,10 @@ func TestStatusReadsEveryPage(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
+		if r.URL.Path != "/v1/nodes" {
+			w.WriteHeader(http.StatusNotFound) // /readyz: a gateway that predates it
+			return
+		}
 		queries = append(queries, r.URL.RawQuery)
 		at := `"connectedAt": "2026-11-22T10:00:00Z", "factsAt": "2026-11-22T10:00:01Z"`
 		switch r.URL.Query().Get("cursor") {

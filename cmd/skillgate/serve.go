@@ -95,7 +95,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cli.Usagef("--tls-client-ca needs TLS: set --tls-cert and --tls-key too")
 	}
 	log := logging.New(stderr, level)
-	st, err := r2store.Open(ctx, *storeURL)
+	defer logging.SetDefault(log)()
+	// The AWS SDK logs through the gateway's logger, not in plain text.
+	st, err := r2store.OpenWithLogger(ctx, *storeURL, log)
 	if err != nil {
 		return cli.Usagef("--store: %v", err)
 	}

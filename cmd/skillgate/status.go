@@ -62,6 +62,10 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
+	// Readiness first: a gateway that never loaded its store has no skill
+	// to report, and an empty report would read as "0 of 0 skills".
+	ready := getReady(ctx, client, base.String()+"/readyz")
+	loaded := ready == nil || ready.Loaded == nil || *ready.Loaded
 	var nodes struct {
 		Nodes []statusNode `json:"nodes"`
 	}
@@ -87,18 +91,34 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		nodes.Nodes = []statusNode{}
 	}
 	var rep *report.Report
+	unloaded := "" // why the agent was not evaluated: the gateway's 503 answer
 	if *agent != "" {
 		rep = new(report.Report)
-		if err := getJSON(ctx, client, base.String()+"/v1/agents/"+url.PathEscape(*agent)+"/skills", rep); err != nil {
-			return err
+		u := base.String() + "/v1/agents/" + url.PathEscape(*agent) + "/skills"
+		if err := getJSON(ctx, client, u, rep); err != nil {
+			// Not loaded: the gateway's answer names the cause, with the
+			// endpoint /readyz leaves out.
+			var se *statusError
+			if loaded || !errors.As(err, &se) || se.code != http.StatusServiceUnavailable {
+				return err
+			}
+			rep, unloaded = nil, se.msg
 		}
 	}
 	var queue *gateway.GovernanceQueue
-	if *govern {
+	if *govern && loaded {
 		queue = new(gateway.GovernanceQueue)
 		if err := getJSON(ctx, client, base.String()+"/v1/governance", queue); err != nil {
 			return err
 		}
+	}
+	// A gateway that is not ready is a failed status (exit 1), after
+	// everything it could say was printed; stderr says why in one line,
+	// for a script that keeps only that.
+	var notReady error
+	if ready != nil && !ready.Ready {
+		fmt.Fprintf(stderr, "skillgate status: gateway %s is not ready: %s\n", cli.Printable(base.String()), cli.Printable(ready.why()))
+		notReady = cli.ExitError{Code: 1}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -108,10 +128,22 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if queue != nil {
 			out["governance"] = queue
 		}
-		return enc.Encode(out)
+		if ready != nil {
+			out["ready"] = ready
+		}
+		if unloaded != "" {
+			out["agentError"] = unloaded
+		}
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+		return notReady
 	}
 	// Everything below comes from the gateway, and much of it from nodes:
 	// values pass through cli.Printable so that none can drive the terminal.
+	if ready != nil && !ready.Ready {
+		printNotReady(stdout, base.String(), ready)
+	}
 	fmt.Fprintf(stdout, "%d nodes connected to %s\n\n", len(nodes.Nodes), cli.Printable(base.String()))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tREPLICA\tOS\tROLES\tBINS PRESENT\tENV\tFACTS")
@@ -135,11 +167,79 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		printReport(stdout, rep, len(nodes.Nodes))
 		printClosest(stdout, rep, nodes.Nodes)
 	}
+	if unloaded != "" {
+		fmt.Fprintf(stdout, "\nagent %s: not evaluated: %s\n", cli.Printable(*agent), cli.Printable(unloaded))
+	}
+	if *govern && !loaded {
+		fmt.Fprintln(stdout, "\ngovernance: not evaluated: the gateway has not loaded its store")
+	}
 	if queue != nil {
 		fmt.Fprintln(stdout)
 		printGovernance(stdout, queue)
 	}
-	return nil
+	return notReady
+}
+
+// readyAnswer is the answer of GET /readyz, as status reads it. Ready and
+// Loaded are pointers: a gateway that predates a field leaves it out.
+type readyAnswer struct {
+	Ready       bool    `json:"ready"`
+	Store       string  `json:"store"`
+	Loaded      *bool   `json:"loaded,omitempty"`
+	Error       string  `json:"error,omitempty"`
+	Hint        string  `json:"hint,omitempty"`
+	Cluster     string  `json:"cluster,omitempty"`
+	Nodes       int     `json:"nodes"`
+	RemoteNodes *int    `json:"remoteNodes,omitempty"`
+	SnapshotAge float64 `json:"snapshotAgeSeconds"`
+}
+
+// getReady reads GET /readyz (200 ready, 503 not), or returns nil when it
+// cannot be read or is not a skillgate answer: readiness is extra, and the
+// requests after it say what is wrong with the gateway's address.
+func getReady(ctx context.Context, client *http.Client, u string) *readyAnswer {
+	resp, err := agentGet(ctx, client, u)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
+		return nil
+	}
+	var raw struct {
+		readyAnswer
+		Ready *bool `json:"ready"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&raw) != nil || raw.Ready == nil {
+		return nil
+	}
+	a := raw.readyAnswer
+	a.Ready = *raw.Ready
+	return &a
+}
+
+// why says why the gateway is not ready: its error, else its cluster's.
+func (r *readyAnswer) why() string {
+	switch {
+	case r.Error != "":
+		return r.Error
+	case r.Cluster != "" && r.Cluster != "ok":
+		return "cluster: " + r.Cluster
+	}
+	return "see GET /readyz and the gateway log"
+}
+
+// printNotReady says why the gateway is not ready and what to check, in
+// place of counts that would read as an empty store.
+func printNotReady(w io.Writer, base string, r *readyAnswer) {
+	fmt.Fprintf(w, "gateway %s is NOT READY: %s\n", cli.Printable(base), cli.Printable(r.why()))
+	if r.Hint != "" {
+		fmt.Fprintf(w, "  check: %s\n", cli.Printable(r.Hint))
+	}
+	if r.Cluster != "" && r.Cluster != "ok" && r.Error != "" {
+		fmt.Fprintf(w, "  cluster: %s\n", cli.Printable(r.Cluster))
+	}
+	fmt.Fprintln(w)
 }
 
 // printGovernance prints the review queue: each skill held, why, and its

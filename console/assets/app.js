@@ -215,7 +215,9 @@
     } catch (e) {
       return "Cannot reach the gateway: " + e.message;
     }
-    if (r2.status === 200) {
+    // 503: the token opened the agent (auth comes first), but the gateway
+    // has not loaded its store yet; the overview says why.
+    if (r2.status === 200 || r2.status === 503) {
       Object.assign(S, { token, agent, role: "agent" });
       saveSession();
       return "";
@@ -323,6 +325,7 @@
           ready.cluster ? ["Cluster", ready.cluster === "ok" ? badge("ok", "yes") : badge(ready.cluster, "no")] : null,
           ready.remoteNodes !== undefined ? ["Nodes on other replicas", h("span", { id: "ov-remote" }, fmt(ready.remoteNodes))] : null,
           ready.error ? ["Problem", ready.error] : null,
+          ready.hint ? ["Check", ready.hint] : null,
         ])));
       }
       if (report) {
@@ -398,15 +401,27 @@
           getRaw("readyz", signal, [200, 503]),
           getRaw(skillsPath(agent), signal).catch((e) => {
             if (e instanceof ApiError && e.status === 403) return forbidden;
+            // 503: the store was never loaded; /readyz says why.
+            if (e instanceof ApiError && e.status === 503) return JSON.stringify({ agent, skills: [], diagnostics: [], unavailable: e.message });
             throw e;
           }),
-          canReadAll() ? getRaw("v1/governance", signal) : Promise.resolve("null"),
+          canReadAll() ? getRaw("v1/governance", signal).catch((e) => {
+            if (e instanceof ApiError && e.status === 503) return "null";
+            throw e;
+          }) : Promise.resolve("null"),
         ]);
         if (ready === last.ready && skills === last.skills && gov === last.gov) return;
         last = { ready, skills, gov };
         data = { ready: JSON.parse(ready), report: JSON.parse(skills), gov: JSON.parse(gov) };
         if (data.report.forbidden) msg.replaceChildren(h("p", { class: "error" }, `This token cannot read agent ${agent}.`));
-        else lastReport = data.report;
+        else if (data.report.unavailable) {
+          msg.replaceChildren(h("p", { class: "error", id: "ov-unavailable" }, data.report.unavailable));
+          data.report = null;
+        } else {
+          // The store's problem is over; other messages stay.
+          if (msg.querySelector("#ov-unavailable")) msg.replaceChildren();
+          lastReport = data.report;
+        }
         render();
       },
     };

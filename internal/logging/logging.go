@@ -8,6 +8,7 @@ package logging
 
 import (
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"time"
@@ -30,4 +31,19 @@ func ParseLevel(s string) (slog.Level, error) {
 	var l slog.Level
 	err := l.UnmarshalText([]byte(s))
 	return l, err
+}
+
+// SetDefault makes l the process's default logger, and so the output of
+// the standard log package too: a library that logs with log.Printf (or
+// slog's default) then writes lines in l's format, not plain text into
+// the middle of a JSON log. It returns the function that puts back what
+// was there before (for commands run in-process, as tests do).
+func SetDefault(l *slog.Logger) (restore func()) {
+	prev, out, flags := slog.Default(), log.Writer(), log.Flags()
+	slog.SetDefault(l)
+	return func() {
+		slog.SetDefault(prev)
+		log.SetOutput(out)
+		log.SetFlags(flags)
+	}
 }
