@@ -50,14 +50,17 @@ type Gateway struct {
 	Poll          time.Duration // 0: not set
 	Insecure      bool
 	MaxNodes      int // 0: not set
-	NodeTokens    map[string]string
-	AgentTokens   map[string]string
-	TLSCert       string
-	TLSKey        string
-	TLSClientCA   string
-	Prompt        Prompt
-	Governance    governance.Policy
-	Cluster       Cluster
+	// MaxLongPolls and MaxLongPollsPerToken bound the long polls waiting
+	// at once (defaults when not set).
+	MaxLongPolls, MaxLongPollsPerToken int
+	NodeTokens                         map[string]string
+	AgentTokens                        map[string]string
+	TLSCert                            string
+	TLSKey                             string
+	TLSClientCA                        string
+	Prompt                             Prompt
+	Governance                         governance.Policy
+	Cluster                            Cluster
 }
 
 // Prompt is gateway.prompt, or an agent's agents.<id>.prompt (0: the
@@ -166,6 +169,7 @@ func Parse(name string, data []byte) (*File, error) {
 	f.Sum = hex.EncodeToString(sum[:])
 	f.Gateway.Governance = governance.DefaultPolicy()
 	f.Gateway.Prompt = Prompt{MaxChars: DefaultMaxChars, MaxSkills: DefaultMaxSkills, Hosts: HostsNone}
+	f.Gateway.MaxLongPolls, f.Gateway.MaxLongPollsPerToken = DefaultMaxLongPolls, DefaultMaxLongPollsPerToken
 
 	w := &walker{f: f, data: data, pos: map[string]int{}}
 	if off := tooDeep(data); off >= 0 {

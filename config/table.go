@@ -24,6 +24,9 @@ const (
 	DefaultMaxNodes  = 20000
 	DefaultMaxChars  = 30000
 	DefaultMaxSkills = 150
+	// Long polls waiting at once, in all and per token (or address).
+	DefaultMaxLongPolls         = 10000
+	DefaultMaxLongPollsPerToken = 1000
 )
 
 // Host hints of gateway.prompt.hosts.
@@ -135,6 +138,12 @@ var Settings = []Setting{
 	{Path: "gateway.maxNodes", Type: Int, Min: 1, Default: "20000", Apply: Reload,
 		Doc: "nodes connected to this replica at once; connects past it are refused with 1013",
 		set: func(f *File, _ []string, v any) { f.Gateway.MaxNodes = v.(int) }},
+	{Path: "gateway.maxLongPolls", Type: Int, Min: 1, Max: 1 << 20, Default: "10000", Apply: Reload,
+		Doc: "long polls (prompt?wait=) waiting at once; more are answered 429 (also bounded by half the descriptors left)",
+		set: func(f *File, _ []string, v any) { f.Gateway.MaxLongPolls = v.(int) }},
+	{Path: "gateway.maxLongPollsPerToken", Type: Int, Min: 1, Max: 1 << 20, Default: "1000", Apply: Reload,
+		Doc: "long polls waiting at once per bearer token (per source address without tokens); more are answered 429",
+		set: func(f *File, _ []string, v any) { f.Gateway.MaxLongPollsPerToken = v.(int) }},
 	{Path: "gateway.nodeTokens", Type: TokenMap, Apply: Reload,
 		Doc: "per-node tokens: node id → token, or \"sha256:<hex>\" of it; binds the id", check: checkTokens(false),
 		set: func(f *File, _ []string, v any) { f.Gateway.NodeTokens = v.(map[string]string) }},

@@ -210,9 +210,17 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 	v := s.promptView(agentID).block(b)
 	inm := r.Header.Get("If-None-Match")
 	if inm != "" && wait > 0 && etagListMatches(inm, v.etag) {
-		if r.ProtoMajor == 1 && r.Method == http.MethodGet && s.park(w, r, agentID, b, v.etag, wait) {
+		set := s.now.Load().pol.settings
+		release, ok := s.polls.acquire(pollClient(r), s.maxLongPolls(set.MaxLongPolls), set.MaxLongPollsPerToken)
+		if !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(longPollRetry))
+			writeError(w, http.StatusTooManyRequests, "too many long polls waiting (gateway.maxLongPolls, gateway.maxLongPollsPerToken); retry later, or poll without wait")
+			return
+		}
+		if r.ProtoMajor == 1 && r.Method == http.MethodGet && s.park(w, r, agentID, b, v.etag, wait, release) {
 			return // parked: the connection is the feed's now
 		}
+		defer release()
 		// Long poll in the handler (HTTP/2): the connection may stay open
 		// past the write timeout.
 		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + s.cfg.WriteTimeout))

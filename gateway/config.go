@@ -80,6 +80,11 @@ type Config struct {
 	Replica string
 	Cluster *cluster.Config
 
+	// FirstByteTimeout and MaxSilentPerAddr bound the connections that
+	// have sent nothing yet (see connLimiter); 0: the defaults.
+	FirstByteTimeout time.Duration
+	MaxSilentPerAddr int
+
 	ConnectTimeout time.Duration // how long a node has to send connect
 	PingInterval   time.Duration // WebSocket ping period; a missed pong drops the node
 	Logger         *slog.Logger
@@ -112,6 +117,12 @@ func (c *Config) setDefaults() {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
+	}
+	if c.FirstByteTimeout <= 0 {
+		c.FirstByteTimeout = FirstByteTimeout
+	}
+	if c.MaxSilentPerAddr <= 0 {
+		c.MaxSilentPerAddr = MaxSilentPerAddr
 	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = DefaultConnectTimeout
@@ -169,6 +180,7 @@ func newPolicy(f *config.File, cfg *Config) *policy {
 	}()
 	if f == nil {
 		p.settings.Prompt = config.Prompt{MaxChars: DefaultMaxChars, MaxSkills: DefaultMaxSkills, Hosts: HostsNone}
+		p.settings.MaxLongPolls, p.settings.MaxLongPollsPerToken = config.DefaultMaxLongPolls, config.DefaultMaxLongPollsPerToken
 		return p
 	}
 	p.settings, p.nodeTokens, p.sum = f.Gateway, f.Gateway.NodeTokens, f.Sum

@@ -137,6 +137,8 @@ type gwOptions struct {
 	connectTimeout time.Duration
 	pingInterval   time.Duration
 	maxNodes       int
+	firstByte      time.Duration // the listener's first-byte timeout; 0: the default
+	silentPerAddr  int           // silent connections per address; 0: the default
 	// Replicas: a store shared with other gateways (nil: a fresh bucket
 	// with files), this one's replica name, and its cluster membership.
 	store   *r2store.S3
@@ -185,19 +187,21 @@ func startGateway(t *testing.T, o gwOptions) *gw {
 		o.poll = 200 * time.Millisecond
 	}
 	srv, err := gateway.New(gateway.Config{
-		Listen:         "127.0.0.1:0",
-		Store:          st,
-		StoreName:      "s3://" + st.Bucket(),
-		ConfigPath:     g.cfgPath,
-		Poll:           o.poll,
-		NodeToken:      o.nodeToken,
-		MaxNodes:       o.maxNodes,
-		AgentToken:     o.agentToken,
-		ConnectTimeout: o.connectTimeout,
-		PingInterval:   o.pingInterval,
-		Replica:        o.replica,
-		Cluster:        o.cluster,
-		Logger:         slog.New(slog.NewJSONHandler(g.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Listen:           "127.0.0.1:0",
+		Store:            st,
+		StoreName:        "s3://" + st.Bucket(),
+		ConfigPath:       g.cfgPath,
+		Poll:             o.poll,
+		NodeToken:        o.nodeToken,
+		MaxNodes:         o.maxNodes,
+		AgentToken:       o.agentToken,
+		ConnectTimeout:   o.connectTimeout,
+		FirstByteTimeout: o.firstByte,
+		MaxSilentPerAddr: o.silentPerAddr,
+		PingInterval:     o.pingInterval,
+		Replica:          o.replica,
+		Cluster:          o.cluster,
+		Logger:           slog.New(slog.NewJSONHandler(g.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +32,7 @@ type parkedPoll struct {
 	etag    string
 	gzip    bool
 	done    atomic.Bool // answered, timed out, left or closed: once
+	release func()      // its count in the server's pollLimits
 
 	mu   sync.Mutex
 	stop func() bool // stops the wait's timer; nil until armed
@@ -39,7 +43,10 @@ type parkedPoll struct {
 // block under b differs from etag, or until wait ends. It reports false
 // when the connection cannot be taken over (HTTP/2): the caller then waits
 // in the handler.
-func (s *Server) park(w http.ResponseWriter, r *http.Request, agentID string, b promptbuild.Budget, etag string, wait time.Duration) bool {
+//
+// When it reports true, park owns release (the poll's count in
+// pollLimits) and calls it when the poll ends.
+func (s *Server) park(w http.ResponseWriter, r *http.Request, agentID string, b promptbuild.Budget, etag string, wait time.Duration, release func()) bool {
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return false
@@ -48,11 +55,12 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, agentID string, b 
 	if brw.Reader.Buffered() > 0 {
 		// A client that sends more while it waits is not a long-poll
 		// client: no answer, as with any other abuse of the connection.
+		release()
 		conn.Close()
 		return true
 	}
 	p := &parkedPoll{s: s, conn: conn, agentID: agentID, budget: b, etag: etag,
-		gzip: acceptsGzip(r.Header.Get("Accept-Encoding"))}
+		gzip: acceptsGzip(r.Header.Get("Accept-Encoding")), release: release}
 	p.mu.Lock() // the timer may fire before stop is stored
 	p.stop = s.life.afterFunc(wait, func() { p.finish(p.notModified) })
 	p.mu.Unlock()
@@ -123,6 +131,7 @@ func (p *parkedPoll) finish(write func()) {
 		write()
 	}
 	p.conn.Close()
+	p.release()
 }
 
 // answer writes the new block (200), as handlePrompt would, but over the
@@ -144,4 +153,75 @@ func (p *parkedPoll) answer(v *agentBlock) {
 func (p *parkedPoll) notModified() {
 	p.conn.Write([]byte("HTTP/1.1 304 Not Modified\r\nETag: " + p.etag +
 		"\r\nCache-Control: no-cache\r\nVary: Accept-Encoding\r\nConnection: close\r\n\r\n"))
+}
+
+// longPollRetry is the Retry-After (seconds) of a long poll refused by
+// the bounds.
+const longPollRetry = 5
+
+// pollLimits counts the long polls waiting, in all and per client (a
+// bearer token's hash, or the source address without tokens): one client
+// parked 20,200 polls, every descriptor the process had (L1, L2, L4).
+type pollLimits struct {
+	mu    sync.Mutex
+	total int
+	per   map[string]int
+}
+
+// acquire counts a poll of client in, unless a bound is reached; the
+// release it returns must be called once when the poll ends.
+func (l *pollLimits) acquire(client string, maxTotal, maxPer int) (release func(), ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.total >= maxTotal || l.per[client] >= maxPer {
+		return nil, false
+	}
+	if l.per == nil {
+		l.per = map[string]int{}
+	}
+	l.total++
+	l.per[client]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			l.total--
+			if l.per[client]--; l.per[client] <= 0 {
+				delete(l.per, client)
+			}
+			l.mu.Unlock()
+		})
+	}, true
+}
+
+// waiting returns the long polls counted now.
+func (l *pollLimits) waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
+}
+
+// pollClient names the client a long poll counts against: its bearer
+// token (hashed: the map is no place for a secret), else its source
+// address.
+func pollClient(r *http.Request) string {
+	if _, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.TrimSpace(tok) != "" {
+		sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+		return "token:" + hex.EncodeToString(sum[:16])
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "addr:" + host
+}
+
+// maxLongPolls is the bound on all long polls: gateway.maxLongPolls, and
+// no more descriptors than leave 1,024 (or half of them, when there are
+// fewer than 2,048) for nodes and operators.
+func (s *Server) maxLongPolls(configured int) int {
+	if s.fdBudget > 0 {
+		return max(1, min(configured, max(s.fdBudget/2, s.fdBudget-1024)))
+	}
+	return configured
 }

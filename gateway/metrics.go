@@ -60,9 +60,21 @@ func newMetrics(s *Server) *metrics {
 			defer s.mu.RUnlock()
 			return s.snapshotAgeLocked(time.Now()).Seconds()
 		})
+	longPolls := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "skillgate_long_polls", Help: "Long polls of prompt blocks waiting now."},
+		func() float64 { return float64(s.polls.waiting()) })
+	conns := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "skillgate_connections_open", Help: "Connections open on the gateway's listener (nodes, API, long polls)."},
+		func() float64 {
+			if cl := s.conns.Load(); cl != nil {
+				open, _ := cl.openConns()
+				return float64(open)
+			}
+			return 0
+		})
 	m.promptHit = m.promptBuilds.WithLabelValues("hit")
 	m.promptMiss = m.promptBuilds.WithLabelValues("miss")
-	m.reg.MustRegister(m.nodesConnected, m.skills, m.promptBuilds, m.evalSeconds, m.storeRequests, m.frames, m.govTightened, m.govScans, m.govSkills, m.overBudget, snapshotAge,
+	m.reg.MustRegister(m.nodesConnected, m.skills, m.promptBuilds, m.evalSeconds, m.storeRequests, m.frames, m.govTightened, m.govScans, m.govSkills, m.overBudget, snapshotAge, longPolls, conns,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

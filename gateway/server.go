@@ -91,7 +91,10 @@ type Server struct {
 	sockets   atomic.Int64              // node WebSocket connections held, pending or connected
 	pending   *pendingSockets           // sockets that have not completed connect
 	searches  chan struct{}             // a token per search ranking now (maxSearches)
-	nodesJSON nodesCache                // the encoded GET /v1/nodes answer
+	polls     pollLimits                // long polls waiting
+	fdBudget  int                       // descriptors the listener may use; 0: unknown
+	conns     atomic.Pointer[connLimiter]
+	nodesJSON nodesCache // the encoded GET /v1/nodes answer
 
 	// replica is this process's replica name (Config.Replica); member is
 	// its cluster membership, nil without a cluster (cluster.go).
@@ -110,6 +113,9 @@ type Server struct {
 	// store that was never read. Written under mu, read without it.
 	notLoaded atomic.Pointer[string]
 }
+
+// MaxHTTP2Streams bounds the concurrent streams of one HTTP/2 connection.
+const MaxHTTP2Streams = 100
 
 // New checks cfg and returns a server that is not yet listening.
 func New(cfg Config) (*Server, error) {
@@ -209,6 +215,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.exposed.Store(!isLoopback(ln.Addr().String()))
 	s.warnCleartext(ln.Addr().String())
+	if n := openFileLimit(); n > fdReserve {
+		s.fdBudget = n - fdReserve
+	}
+	cl := newConnLimiter(ln, s.fdBudget, s.cfg.MaxSilentPerAddr, s.cfg.FirstByteTimeout)
+	s.conns.Store(cl)
+	ln = cl
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hs := &http.Server{
@@ -221,6 +233,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		WriteTimeout:   s.cfg.WriteTimeout,
 		IdleTimeout:    s.cfg.IdleTimeout,
 		MaxHeaderBytes: 64<<10 - 4096, // net/http allows 4 KiB more
+		// Each HTTP/2 stream may be a long poll in its handler: bounded
+		// per connection, and counted in the long polls' bounds (L2).
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: MaxHTTP2Streams},
 		BaseContext:    func(net.Listener) context.Context { return ctx },
 		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}

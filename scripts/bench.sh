@@ -158,7 +158,10 @@ fleet_run after "$B/skillgate"
 # holds a here-document.
 longpoll_run() {
 echo; echo "== long poll (10,000 waiters, 5 flips of the probe skill)"
-"$B/skillgate" serve --store "$work/store" --listen $listen 2>"$work/gateway-longpoll.log" &
+# All 10,000 waiters come from one address without a token: one client,
+# past gateway.maxLongPollsPerToken's default of 1,000.
+echo '{"gateway": {"maxLongPolls": 20000, "maxLongPollsPerToken": 20000}}' >"$work/longpoll.hujson"
+"$B/skillgate" serve --store "$work/store" --listen $listen --config "$work/longpoll.hujson" 2>"$work/gateway-longpoll.log" &
 local gw=$! up="" lp rc=0 rss0 rss1
 pids+=($gw)
 for _ in $(seq 100); do curl -fsS -o /dev/null $base/readyz 2>/dev/null && { up=1; break; }; sleep 0.1; done
