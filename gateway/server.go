@@ -235,9 +235,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes: 64<<10 - 4096, // net/http allows 4 KiB more
 		// Each HTTP/2 stream may be a long poll in its handler: bounded
 		// per connection, and counted in the long polls' bounds (L2).
-		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: MaxHTTP2Streams},
-		BaseContext:    func(net.Listener) context.Context { return ctx },
-		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		HTTP2:       &http.HTTP2Config{MaxConcurrentStreams: MaxHTTP2Streams},
+		BaseContext: func(net.Listener) context.Context { return ctx },
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	// Close reads httpSrv after marking the lifecycle closed: either it
 	// sees hs, or Serve sees the lifecycle closed.
