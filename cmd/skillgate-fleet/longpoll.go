@@ -449,7 +449,9 @@ func (lp *longPoller) precheck(ctx context.Context) error {
 				Reasons  []string `json:"reasons"`
 			} `json:"skills"`
 		}
-		u := lp.opt.base.JoinPath("v1", "agents", agent, "skills").String() + "?q=" + probeSkill + "&limit=10"
+		// The whole report, not a search: a skill outside the agent's
+		// scope is not searched, and the report says so.
+		u := lp.opt.base.JoinPath("v1", "agents", agent, "skills").String()
 		body, _, err := lp.get(ctx, c, u)
 		if err != nil {
 			return err
