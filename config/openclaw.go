@@ -42,35 +42,9 @@ var openClawKeys = map[string][]string{
 		"maxConcurrent", "subagents", "sandbox", "promptOverlays", "silentReply", "systemPromptOverride",
 		"agentRuntime", "systemAgent", "agentProfileId",
 	},
-	"agents.list[]": {
-		"default", "name", "description", "workspace", "cwd", "agentDir", "model", "utilityModel",
-		"decisionModel", "models", "modelPolicy", "thinkingDefault", "verboseDefault",
-		"toolProgressDetail", "reasoningDefault", "fastModeDefault", "contextInjection",
-		"bootstrapMaxChars", "bootstrapTotalMaxChars", "experimental", "skillsLimits", "contextLimits",
-		"contextTokens", "memory", "memorySearch", "humanDelay", "typingMode", "typingIntervalSeconds",
-		"tts", "heartbeat", "identity", "groupChat", "subagents", "sandbox", "params", "tools",
-		"runtime", "runRetries", "embeddedAgent", "embeddedPi", "plugins", "systemPromptOverride",
-		"agentRuntime", "embeddedHarness", "compaction",
-	},
-	"agents.<id>": {
-		"default", "name", "description", "workspace", "cwd", "agentDir", "model", "utilityModel",
-		"decisionModel", "models", "modelPolicy", "thinkingDefault", "verboseDefault", "toolProgressDetail",
-		"reasoningDefault", "fastModeDefault", "contextInjection", "bootstrapMaxChars", "bootstrapTotalMaxChars",
-		"experimental", "skillsLimits", "contextLimits", "contextTokens", "memory", "memorySearch", "humanDelay",
-		"typingMode", "typingIntervalSeconds", "tts", "heartbeat", "identity", "groupChat", "subagents",
-		"sandbox", "params", "tools", "runtime", "runRetries", "embeddedAgent", "embeddedPi", "plugins",
-		"systemPromptOverride", "agentRuntime", "embeddedHarness", "compaction",
-	},
-	"agents.entries.<id>": {
-		"default", "name", "description", "workspace", "cwd", "agentDir", "model", "utilityModel",
-		"decisionModel", "models", "modelPolicy", "thinkingDefault", "verboseDefault",
-		"toolProgressDetail", "reasoningDefault", "fastModeDefault", "contextInjection",
-		"bootstrapMaxChars", "bootstrapTotalMaxChars", "experimental", "skillsLimits", "contextLimits",
-		"contextTokens", "memory", "memorySearch", "humanDelay", "typingMode", "typingIntervalSeconds",
-		"tts", "heartbeat", "identity", "groupChat", "subagents", "sandbox", "params", "tools",
-		"runtime", "runRetries", "embeddedAgent", "embeddedPi", "plugins", "systemPromptOverride",
-		"agentRuntime", "embeddedHarness", "compaction",
-	},
+	"agents.list[]":       openClawAgentKeys,
+	"agents.<id>":         openClawAgentKeys,
+	"agents.entries.<id>": openClawAgentKeys,
 	"skills": {
 		"allowBundled", "load", "install", "workshop",
 	},
@@ -80,4 +54,18 @@ var openClawKeys = map[string][]string{
 	"skills.entries.<key>": {
 		"apiKey", "env", "config",
 	},
+}
+
+// openClawAgentKeys are the keys of one OpenClaw agent (an agents.list
+// entry, or agents.entries.<id> from 2026.8 on) but id and skills, which
+// skillgate reads; an agents.<id> of skillgate's form may hold them too.
+var openClawAgentKeys = []string{
+	"default", "name", "description", "workspace", "cwd", "agentDir", "model", "utilityModel",
+	"decisionModel", "models", "modelPolicy", "thinkingDefault", "verboseDefault",
+	"toolProgressDetail", "reasoningDefault", "fastModeDefault", "contextInjection",
+	"bootstrapMaxChars", "bootstrapTotalMaxChars", "experimental", "skillsLimits", "contextLimits",
+	"contextTokens", "memory", "memorySearch", "humanDelay", "typingMode", "typingIntervalSeconds",
+	"tts", "heartbeat", "identity", "groupChat", "subagents", "sandbox", "params", "tools",
+	"runtime", "runRetries", "embeddedAgent", "embeddedPi", "plugins", "systemPromptOverride",
+	"agentRuntime", "embeddedHarness", "compaction",
 }
