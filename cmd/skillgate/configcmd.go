@@ -58,3 +58,13 @@ func cmdConfig(_ context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	return cli.Usagef("unknown config subcommand %q: %s", args[0], sub)
 }
+
+// configError is the usage error of a config file the gateway refuses:
+// every problem on a line of its own.
+func configError(err error) error {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return &cli.LinesError{Prefix: "--config: ", Lines: ce.Lines()}
+	}
+	return cli.Usagef("--config: %v", err)
+}

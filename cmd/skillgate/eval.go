@@ -152,7 +152,7 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 		// A file the gateway would refuse is refused here too.
 		var err error
 		if f, err = gateway.ReadConfigFile(configPath); err != nil {
-			return nil, fmt.Errorf("--config: %w", err)
+			return nil, configError(err)
 		}
 	}
 	v := &evalView{prompt: f.Limits(agent)}

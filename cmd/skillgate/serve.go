@@ -57,7 +57,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var file *config.File
 	if *configPath != "" {
 		if file, err = gateway.ReadConfigFile(*configPath); err != nil {
-			return cli.Usagef("--config: %v", err)
+			return configError(err)
 		}
 		fsettings := file.Gateway
 		*listen = cli.FlagOverFile(fs, "listen", *listen, fsettings.Listen, fsettings.Listen != "")

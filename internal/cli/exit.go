@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // UsageError is a bad command line, configuration or input file: the
@@ -13,6 +14,21 @@ import (
 type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
+
+// LinesError is unusable input with several problems (a config file's):
+// printed one a line, each as "prefix: Prefix+line", and exit status 2.
+type LinesError struct {
+	Prefix string // e.g. "--config: "
+	Lines  []string
+}
+
+func (e *LinesError) Error() string {
+	out := make([]string, len(e.Lines))
+	for i, l := range e.Lines {
+		out[i] = e.Prefix + l
+	}
+	return strings.Join(out, "\n")
+}
 
 // Usagef returns a *UsageError.
 func Usagef(format string, args ...any) error {
@@ -50,6 +66,15 @@ func ExitCode(stderr io.Writer, prefix string, err error, failure int) int {
 		return 0
 	case errors.As(err, &ee):
 		return ee.Code
+	}
+	var le *LinesError
+	if errors.As(err, &le) {
+		// Each line escaped on its own: a problem's text may quote a key
+		// the file holds, and no line can pass for another.
+		for _, l := range le.Lines {
+			fmt.Fprintf(stderr, "%s: %s\n", prefix, Printable(le.Prefix+l))
+		}
+		return 2
 	}
 	fmt.Fprintf(stderr, "%s: %s\n", prefix, Printable(err.Error()))
 	if IsUsage(err) {
