@@ -6,6 +6,12 @@
 // the bucket for the records of the others. NATS lives only in this
 // package; the gateway sees Member and Handler.
 //
+// The bucket is not trusted: every record is signed with the cluster
+// secret (seal.go), and a record that is not, or that no replica would
+// write, is refused and counted (Member.Refused). The bucket's settings
+// are checked, and it is looked at every TTL/4, so that a bucket deleted,
+// made again or refusing writes shows in State.
+//
 // Every replica computes interest and skills from the same bucket and
 // config, so they agree without coordinating: the bucket is the only
 // shared state, and the newest connection of a node id wins everywhere
@@ -32,13 +38,45 @@ const (
 	// renewed every TTL/3, and the expiry sweep runs every TTL/20.
 	MinTTL = time.Second
 
-	// MaxRecordBytes bounds one record as written and as read: a record
-	// over it is refused (logged), never decoded.
-	MaxRecordBytes = 1 << 20
+	// DefaultMaxRemote is gateway.cluster.maxRemoteNodes's default: the
+	// other replicas' records a replica holds at most; past it new ones
+	// are refused (counted, logged once). MaxRemoteLimit is the highest
+	// value accepted.
+	DefaultMaxRemote = 100_000
+	MaxRemoteLimit   = 1_000_000
+)
 
-	// MaxRemote bounds the other replicas' records a replica holds; past
-	// it new records are refused and logged once.
-	MaxRemote = 1_000_000
+// Limits of records and of the bucket.
+const (
+	// MaxRecordBytes bounds one record as written and as read (signature
+	// line included): a record over it is refused (counted, logged),
+	// never decoded, and the bucket a replica creates refuses larger
+	// values. A replica's record lists only names of the interest, so it
+	// is bounded by the interest's own limits (eligibility.MaxInterestBytes
+	// of env names and of binary names, eligibility.MaxInterestNames each:
+	// 2 × 256 KiB, 8 bytes of JSON a name more at most) and the node's
+	// identity; the gateway's tests check the sum stays under it.
+	MaxRecordBytes = 560 << 10
+
+	// BucketMaxBytes is the size a replica gives the bucket it creates:
+	// about 300,000 records of a typical 800 bytes. Past it NATS refuses
+	// writes (the replicas say so in /readyz) instead of growing its
+	// memory without end.
+	BucketMaxBytes = 256 << 20
+
+	// MinSecretBytes is the shortest cluster secret accepted.
+	MinSecretBytes = 32
+)
+
+// Reasons a record of the bucket is refused: the label values of the
+// gateway's skillgate_cluster_records_refused_total.
+const (
+	RefusedUnsigned  = "unsigned"  // no signature line: not written by a replica of this version
+	RefusedSignature = "signature" // not signed with this cluster's secret, or changed since, or under another key
+	RefusedTime      = "time"      // signed too far ahead of this replica's clock or too long ago, or a time no replica writes
+	RefusedInvalid   = "invalid"   // not a record, facts a node's connect would be refused for, or under another id's key
+	RefusedSize      = "size"      // over MaxRecordBytes
+	RefusedFull      = "full"      // a new node past gateway.cluster.maxRemoteNodes
 )
 
 // Record is one node as the replica holding it publishes it: the host
@@ -53,17 +91,50 @@ type Record struct {
 	FactsAt     *time.Time `json:"factsAt"`
 }
 
+// minRecordTime is the earliest connectedAt or factsAt a record may hold.
+var minRecordTime = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // Validate checks a record read from the bucket as a node's connect and
-// facts are checked: the facts, the replica name and connectedAt.
-func (r *Record) Validate() error {
+// facts are checked: the facts, the replica name, and its times: set,
+// not before 1970, and not later than now + skew (the slack allowed
+// between replicas' clocks; a replica writes times of its own clock, in
+// the past). A time out of years 0–9999 in UTC, which no JSON encoder
+// writes back, is thus refused too.
+func (r *Record) Validate(now time.Time, skew time.Duration) error {
 	if err := r.HostFacts.Validate(); err != nil {
 		return err
+	}
+	// Roles are kept as the node sent them: bound them as capabilities
+	// are.
+	if len(r.Roles) > len(protocol.Roles)*4 {
+		return fmt.Errorf("roles: %d entries, more than %d", len(r.Roles), len(protocol.Roles)*4)
 	}
 	if err := ValidateReplica(r.Replica); err != nil {
 		return fmt.Errorf("replica: %w", err)
 	}
 	if r.ConnectedAt.IsZero() {
 		return errors.New("connectedAt: is missing")
+	}
+	if err := checkTime(r.ConnectedAt, now, skew); err != nil {
+		return fmt.Errorf("connectedAt: %w", err)
+	}
+	if r.FactsAt != nil {
+		if err := checkTime(*r.FactsAt, now, skew); err != nil {
+			return fmt.Errorf("factsAt: %w", err)
+		}
+	}
+	return nil
+}
+
+// errTime marks a record refused for one of its times.
+var errTime = errors.New("time out of range")
+
+func checkTime(t, now time.Time, skew time.Duration) error {
+	switch {
+	case t.Before(minRecordTime):
+		return fmt.Errorf("%w: %s is before 1970", errTime, clip(t.UTC().String()))
+	case t.After(now.Add(skew)):
+		return fmt.Errorf("%w: %s is more than %v ahead of this replica's clock", errTime, clip(t.UTC().String()), skew)
 	}
 	return nil
 }
@@ -127,6 +198,16 @@ type Config struct {
 	Replica string        // this replica's name (ValidateReplica)
 	Bucket  string        // DefaultBucket if empty
 	TTL     time.Duration // DefaultTTL if zero
+
+	// Secret signs this replica's records and authenticates the others':
+	// every replica of a cluster has the same, at least MinSecretBytes
+	// long. Required: a record not signed with it is refused. It never
+	// appears in an error, a log line or State.
+	Secret Secret
+
+	// MaxRemote bounds the other replicas' records held
+	// (gateway.cluster.maxRemoteNodes); DefaultMaxRemote if zero.
+	MaxRemote int
 
 	// Credentials, the usual NATS ways: a creds file (JWT and seed), an
 	// nkey seed file, user and password, or a token. TLS: a CA file, and a

@@ -27,8 +27,14 @@ func (c Config) withDefaults() Config {
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
 	}
+	if c.MaxRemote == 0 {
+		c.MaxRemote = DefaultMaxRemote
+	}
 	return c
 }
+
+// SecretSetting names where the cluster secret comes from, for errors.
+const SecretSetting = "gateway.cluster.secretFile (--cluster-secret-file) or SKILLGATE_CLUSTER_SECRET"
 
 // natsOptions validates c (defaults applied) and returns the options of
 // its NATS connection, less the handlers. Errors name the setting
@@ -45,6 +51,15 @@ func (c Config) natsOptions() ([]nats.Option, error) {
 	}
 	if c.TTL < MinTTL {
 		return nil, fmt.Errorf("gateway.cluster.ttl: %v is shorter than the minimum %v", c.TTL, MinTTL)
+	}
+	if c.MaxRemote < 1 || c.MaxRemote > MaxRemoteLimit {
+		return nil, fmt.Errorf("gateway.cluster.maxRemoteNodes: %d is not from 1 to %d", c.MaxRemote, MaxRemoteLimit)
+	}
+	switch {
+	case len(c.Secret) == 0:
+		return nil, fmt.Errorf("%s: no cluster secret: every replica needs the same secret of at least %d bytes, to sign its records and refuse everyone else's (e.g. openssl rand -base64 32 > /etc/skillgate/cluster-secret; chmod 600 it)", SecretSetting, MinSecretBytes)
+	case len(c.Secret) < MinSecretBytes:
+		return nil, fmt.Errorf("%s: the cluster secret is %d bytes, fewer than %d (e.g. openssl rand -base64 32)", SecretSetting, len(c.Secret), MinSecretBytes)
 	}
 	opts := []nats.Option{
 		nats.Name("skillgate " + c.Replica),

@@ -158,9 +158,28 @@ func testLogger(t testing.TB, name string) (*slog.Logger, *syncbuf.Buffer) {
 // join makes a member of replica on srv's bucket for t, closed when t ends.
 func join(t testing.TB, srv *natstest.Server, replica string, ttl time.Duration) (*Member, *recorder, *syncbuf.Buffer) {
 	t.Helper()
+	return joinWith(t, srv, Config{Replica: replica, TTL: ttl})
+}
+
+// joinWith is join with more of the Config: URL, Bucket, Secret and
+// Logger are set when empty.
+func joinWith(t testing.TB, srv *natstest.Server, cfg Config) (*Member, *recorder, *syncbuf.Buffer) {
+	t.Helper()
 	rec := newRecorder()
-	log, buf := testLogger(t, replica)
-	m, err := Join(Config{URL: srv.URL(), Replica: replica, Bucket: testBucket(t), TTL: ttl, Logger: log}, rec)
+	log, buf := testLogger(t, cfg.Replica)
+	if cfg.URL == "" {
+		cfg.URL = srv.URL()
+	}
+	if cfg.Bucket == "" {
+		cfg.Bucket = testBucket(t)
+	}
+	if cfg.Secret == nil {
+		cfg.Secret = testSecret
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = log
+	}
+	m, err := Join(cfg, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,13 +225,33 @@ func bucketKVConn(t testing.TB, srv *natstest.Server) jetstream.JetStream {
 	return js
 }
 
-// bucketRecord reads the record of id from kv.
+// testSecret is the cluster secret of the tests' members.
+var testSecret = Secret("the cluster secret of the tests, at least 32 bytes")
+
+// testSealer signs and checks records of t's bucket with testSecret.
+func testSealer(t testing.TB) *sealer { return &sealer{secret: testSecret, bucket: testBucket(t)} }
+
+// signed is rec as a replica of t's cluster writes it under its key now.
+func signed(t testing.TB, rec *Record) []byte {
+	t.Helper()
+	s := testSealer(t)
+	return s.seal(s.newHash(), Key(rec.ID), encodeRecord(t, rec), time.Now())
+}
+
+// bucketRecord reads the record of id from kv, checked as a replica
+// checks it.
 func bucketRecord(t testing.TB, kv jetstream.KeyValue, id string) (*Record, error) {
 	e, err := kv.Get(t.Context(), Key(id))
 	if err != nil {
 		return nil, err
 	}
-	return decodeRecord(e.Key(), e.Value())
+	s := testSealer(t)
+	body, _, err := s.unseal(s.newHash(), e.Key(), e.Value(), time.Now(), time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	rec, _, err := decodeRecord(e.Key(), body, time.Now(), time.Minute)
+	return rec, err
 }
 
 // sameRecord fails t unless got is want.

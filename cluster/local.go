@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"math/rand/v2"
 	"time"
 
@@ -34,7 +35,7 @@ const (
 // local is a record of a node this replica holds.
 type local struct {
 	id, key     string
-	value       []byte // the record as written (JSON); nil unless active
+	value       []byte // the record's JSON, as signed at each write; nil unless active
 	connectedAt time.Time
 	state       localState
 	rev         uint64 // the revision of our last write; 0 when unknown (then Put, not Update)
@@ -83,11 +84,11 @@ type result struct {
 func (m *Member) Publish(rec Record) {
 	rec.Replica = m.cfg.Replica
 	data, err := json.Marshal(&rec)
-	if err == nil && len(data) > MaxRecordBytes {
-		err = fmt.Errorf("%d bytes, more than %d", len(data), MaxRecordBytes)
+	if err == nil && len(data)+sealOverhead > MaxRecordBytes {
+		err = fmt.Errorf("%d bytes, more than %d with its signature", len(data), MaxRecordBytes-sealOverhead)
 	}
 	if err == nil {
-		err = rec.Validate()
+		err = rec.Validate(time.Now(), m.cfg.TTL)
 	}
 	if err != nil {
 		m.log.Warn("cluster: not publishing an invalid record", "node", rec.ID, "err", err)
@@ -211,6 +212,7 @@ func (m *Member) setSession(s *session) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sess, m.synced = s, false
+	m.failRun = 0
 	if s == nil {
 		return
 	}
@@ -362,29 +364,35 @@ func (m *Member) write(o *op) result {
 	ctx, cancel := context.WithTimeout(m.ctx, writeTimeout)
 	defer cancel()
 	kv := o.sess.kv
+	h := m.seal.newHash()
 	if o.del {
-		return m.delete(ctx, kv, o)
+		return m.delete(ctx, kv, h, o)
 	}
+	// Signed now, renewals too: a copy of it written back later is
+	// refused once older than twice the TTL.
+	value := m.seal.seal(h, o.key, o.value, time.Now())
 	var rev uint64
 	var err error
 	if o.rev == 0 {
-		rev, err = kv.Put(ctx, o.key, o.value)
+		rev, err = kv.Put(ctx, o.key, value)
 	} else {
-		rev, err = kv.Update(ctx, o.key, o.value, o.rev)
+		rev, err = kv.Update(ctx, o.key, value, o.rev)
 	}
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		var e jetstream.KeyValueEntry
 		e, err = kv.Get(ctx, o.key)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
-			rev, err = kv.Put(ctx, o.key, o.value)
+			rev, err = kv.Put(ctx, o.key, value)
 		case err == nil:
-			cur, derr := decodeRecord(o.key, e.Value())
+			// What the key holds counts only if a replica of this
+			// cluster wrote it: anything else is written over.
+			cur, _, derr := m.readRecord(h, o.key, e.Value(), time.Now())
 			ours := &Record{Replica: m.cfg.Replica, ConnectedAt: o.connectedAt}
 			if derr == nil && !m.own(cur, o.connectedAt) && Newer(cur, ours) {
 				return result{kind: overtaken}
 			}
-			rev, err = kv.Update(ctx, o.key, o.value, e.Revision())
+			rev, err = kv.Update(ctx, o.key, value, e.Revision())
 		}
 	}
 	if err != nil {
@@ -396,7 +404,7 @@ func (m *Member) write(o *op) result {
 // delete deletes our record of a withdrawn node, if the key still holds
 // it: at the revision we wrote last, else (a revision lost, or another
 // write since) after reading the key.
-func (m *Member) delete(ctx context.Context, kv jetstream.KeyValue, o *op) result {
+func (m *Member) delete(ctx context.Context, kv jetstream.KeyValue, h hash.Hash, o *op) result {
 	if o.rev != 0 {
 		err := kv.Delete(ctx, o.key, jetstream.LastRevision(o.rev))
 		if err == nil {
@@ -413,7 +421,7 @@ func (m *Member) delete(ctx context.Context, kv jetstream.KeyValue, o *op) resul
 	if err != nil {
 		return result{kind: failed, err: err}
 	}
-	if cur, err := decodeRecord(o.key, e.Value()); err != nil || !m.own(cur, o.connectedAt) {
+	if cur, _, err := m.readRecord(h, o.key, e.Value(), time.Now()); err != nil || !m.own(cur, o.connectedAt) {
 		return result{kind: deleted} // not ours (any more)
 	}
 	err = kv.Delete(ctx, o.key, jetstream.LastRevision(e.Revision()))
@@ -447,6 +455,15 @@ func (m *Member) done(o *op, res result) {
 		return
 	}
 	now := time.Now()
+	if res.kind == failed {
+		if m.failRun == 0 {
+			m.failSince = now
+		}
+		m.failRun++
+		m.failErr = clip(res.err.Error())
+	} else {
+		m.failRun = 0
+	}
 	switch res.kind {
 	case written:
 		l.fails = 0

@@ -20,6 +20,7 @@ const (
 	openTimeout  = 5 * time.Second // opening the bucket and its watch
 	writeTimeout = 5 * time.Second // one write, with its conflict check
 	reopenEvery  = time.Second     // at most one reopen a second on write errors
+	minProbe     = 250 * time.Millisecond
 	maxOpenWait  = 5 * time.Second // longest wait between attempts to open the bucket
 	writers      = 32              // writes in flight at once (see local.go)
 )
@@ -58,10 +59,12 @@ type Member struct {
 	wake     chan struct{} // dispatcher's wake-up
 	ops      chan *op      // dispatcher → writers
 
-	remoteN  atomic.Int64 // remote records held, for State
-	capFull  atomic.Bool  // MaxRemote reached (logged once)
-	refusals limiter      // warnings about entries refused
-	failures limiter      // warnings about writes that failed
+	seal     sealer
+	remoteN  atomic.Int64                     // remote records held, for State
+	capFull  atomic.Bool                      // MaxRemote reached (logged once)
+	refused  [len(refusalIndex)]atomic.Uint64 // records refused, by reason (RefusalReasons order)
+	refusals limiter                          // warnings about entries refused
+	failures limiter                          // warnings about writes that failed
 
 	// mu guards the fields below. It is never held while calling the
 	// Handler or NATS: the gateway calls Publish under its own lock, and
@@ -80,14 +83,20 @@ type Member struct {
 	synced    bool   // the watch of sess has replayed the bucket
 	nlocal    int    // active local records
 	closed    bool
+	// Writes failing in a row (any record; a success ends the run), since
+	// when, and the last error: for State.
+	failRun   int
+	failSince time.Time
+	failErr   string
 }
 
 // session is the bucket as opened on one NATS connection, with its watch.
 type session struct {
-	kv     jetstream.KeyValue
-	w      jetstream.KeyWatcher
-	cancel context.CancelFunc // ends the watch
-	conn   uint64             // Member.connSeq when opened
+	kv      jetstream.KeyValue
+	w       jetstream.KeyWatcher
+	cancel  context.CancelFunc // ends the watch
+	conn    uint64             // Member.connSeq when opened
+	created time.Time          // when the bucket's stream was created: another time is another bucket
 }
 
 // Join validates cfg, connects to NATS in the background and returns at
@@ -112,6 +121,7 @@ func Join(cfg Config, h Handler) (*Member, error) {
 		h:         h,
 		log:       log.With("replica", cfg.Replica),
 		url:       redactURLs(cfg.URL),
+		seal:      sealer{secret: append([]byte(nil), cfg.Secret...), bucket: cfg.Bucket},
 		seed:      maphash.MakeSeed(),
 		epoch:     time.Now(),
 		events:    make(chan struct{}, 1),
@@ -209,10 +219,53 @@ func (m *Member) State() State {
 		st.Reason = "nats: connected, opening the bucket"
 	case !m.synced:
 		st.Reason = "nats: connected, syncing the bucket"
+	case m.failing(time.Now()):
+		st.Reason = fmt.Sprintf("nats: connected, but writing to the bucket %s fails (%d writes in a row for %v; the last: %s): the other replicas drop this replica's nodes after the ttl",
+			m.cfg.Bucket, m.failRun, time.Since(m.failSince).Round(time.Millisecond), m.failErr)
 	default:
 		st.Connected = true
 	}
 	return st
+}
+
+// failing reports whether writes have failed in a row long enough for the
+// member not to be ready: at least twice, for at least TTL/3 (a renewal's
+// interval), with no success since. mu is held.
+func (m *Member) failing(now time.Time) bool {
+	return m.failRun >= 2 && now.Sub(m.failSince) >= m.cfg.TTL/3
+}
+
+// refusalIndex is the index of each reason in Member.refused.
+var refusalIndex = [...]string{RefusedUnsigned, RefusedSignature, RefusedTime, RefusedInvalid, RefusedSize, RefusedFull}
+
+// RefusalReasons lists the reasons a record is refused (Refused*).
+var RefusalReasons = append([]string(nil), refusalIndex[:]...)
+
+// count counts a record refused for reason.
+func (m *Member) count(reason string) {
+	for i, r := range refusalIndex {
+		if r == reason {
+			m.refused[i].Add(1)
+		}
+	}
+}
+
+// refuse counts a record refused for reason and logs it, rate-limited.
+func (m *Member) refuse(reason, key string, err error) {
+	m.count(reason)
+	if ok, held := m.refusals.allow(); ok {
+		m.log.Warn("cluster: refused a record of the bucket", "reason", reason, "key", clip(key), "err", err, "held", held)
+	}
+}
+
+// Refused returns how many records of the bucket were refused, by reason
+// (RefusalReasons), since Join.
+func (m *Member) Refused() map[string]uint64 {
+	out := make(map[string]uint64, len(refusalIndex))
+	for i, r := range refusalIndex {
+		out[r] = m.refused[i].Load()
+	}
+	return out
 }
 
 // Close flushes pending writes and deletes (bounded by ctx), stops the
@@ -298,6 +351,8 @@ func (m *Member) connect(opts []nats.Option) {
 	var cur *session
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
+	probe := time.NewTicker(m.probeEvery())
+	defer probe.Stop()
 	wait := 250 * time.Millisecond
 	var opened time.Time
 	for {
@@ -306,6 +361,14 @@ func (m *Member) connect(opts []nats.Option) {
 			return
 		case <-m.events:
 		case <-retry.C:
+		case <-probe.C:
+			if cur == nil || cur.conn != m.connSeq.Load() {
+				continue
+			}
+			if err := m.probe(cur); err != nil {
+				m.log.Warn("cluster: the bucket changed under the watch; opening it again", "bucket", m.cfg.Bucket, "err", err)
+				m.reopen.Store(true)
+			}
 		}
 		up := m.nc.IsConnected()
 		m.setUp(up)
@@ -323,9 +386,10 @@ func (m *Member) connect(opts []nats.Option) {
 			if !m.reopen.Load() {
 				continue
 			}
-			// Asked for by failing writes or an ended watch, on the same
-			// connection: not more than once a second.
-			if d := reopenEvery - time.Since(opened); d > 0 {
+			// Asked for by failing writes, an ended watch or the probe,
+			// on the same connection: not more than once a second (or
+			// every TTL/4, when shorter).
+			if d := min(reopenEvery, m.cfg.TTL/4) - time.Since(opened); d > 0 {
 				retry.Reset(d)
 				continue
 			}
@@ -360,6 +424,60 @@ func (m *Member) connect(opts []nats.Option) {
 		}
 		cur = s
 	}
+}
+
+// probeEvery is how often the bucket is looked at: TTL/4, at least every
+// 250 ms.
+func (m *Member) probeEvery() time.Duration {
+	return max(m.cfg.TTL/4, minProbe)
+}
+
+// probe checks that the bucket s watches is still there, is still the
+// same (deleted and made again, it is another stream, which the watch does
+// not follow), and can still be used. A call that fails for another
+// reason (NATS slow or unreachable) is not held against the bucket.
+func (m *Member) probe(s *session) error {
+	ctx, cancel := context.WithTimeout(m.ctx, openTimeout)
+	defer cancel()
+	st, err := s.kv.Status(ctx)
+	switch {
+	case errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound):
+		return errors.New("the bucket is gone")
+	case err != nil:
+		return nil
+	}
+	info := streamInfo(st)
+	if info == nil {
+		return nil
+	}
+	if !s.created.IsZero() && !info.Created.Equal(s.created) {
+		return errors.New("the bucket was deleted and made again")
+	}
+	return m.checkBucket(info.Config)
+}
+
+// streamInfo is the stream behind a bucket's status, nil if not known.
+func streamInfo(st jetstream.KeyValueStatus) *jetstream.StreamInfo {
+	if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok {
+		return bs.StreamInfo()
+	}
+	return nil
+}
+
+// checkBucket says why a bucket with these settings cannot be used,
+// naming the setting as `nats kv add` does: one where a record cannot be
+// written never lets the replicas see each other.
+func (m *Member) checkBucket(c jetstream.StreamConfig) error {
+	const remedy = "delete the bucket (nats kv del %s) for the replicas to make it again, or make it as docs/deploy-cluster.md says"
+	switch {
+	case c.MaxMsgSize > 0 && int(c.MaxMsgSize) < MaxRecordBytes:
+		return fmt.Errorf("the bucket's max value size is %d bytes, less than a record may take (%d): "+remedy, c.MaxMsgSize, MaxRecordBytes, m.cfg.Bucket)
+	case c.MaxBytes > 0 && c.MaxBytes < MaxRecordBytes:
+		return fmt.Errorf("the bucket's max bucket size is %d bytes, less than a record may take (%d): "+remedy, c.MaxBytes, MaxRecordBytes, m.cfg.Bucket)
+	case c.Sealed:
+		return fmt.Errorf("the bucket is sealed: no record can be written: "+remedy, m.cfg.Bucket)
+	}
+	return nil
 }
 
 // setUp records whether NATS is connected, and since when it is not.
@@ -408,6 +526,7 @@ func (m *Member) open() (*session, error) {
 			TTL:          m.cfg.TTL,
 			Storage:      jetstream.MemoryStorage,
 			MaxValueSize: MaxRecordBytes,
+			MaxBytes:     BucketMaxBytes,
 			Replicas:     1,
 		})
 		if errors.Is(err, jetstream.ErrBucketExists) {
@@ -420,7 +539,22 @@ func (m *Member) open() (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st, err := kv.Status(ctx); err == nil && st.TTL() != m.cfg.TTL {
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the bucket's settings: %w", err)
+	}
+	var created time.Time
+	if info := streamInfo(st); info != nil {
+		if err := m.checkBucket(info.Config); err != nil {
+			return nil, err
+		}
+		if info.Config.MaxBytes <= 0 {
+			m.log.Warn("cluster: the bucket has no max bucket size: whoever may write it can fill the NATS server's memory; make it with --max-bucket-size (docs/deploy-cluster.md)",
+				"bucket", m.cfg.Bucket)
+		}
+		created = info.Created
+	}
+	if st.TTL() != m.cfg.TTL {
 		m.log.Warn("cluster: the bucket's ttl differs from gateway.cluster.ttl; using the bucket as it is",
 			"bucket", m.cfg.Bucket, "bucketTTL", st.TTL(), "ttl", m.cfg.TTL)
 	}
@@ -437,7 +571,7 @@ func (m *Member) open() (*session, error) {
 		wcancel()
 		return nil, fmt.Errorf("watching: %w", err)
 	}
-	return &session{kv: kv, w: w, conn: conn, cancel: wcancel}, nil
+	return &session{kv: kv, w: w, conn: conn, cancel: wcancel, created: created}, nil
 }
 
 // limiter lets a log line through at most once per interval and counts

@@ -1,9 +1,9 @@
 package cluster
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -95,9 +95,18 @@ func TestRenewal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last.Revision() <= first.Revision() || string(last.Value()) != string(first.Value()) {
-		t.Errorf("n1 at revision %d then %d (values equal: %v): want renewed, unchanged",
-			first.Revision(), last.Revision(), string(last.Value()) == string(first.Value()))
+	// Each renewal is signed again: the record's JSON is the same.
+	s := testSealer(t)
+	body := func(e jetstream.KeyValueEntry) string {
+		b, _, err := s.unseal(s.newHash(), "n1", e.Value(), time.Now(), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if last.Revision() <= first.Revision() || body(last) != body(first) || string(last.Value()) == string(first.Value()) {
+		t.Errorf("n1 at revision %d then %d (records equal: %v, signatures equal: %v): want renewed, the record unchanged, signed again",
+			first.Revision(), last.Revision(), body(last) == body(first), string(last.Value()) == string(first.Value()))
 	}
 	if puts, deletes := hb.counts(); puts != 1 || deletes != 0 {
 		t.Errorf("b's Handler: %d puts, %d deletes; want 1, 0", puts, deletes)
@@ -254,7 +263,7 @@ func TestJoinUnreachable(t *testing.T) {
 	srv := natstest.Start(t)
 	srv.Stop()
 	h := newRecorder()
-	a, err := Join(Config{URL: "nats://u:secret@127.0.0.1:" + fmt.Sprint(srv.Port()), Replica: "a", TTL: testTTL, Logger: log}, h)
+	a, err := Join(Config{URL: "nats://u:secret@127.0.0.1:" + fmt.Sprint(srv.Port()), Replica: "a", TTL: testTTL, Secret: testSecret, Logger: log}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,24 +304,23 @@ func TestHostileEntries(t *testing.T) {
 	invalid := *as(testRecord("bad-facts", time.Now()), "evil")
 	invalid.Roles = []string{"root"}
 	other := as(testRecord("n9", time.Now()), "evil")
-	encode := func(r *Record) string {
-		b, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+	s := testSealer(t)
+	sign := func(key string, r *Record) string {
+		return string(s.seal(s.newHash(), key, encodeRecord(t, r), time.Now()))
 	}
 	put("bad-json", "{not json")
-	put("mismatch", encode(other))
-	put("bad-facts", encode(&invalid))
-	put("=Zm9v", encode(other)) // "foo", whose key is foo
+	put("signed-bad-json", string(s.seal(s.newHash(), "signed-bad-json", []byte("{not json"), time.Now())))
+	put("mismatch", sign("mismatch", other))
+	put("bad-facts", sign("bad-facts", &invalid))
+	put("=Zm9v", sign("=Zm9v", other)) // "foo", whose key is foo
+	put("moved", sign("n9", other))    // signed for another key
 	if err := kv.Delete(t.Context(), "not-a-node"); err != nil {
 		t.Fatal(err)
 	}
 	// Past the hostile entries, a good record of a third replica is still
 	// delivered, and n1 stays.
 	good := testRecord("n3", time.Now())
-	put("n3", encode(as(good, "c")))
+	put("n3", sign("n3", as(good, "c")))
 	waitFor(t, 5*time.Second, "b sees n3", func() bool { return hb.get("n3") != nil })
 	sameRecord(t, "b's n3", hb.get("n3"), as(good, "c"))
 	if got := strings.Join(hb.events(), "; "); got != "put n1 a; put n3 c" {
@@ -320,10 +328,13 @@ func TestHostileEntries(t *testing.T) {
 	}
 	// Only the first refusal is logged at once; the rest are counted.
 	waitFor(t, time.Second, "a refusal logged", func() bool {
-		return strings.Contains(logs.String(), `level=WARN msg="cluster: refused a record of the bucket" replica=b key=bad-json err="not a record: invalid character`)
+		return strings.Contains(logs.String(), `level=WARN msg="cluster: refused a record of the bucket" replica=b reason=unsigned key=bad-json err="not signed`)
 	})
 	if n := strings.Count(logs.String(), "refused a record"); n != 1 {
 		t.Errorf("%d refusals logged at once, want 1 (rate-limited)", n)
+	}
+	if got, want := b.Refused(), map[string]uint64{RefusedUnsigned: 1, RefusedSignature: 1, RefusedInvalid: 4, RefusedTime: 0, RefusedSize: 0, RefusedFull: 0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("b.Refused() = %v, want %v", got, want)
 	}
 	if st := b.State(); !st.Connected || st.Remote != 2 {
 		t.Errorf("b.State() = %+v, want connected with 2 remote", st)
@@ -451,7 +462,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			srv := natstest.Start(t)
 			ignore := goleak.IgnoreCurrent()
 			log, _ := testLogger(t, "a")
-			a, err := Join(Config{URL: srv.URL(), Replica: "a", Bucket: testBucket(t), TTL: testTTL, Logger: log}, newRecorder())
+			a, err := Join(Config{URL: srv.URL(), Replica: "a", Bucket: testBucket(t), TTL: testTTL, Secret: testSecret, Logger: log}, newRecorder())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash"
 	"hash/maphash"
 	"time"
 
@@ -27,6 +29,7 @@ type remote struct {
 // mirror is the watch loop's state; only the loop touches it.
 type mirror struct {
 	m         *Member
+	mac       hash.Hash // the loop's HMAC of the cluster secret
 	remotes   map[string]remote
 	s         *session // the watch followed; nil while not connected
 	replaying bool     // the watch has not yet sent the end of its replay
@@ -41,7 +44,7 @@ func (m *Member) sweepEvery() time.Duration {
 // watch runs the watch loop until Close.
 func (m *Member) watch() {
 	defer m.wg.Done()
-	w := &mirror{m: m, remotes: map[string]remote{}}
+	w := &mirror{m: m, mac: m.seal.newHash(), remotes: map[string]remote{}}
 	sweep := time.NewTicker(m.sweepEvery())
 	defer sweep.Stop()
 	var updates <-chan jetstream.KeyValueEntry
@@ -137,12 +140,24 @@ func (w *mirror) apply(e jetstream.KeyValueEntry) {
 			seen -= int64(age)
 		}
 	}
+	// Every entry is checked before anything else: its size, then its
+	// signature and when it was signed.
+	value := e.Value()
+	if len(value) > MaxRecordBytes {
+		m.refuse(RefusedSize, key, fmt.Errorf("%d bytes, more than %d", len(value), MaxRecordBytes))
+		return
+	}
+	body, reason, err := m.seal.unseal(w.mac, key, value, now, m.cfg.TTL)
+	if err != nil {
+		m.refuse(reason, key, err)
+		return
+	}
 	// Most entries are renewals: of a record delivered already (the same
-	// bytes under the same key, told by the hash), or our own coming
+	// JSON under the same key, told by the hash), or our own coming
 	// back. Neither is decoded.
-	sum := maphash.Bytes(m.seed, e.Value())
+	sum := maphash.Bytes(m.seed, body)
 	if id, ok := idOfKey(key); ok {
-		held, echo := m.localView(id, e.Value())
+		held, echo := m.localView(id, body)
 		if echo {
 			w.drop(id)
 			return
@@ -152,11 +167,9 @@ func (w *mirror) apply(e jetstream.KeyValueEntry) {
 			return
 		}
 	}
-	rec, err := decodeRecord(key, e.Value())
+	rec, reason, err := decodeRecord(key, body, now, m.cfg.TTL)
 	if err != nil {
-		if ok, held := m.refusals.allow(); ok {
-			m.log.Warn("cluster: refused a record of the bucket", "key", clip(key), "err", err, "held", held)
-		}
+		m.refuse(reason, key, err)
 		return
 	}
 	switch m.resolve(w.s, rec, e.Revision()) {
@@ -167,9 +180,10 @@ func (w *mirror) apply(e jetstream.KeyValueEntry) {
 		return
 	}
 	r, known := w.remotes[rec.ID]
-	if !known && len(w.remotes) >= MaxRemote {
+	if !known && len(w.remotes) >= m.cfg.MaxRemote {
+		m.count(RefusedFull) // logged once
 		if !m.capFull.Swap(true) {
-			m.log.Warn("cluster: holding the most remote records allowed; refusing new ones", "max", MaxRemote, "node", rec.ID)
+			m.log.Warn("cluster: holding the most remote records allowed (gateway.cluster.maxRemoteNodes); refusing new ones", "max", m.cfg.MaxRemote, "node", rec.ID)
 		}
 		return
 	}
@@ -254,10 +268,16 @@ func (m *Member) resolve(s *session, rec *Record, rev uint64) verdict {
 		return theirs
 	case s != m.sess:
 		return skip
+	case rev <= l.rev:
+		return ours // our own write coming back, or since overwritten by ours
 	case m.own(rec, l.connectedAt):
-		return ours // our own write coming back
-	case rev < l.rev:
-		return ours // since overwritten by our write
+		// Our record, but not as we hold it (localView): an earlier write
+		// of ours, written back by someone else. Ours goes over it now.
+		if !l.dirty && !l.inFlight {
+			l.rev = rev
+			m.markDirty(l)
+		}
+		return ours
 	case Newer(rec, &Record{Replica: m.cfg.Replica, ConnectedAt: l.connectedAt}):
 		m.supersede(l)
 		return theirs
@@ -292,24 +312,40 @@ func (m *Member) keyDeleted(s *session, id string, rev uint64) {
 	m.markDirty(l)
 }
 
-// decodeRecord decodes a value of the bucket, refusing what no replica
-// writes: more than MaxRecordBytes, not JSON of a Record, a record that
-// fails Validate, or one under another id's key.
-func decodeRecord(key string, value []byte) (*Record, error) {
-	if len(value) > MaxRecordBytes {
-		return nil, fmt.Errorf("%d bytes, more than %d", len(value), MaxRecordBytes)
-	}
+// decodeRecord decodes the JSON of a record signed under key, refusing
+// what no replica writes: not JSON of a Record, a record that fails
+// Validate (skew is the TTL), or one under another id's key. It returns
+// the reason of a refusal (Refused*).
+func decodeRecord(key string, body []byte, now time.Time, skew time.Duration) (*Record, string, error) {
 	var rec Record
-	if err := json.Unmarshal(value, &rec); err != nil {
-		return nil, fmt.Errorf("not a record: %w", err)
+	if err := json.Unmarshal(body, &rec); err != nil {
+		return nil, RefusedInvalid, fmt.Errorf("not a record: %w", err)
 	}
-	if err := rec.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid record: %w", err)
+	if err := rec.Validate(now, skew); err != nil {
+		reason := RefusedInvalid
+		if errors.Is(err, errTime) {
+			reason = RefusedTime
+		}
+		return nil, reason, fmt.Errorf("invalid record: %w", err)
 	}
 	if k := Key(rec.ID); k != key {
-		return nil, fmt.Errorf("the record of node %q belongs under key %q", rec.ID, clip(k))
+		return nil, RefusedInvalid, fmt.Errorf("the record of node %q belongs under key %q", rec.ID, clip(k))
 	}
-	return &rec, nil
+	return &rec, "", nil
+}
+
+// readRecord checks a value of the bucket under key (its size and
+// signature) and decodes it: the checks of the watch, for a writer. It
+// returns the reason of a refusal (Refused*).
+func (m *Member) readRecord(h hash.Hash, key string, value []byte, now time.Time) (*Record, string, error) {
+	if len(value) > MaxRecordBytes {
+		return nil, RefusedSize, fmt.Errorf("%d bytes, more than %d", len(value), MaxRecordBytes)
+	}
+	body, reason, err := m.seal.unseal(h, key, value, now, m.cfg.TTL)
+	if err != nil {
+		return nil, reason, err
+	}
+	return decodeRecord(key, body, now, m.cfg.TTL)
 }
 
 // idOfKey is the node id of a bucket key (the inverse of Key); false for

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -37,7 +36,8 @@ func (d *discard) Delete(string) { d.deletes++ }
 // testMirror is a watch loop without NATS, for what it does with entries.
 func testMirror(h Handler) *mirror {
 	m := &Member{
-		cfg:   Config{Replica: "me", TTL: time.Minute},
+		cfg:   Config{Replica: "me", TTL: time.Minute, MaxRemote: DefaultMaxRemote},
+		seal:  sealer{secret: testSecret, bucket: "test"},
 		h:     h,
 		log:   slog.New(slog.DiscardHandler),
 		seed:  maphash.MakeSeed(),
@@ -46,7 +46,12 @@ func testMirror(h Handler) *mirror {
 		gone:  map[string]tombstone{},
 	}
 	m.refusals.every = time.Minute
-	return &mirror{m: m, remotes: map[string]remote{}}
+	return &mirror{m: m, mac: m.seal.newHash(), remotes: map[string]remote{}}
+}
+
+// sealed is rec as a replica of w's cluster writes it under key now.
+func (w *mirror) sealed(t testing.TB, key string, rec *Record) []byte {
+	return w.m.seal.seal(w.mac, key, encodeRecord(t, rec), time.Now())
 }
 
 func TestRemoteMemory(t *testing.T) {
@@ -55,11 +60,8 @@ func TestRemoteMemory(t *testing.T) {
 	w := testMirror(h)
 	values := make([][]byte, n)
 	for i := range n {
-		b, err := json.Marshal(as(testRecord(fmt.Sprintf("host-%06d.example.com", i), time.Now()), "other"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		values[i] = b
+		id := fmt.Sprintf("host-%06d.example.com", i)
+		values[i] = w.sealed(t, id, as(testRecord(id, time.Now()), "other"))
 	}
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -84,20 +86,22 @@ func TestApply(t *testing.T) {
 	h := newRecorder()
 	w := testMirror(h)
 	rec := as(testRecord("n1", time.Now()), "other")
-	b, _ := json.Marshal(rec)
+	b := w.sealed(t, "n1", rec)
 	changed := as(testRecord("n1", rec.ConnectedAt, "PATH"), "other")
-	c, _ := json.Marshal(changed)
+	c := w.sealed(t, "n1", changed)
 	mine := as(testRecord("n2", time.Now()), "me")
-	d, _ := json.Marshal(mine)
+	d := w.sealed(t, "n2", mine)
+
+	renewed := w.sealed(t, "n1", rec) // signed again, the same record
 
 	w.apply(&entry{key: "n1", value: b, rev: 1})
-	w.apply(&entry{key: "n1", value: b, rev: 2}) // a renewal
-	w.apply(&entry{key: "n1", value: c, rev: 3}) // a change
-	w.apply(&entry{key: "n2", value: d, rev: 4}) // ours, from a run before
+	w.apply(&entry{key: "n1", value: renewed, rev: 2}) // a renewal
+	w.apply(&entry{key: "n1", value: c, rev: 3})       // a change
+	w.apply(&entry{key: "n2", value: d, rev: 4})       // ours, from a run before
 	w.apply(&entry{key: "n3", rev: 5, op: jetstream.KeyValueDelete})
 	w.apply(&entry{key: "n2", rev: 6, op: jetstream.KeyValueDelete})
 	w.apply(&entry{key: "=!!", rev: 7, op: jetstream.KeyValuePurge})
-	w.apply(&entry{key: "n4", value: b, rev: 8}) // under the wrong key
+	w.apply(&entry{key: "n4", value: b, rev: 8}) // under the wrong key: not signed for it
 	if got, want := fmt.Sprint(h.events()), "[put n1 other put n1 other put n2 me delete n2]"; got != want {
 		t.Errorf("Handler got %s, want %s", got, want)
 	}

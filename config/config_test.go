@@ -51,11 +51,13 @@ func TestProblems(t *testing.T) {
 			[]string{`gw.hujson:1:14: gateway.governance: must be an object with mode, allowedHosts and flagged, got the string "enforce"`}},
 		{"owned object: nothing near", `{"gateway": {"governance": {"strict": true}}}`,
 			[]string{`gw.hujson:1:29: gateway.governance.strict: unknown setting (known: mode, allowedHosts, flagged)`}},
-		{"owned cluster object", "{\"gateway\": {\"cluster\": {\n  \"ttl\": \"0s\",\n  \"url\": 4,\n  \"cert\": \"c.pem\"}}}",
+		{"owned cluster object", "{\"gateway\": {\"cluster\": {\n  \"ttl\": \"0s\",\n  \"url\": 4,\n  \"cert\": \"c.pem\",\n  \"maxRemoteNodes\": 0,\n  \"secret\": \"x\"}}}",
 			[]string{
 				`gw.hujson:2:3: gateway.cluster.ttl: must be a duration of at least 1s, like "10s"`,
 				`gw.hujson:3:3: gateway.cluster.url: must be a string, got the number 4`,
 				`gw.hujson:4:3: gateway.cluster.cert: gateway.cluster.cert and gateway.cluster.key go together: set both, or neither`,
+				`gw.hujson:5:3: gateway.cluster.maxRemoteNodes: must be a positive whole number, got the number 0`,
+				`gw.hujson:6:3: gateway.cluster.secret: unknown setting (known: url, replica, bucket, ttl, secretFile, maxRemoteNodes, creds, nkey, ca, cert, key)`,
 			}},
 		{"an agent in both forms", `{"agents": {"main": {"skills": {"allow": ["a"]}}, "list": [{"id": "main"}]}}`,
 			[]string{`gw.hujson:1:60: agents.list[0]: agent main is configured in both forms, at agents.list[0] and agents.main: keep one`}},
@@ -260,7 +262,8 @@ func TestGatewaySettings(t *testing.T) {
 	  "nodeTokens": {"n1": "`+hash+`"}, "agentTokens": {"a1": "t"},
 	  "tlsCert": "c.pem", "tlsKey": "/k.pem", "tlsClientCA": "ca/ca.pem",
 	  "governance": {"mode": "observe", "allowedHosts": ["API.github.com"], "flagged": "quarantine"},
-	  "cluster": {"url": "nats://x", "replica": "r1", "bucket": "b_1", "ttl": "3s", "creds": "n.creds", "cert": "c", "key": "k"}}}`))
+	  "cluster": {"url": "nats://x", "replica": "r1", "bucket": "b_1", "ttl": "3s", "secretFile": "cluster-secret", "maxRemoteNodes": 5000,
+	              "creds": "n.creds", "cert": "c", "key": "k"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +276,8 @@ func TestGatewaySettings(t *testing.T) {
 	if gov := g.Governance; gov.Mode != "observe" || gov.Flagged != "quarantine" || !reflect.DeepEqual(gov.AllowedHosts, []string{"api.github.com"}) {
 		t.Errorf("governance = %+v", gov)
 	}
-	if c := g.Cluster; c != (Cluster{URL: "nats://x", Replica: "r1", Bucket: "b_1", TTL: 3 * time.Second, Creds: "/etc/skillgate/n.creds", Cert: "/etc/skillgate/c", Key: "/etc/skillgate/k"}) {
+	if c := g.Cluster; c != (Cluster{URL: "nats://x", Replica: "r1", Bucket: "b_1", TTL: 3 * time.Second, SecretFile: "/etc/skillgate/cluster-secret", MaxRemote: 5000,
+		Creds: "/etc/skillgate/n.creds", Cert: "/etc/skillgate/c", Key: "/etc/skillgate/k"}) {
 		t.Errorf("cluster = %+v", c)
 	}
 }

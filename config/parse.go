@@ -76,6 +76,8 @@ type Prompt struct {
 type Cluster struct {
 	URL, Replica, Bucket       string
 	TTL                        time.Duration // 0: not set
+	SecretFile                 string        // the cluster secret's file; "": SKILLGATE_CLUSTER_SECRET
+	MaxRemote                  int           // 0: not set
 	Creds, NKey, CA, Cert, Key string
 }
 

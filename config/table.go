@@ -211,6 +211,12 @@ var Settings = []Setting{
 			return nil
 		},
 		set: func(f *File, _ []string, v any) { f.Gateway.Cluster.TTL = v.(time.Duration) }},
+	{Path: "gateway.cluster.secretFile", Type: String, Apply: Restart, Flag: "cluster-secret-file",
+		Doc: "file holding the cluster secret that signs every record (the same on every replica, at least 32 bytes; else $SKILLGATE_CLUSTER_SECRET; required with a cluster); relative to this file",
+		set: func(f *File, _ []string, v any) { f.Gateway.Cluster.SecretFile = f.rel(v.(string)) }},
+	{Path: "gateway.cluster.maxRemoteNodes", Type: Int, Min: 1, Max: cluster.MaxRemoteLimit, Default: fmt.Sprint(cluster.DefaultMaxRemote), Apply: Restart,
+		Doc: "other replicas' nodes held at most; records of new ones past it are refused and counted",
+		set: func(f *File, _ []string, v any) { f.Gateway.Cluster.MaxRemote = v.(int) }},
 	{Path: "gateway.cluster.creds", Type: String, Apply: Restart, Doc: "NATS creds file; relative to this file",
 		set: func(f *File, _ []string, v any) { f.Gateway.Cluster.Creds = f.rel(v.(string)) }},
 	{Path: "gateway.cluster.nkey", Type: String, Apply: Restart, Doc: "NATS nkey seed file; relative to this file",

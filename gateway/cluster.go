@@ -25,6 +25,7 @@ type member interface {
 	Publish(rec cluster.Record)
 	Withdraw(id string, connectedAt time.Time)
 	State() cluster.State
+	Refused() map[string]uint64
 	Close(ctx context.Context) error
 }
 
@@ -53,8 +54,8 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 		s.unregisterLocked(c)
 		s.life.goFunc(func() { c.close(protocol.ClosePolicyViolation, protocol.CloseReasonReplaced) })
 	}
-	if len(s.reg.remote) >= cluster.MaxRemote && s.reg.remote[rec.ID] == nil {
-		return // the member refuses new ids past the cap first; this is the backstop
+	if len(s.reg.remote) >= cluster.MaxRemoteLimit && s.reg.remote[rec.ID] == nil {
+		return // the member refuses new ids past gateway.cluster.maxRemoteNodes first; this is the backstop
 	}
 	prev := s.reg.remote[rec.ID]
 	var oldHost, cur *eligibility.Host
@@ -127,10 +128,13 @@ func (s *Server) dropRemoteLocked(id string) {
 // its facts with the binaries present only. Every replica asks the same
 // names, so a name of the interest missing from the record is one the node
 // lacks; listing the absent ones too made a record of a typical node ten
-// times larger, and records are written again every TTL/3. s.mu must be
-// held.
+// times larger, and records are written again every TTL/3. Roles and
+// capabilities are the sorted sets the host index uses (what the other
+// replicas keep of them), so that repeats a node sent cannot make the
+// record too large for them. s.mu must be held.
 func (s *Server) recordLocked(c *nodeConn) cluster.Record {
 	rec := cluster.Record{HostFacts: c.factsLocked(), Replica: s.replica, ConnectedAt: c.connectedAt}
+	rec.Roles, rec.Capabilities = c.roles, c.caps
 	maps.DeleteFunc(rec.HostBinStatus, func(_ string, present bool) bool { return !present })
 	if c.host != nil {
 		t := c.factsAt
@@ -157,7 +161,25 @@ func (s *Server) registerClusterMetrics() {
 				}
 				return 0
 			}),
+		refusedCollector{m: s.member},
 	)
+}
+
+// refusedDesc describes skillgate_cluster_records_refused_total.
+var refusedDesc = prometheus.NewDesc("skillgate_cluster_records_refused_total",
+	"Records of the cluster's bucket refused, by reason: unsigned, signature (not this cluster's secret, or changed), time, invalid, size, full (past gateway.cluster.maxRemoteNodes).",
+	[]string{"reason"}, nil)
+
+// refusedCollector reads the member's counts of refused records.
+type refusedCollector struct{ m member }
+
+func (c refusedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- refusedDesc }
+
+func (c refusedCollector) Collect(ch chan<- prometheus.Metric) {
+	counts := c.m.Refused()
+	for _, reason := range cluster.RefusalReasons {
+		ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.CounterValue, float64(counts[reason]), reason)
+	}
 }
 
 // publishLocked publishes the record of a node this replica holds. s.mu

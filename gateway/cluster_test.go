@@ -22,6 +22,9 @@ import (
 // clusterTTL is the replicas' gateway.cluster.ttl in these tests.
 const clusterTTL = 2 * time.Second
 
+// clusterSecret is the replicas' cluster secret in these tests.
+var clusterSecret = cluster.Secret("the gateway tests' cluster secret, 32 bytes or more")
+
 // clusterFiles: github needs gh, jq-tools needs jq.
 var clusterFiles = map[string]string{
 	"skills/github/SKILL.md":   skillMD("github", "Uses gh.", `{"bins": ["gh"]}`),
@@ -35,7 +38,7 @@ func startReplicas(t *testing.T, ns *natstest.Server, files map[string]string, n
 	st := newBucketStore(t, sharedMinio.Get(t))
 	var gws []*gw
 	for i, name := range names {
-		o := gwOptions{store: st, replica: name, cluster: &cluster.Config{URL: ns.URL(), TTL: clusterTTL}}
+		o := gwOptions{store: st, replica: name, cluster: &cluster.Config{URL: ns.URL(), TTL: clusterTTL, Secret: clusterSecret}}
 		if i == 0 {
 			o.files = files
 		}

@@ -47,10 +47,12 @@ type nodesCache struct {
 	byID    map[string]versioned
 }
 
-// versioned is a node's entry as encoded at one version of its record.
+// versioned is a node's entry as encoded at one version of its record;
+// bad when that version could not be encoded (the node is left out).
 type versioned struct {
 	ver uint64
 	e   nodeEntry
+	bad bool
 }
 
 // nodeEntries returns every node, encoded, sorted by id.
@@ -77,7 +79,9 @@ func (s *Server) nodeEntries() []nodeEntry {
 	byID := make(map[string]versioned, cap(entries))
 	add := func(id string, n *nodeRecord, replica string) {
 		if v, ok := c.byID[id]; ok && v.ver == n.ver {
-			entries = append(entries, v.e)
+			if !v.bad {
+				entries = append(entries, v.e)
+			}
 			byID[id] = v
 			return
 		}
@@ -95,13 +99,24 @@ func (s *Server) nodeEntries() []nodeEntry {
 		add(id, &n.nodeRecord, n.replica)
 	}
 	s.mu.RUnlock()
-	// Encoding (the bulk of the work) runs without s.mu.
+	// Encoding (the bulk of the work) runs without s.mu. A node with a
+	// field that cannot be encoded is left out, never written in part
+	// (one such node made every answer invalid JSON), and logged once
+	// per version of its record.
 	for _, r := range list {
 		f := &r.facts
 		e := nodeEntry{id: r.id}
 		vals := [9]any{f.ID, f.OS, f.Roles, f.Capabilities, f.Env, f.HostBinStatus, r.connectedAt, r.factsAt, r.replica}
+		var err error
 		for j, v := range vals {
-			e.fields[j] = encodeField(nodeFields[j], v)
+			if e.fields[j], err = encodeField(nodeFields[j], v); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			s.log.Error("GET /v1/nodes: leaving out a node whose facts cannot be encoded", "node", r.id, "replica", r.replica, "err", err)
+			byID[r.id] = versioned{ver: r.ver, bad: true}
+			continue
 		}
 		entries = append(entries, e)
 		byID[r.id] = versioned{ver: r.ver, e: e}
@@ -111,14 +126,18 @@ func (s *Server) nodeEntries() []nodeEntry {
 	return entries
 }
 
-func encodeField(name string, v any) []byte {
+// encodeField returns `"name":value`, or an error (a time out of years
+// 0–9999): never a part of it.
+func encodeField(name string, v any) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(strconv.Quote(name))
 	b.WriteByte(':')
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }
 
 // nodesQuery is a parsed GET /v1/nodes query.

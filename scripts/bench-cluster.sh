@@ -262,8 +262,9 @@ start_nats() {
 
 start_replica() { # name
   local r=$1
+  [ -s "$work/cluster-secret" ] || (umask 077 && head -c 32 /dev/urandom | base64 >"$work/cluster-secret")
   "$B/skillgate" serve --store "$work/store" --listen "127.0.0.1:${port[$r]}" --config "$work/gateway.json" \
-    --cluster "nats://127.0.0.1:$nats_port" --replica "$r" >>"$work/replica-$r.log" 2>&1 &
+    --cluster "nats://127.0.0.1:$nats_port" --replica "$r" --cluster-secret-file "$work/cluster-secret" >>"$work/replica-$r.log" 2>&1 &
   rpid[$r]=$!
 }
 
@@ -440,7 +441,7 @@ fresh_replicas() {
 }
 
 echo; echo "== NATS (nats-server -js -sd DIR -a 127.0.0.1 -p $nats_port -m $mon_port) and replicas A B C D:"
-echo "\$ skillgate serve --store DIR --listen 127.0.0.1:PORT --config F --cluster nats://127.0.0.1:$nats_port --replica NAME   # F: $(cat "$work/gateway.json")"
+echo "\$ skillgate serve --store DIR --listen 127.0.0.1:PORT --config F --cluster nats://127.0.0.1:$nats_port --replica NAME --cluster-secret-file S   # F: $(cat "$work/gateway.json")"
 start_nats
 fresh_replicas
 sleep 4 # settle after start

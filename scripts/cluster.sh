@@ -36,6 +36,10 @@ nats-server -js -sd "$work/nats" -a 127.0.0.1 -p "$nats_port" -m 8222 >"$work/na
 pids+=($!)
 wait_http "http://127.0.0.1:8222/healthz?js-enabled-only=true" NATS
 
+# Every replica signs its records with the same secret, and refuses the
+# records of anyone without it (a file, never the command line).
+(umask 077 && head -c 32 /dev/urandom | base64 >"$work/cluster-secret")
+
 bases=()
 declare -A replica_pid
 for i in 1 2 3; do
@@ -43,7 +47,7 @@ for i in 1 2 3; do
   base="http://127.0.0.1:$port"
   bases+=("$base")
   ./bin/skillgate serve --listen "127.0.0.1:$port" --store examples/store --config examples/gateway.hujson \
-    --cluster "nats://127.0.0.1:$nats_port" --replica "r$i" >"$work/r$i.log" 2>&1 &
+    --cluster "nats://127.0.0.1:$nats_port" --replica "r$i" --cluster-secret-file "$work/cluster-secret" >"$work/r$i.log" 2>&1 &
   pids+=($!)
   replica_pid[r$i]=$!
   echo "replica r$i on $base (pid $!)"

@@ -83,7 +83,7 @@ func startProc(t *testing.T, name, bin string, args ...string) *proc {
 func startProcEnv(t *testing.T, name string, env []string, bin string, args ...string) *proc {
 	t.Helper()
 	p := &proc{name: name, cmd: exec.Command(bin, args...), out: &syncbuf.Buffer{}, exited: make(chan struct{})}
-	p.cmd.Env = append(append(os.Environ(), "SKILLGATE_NODE_TOKEN=", "SKILLGATE_AGENT_TOKEN="), env...)
+	p.cmd.Env = append(append(os.Environ(), "SKILLGATE_NODE_TOKEN=", "SKILLGATE_AGENT_TOKEN=", "SKILLGATE_CLUSTER_SECRET="), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -133,10 +133,11 @@ func freePort(t *testing.T) int {
 }
 
 // startReplica serves store on port as replica name of the cluster on ns,
-// and waits until it is ready (through the bucket's first read).
-func startReplica(t *testing.T, bins, store, config string, ns *natstest.Server, name string, port int) *replica {
+// and waits until it is ready (through the bucket's first read). env is
+// added to its environment.
+func startReplica(t *testing.T, bins, store, config string, ns *natstest.Server, name string, port int, env ...string) *replica {
 	t.Helper()
-	p := startProc(t, "replica "+name, filepath.Join(bins, "skillgate"), "serve", "--store", store, "--config", config,
+	p := startProcEnv(t, "replica "+name, env, filepath.Join(bins, "skillgate"), "serve", "--store", store, "--config", config,
 		"--listen", "127.0.0.1:"+strconv.Itoa(port), "--poll", "100ms", "--cluster", ns.URL(), "--replica", name)
 	r := &replica{proc: p, base: "http://127.0.0.1:" + strconv.Itoa(port)}
 	waitHTTP(t, func() (string, bool) {
@@ -207,14 +208,32 @@ func clusterNodes(base string) ([]struct{ ID, Replica, ConnectedAt string }, err
 	}
 }
 
-// clusterConfig writes a config file with gateway.cluster.ttl.
+// clusterSecret is the replicas' cluster secret.
+const clusterSecret = "the cluster secret of cmd/skillgate's tests"
+
+// clusterConfigFile writes a config file with gateway.cluster.ttl and
+// gateway.cluster.secretFile (a file beside it holding clusterSecret).
 func clusterConfigFile(t *testing.T) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "gateway.hujson")
-	if err := os.WriteFile(p, []byte(`{"gateway": {"cluster": {"ttl": "`+clusterTTL.String()+`"}}}`), 0o600); err != nil {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cluster-secret"), []byte(clusterSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "gateway.hujson")
+	if err := os.WriteFile(p, []byte(`{"gateway": {"cluster": {"ttl": "`+clusterTTL.String()+`", "secretFile": "cluster-secret"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// noSecretInOutput fails t if a process printed the cluster secret.
+func noSecretInOutput(t *testing.T, ps ...*proc) {
+	t.Helper()
+	for _, p := range ps {
+		if strings.Contains(p.out.String(), clusterSecret) {
+			t.Errorf("%s printed the cluster secret", p.name)
+		}
+	}
 }
 
 // TestClusterReplicaKilled: three replicas; the only host of skill github
@@ -285,6 +304,7 @@ func TestClusterReplicaKilled(t *testing.T) {
 	waitHTTP(t, func() (string, bool) { return offered(r["c"].base) }, node)
 	waitHTTP(t, func() (string, bool) { h := holder(); return "holder " + h, h == other }, node)
 	waitHTTP(t, func() (string, bool) { return offered(r[other].base) }, node)
+	noSecretInOutput(t, r["a"].proc, r["b"].proc, r["c"].proc)
 }
 
 // TestClusterReplicaRestarted: replica a holds 1,000 simulated nodes and
@@ -301,7 +321,12 @@ func TestClusterReplicaRestarted(t *testing.T) {
 	store, cfg := storeWithGhSkill(t), clusterConfigFile(t)
 	portA := freePort(t)
 	a := startReplica(t, bins, store, cfg, ns, "a", portA)
-	c := startReplica(t, bins, store, cfg, ns, "c", freePort(t))
+	// c reads the secret from the environment.
+	cfgC := filepath.Join(t.TempDir(), "gateway.hujson")
+	if err := os.WriteFile(cfgC, []byte(`{"gateway": {"cluster": {"ttl": "`+clusterTTL.String()+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startReplica(t, bins, store, cfgC, ns, "c", freePort(t), "SKILLGATE_CLUSTER_SECRET="+clusterSecret)
 	fleet := startProc(t, "skillgate-fleet nodes", filepath.Join(bins, "skillgate-fleet"), "nodes", "--gateway", a.base,
 		"-n", strconv.Itoa(n), "--duration", "10m", "--connect-rate", "2000/s")
 
@@ -331,5 +356,27 @@ func TestClusterReplicaRestarted(t *testing.T) {
 	a = startReplica(t, bins, store, cfg, ns, "a", portA)
 	for _, g := range []*replica{a, c} {
 		waitHTTP(t, func() (string, bool) { return allOn(g.base, "a", restarted) }, fleet, a.proc)
+	}
+}
+
+// TestClusterNeedsSecret: a replica without a cluster secret refuses to
+// start (exit 2), naming where the secret comes from, instead of
+// trusting every record of the bucket.
+func TestClusterNeedsSecret(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	bins := testBins(t)
+	ns := natstest.Start(t)
+	p := startProc(t, "replica a", filepath.Join(bins, "skillgate"), "serve", "--store", storeWithGhSkill(t),
+		"--listen", "127.0.0.1:"+strconv.Itoa(freePort(t)), "--cluster", ns.URL(), "--replica", "a")
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("a replica without a cluster secret is still running after 10s:\n%s", p.out.String())
+	}
+	out := p.out.String()
+	if code := p.cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(out, "gateway.cluster.secretFile") || !strings.Contains(out, "SKILLGATE_CLUSTER_SECRET") {
+		t.Errorf("exit %d, output:\n%s\nwant exit 2 naming gateway.cluster.secretFile and SKILLGATE_CLUSTER_SECRET", code, out)
 	}
 }

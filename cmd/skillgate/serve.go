@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/skillgate/skillgate/cluster"
@@ -31,6 +32,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	nodeTokenFile := fs.String("node-token-file", "", "file holding the shared node token, instead of $"+cli.NodeTokenEnv)
 	clusterURL := fs.String("cluster", "", "NATS `URLS` (nats://HOST:4222, comma-separated): share the fleet with the other replicas through JetStream (gateway.cluster.url)")
 	replica := fs.String("replica", "", "this replica's `NAME` in the cluster and in GET /v1/nodes (gateway.cluster.replica; default: the host name)")
+	clusterSecretFile := fs.String("cluster-secret-file", "", "`FILE` holding the cluster secret that signs the replicas' records, instead of $"+clusterSecretEnv+" (gateway.cluster.secretFile; required with --cluster)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -46,7 +48,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	// Config.Flags is keyed by the config file's names.
-	for flagName, key := range map[string]string{"tls-cert": "tlsCert", "tls-key": "tlsKey", "tls-client-ca": "tlsClientCA", "cluster": "cluster.url", "replica": "cluster.replica"} {
+	for flagName, key := range map[string]string{"tls-cert": "tlsCert", "tls-key": "tlsKey", "tls-client-ca": "tlsClientCA", "cluster": "cluster.url", "replica": "cluster.replica", "cluster-secret-file": "cluster.secretFile"} {
 		set[key] = set[flagName]
 	}
 
@@ -68,6 +70,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		*tlsClientCA = cli.FlagOverFile(fs, "tls-client-ca", *tlsClientCA, fsettings.TLSClientCA, fsettings.TLSClientCA != "")
 		*clusterURL = cli.FlagOverFile(fs, "cluster", *clusterURL, fsettings.Cluster.URL, fsettings.Cluster.URL != "")
 		*replica = cli.FlagOverFile(fs, "replica", *replica, fsettings.Cluster.Replica, fsettings.Cluster.Replica != "")
+		*clusterSecretFile = cli.FlagOverFile(fs, "cluster-secret-file", *clusterSecretFile, fsettings.Cluster.SecretFile, fsettings.Cluster.SecretFile != "")
 	}
 	if *replica != "" {
 		if err := cluster.ValidateReplica(*replica); err != nil {
@@ -108,6 +111,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	nodeToken, err := cli.ReadTokenStrict(*nodeTokenFile, cli.NodeTokenEnv, log)
 	if err != nil {
 		return cli.Usagef("--node-token-file: %v", err)
+	}
+	if cc != nil {
+		// From a file or the environment, never the command line. An
+		// empty secret is refused by the cluster, naming where it comes
+		// from.
+		secret, err := cli.ReadTokenStrict(*clusterSecretFile, clusterSecretEnv, log)
+		if err != nil {
+			return cli.Usagef("gateway.cluster.secretFile (--cluster-secret-file): %v", err)
+		}
+		cc.Secret = cluster.Secret(strings.TrimSpace(secret))
 	}
 	srv, err := gateway.New(gateway.Config{
 		Listen:      *listen,
@@ -157,6 +170,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// clusterSecretEnv holds the cluster secret when no file is set.
+const clusterSecretEnv = "SKILLGATE_CLUSTER_SECRET"
+
 // clusterConfig is the cluster membership of --cluster (or
 // gateway.cluster.url) with the rest of gateway.cluster; credentials and
 // TLS files the file leaves out come from the environment variables NATS
@@ -172,7 +188,8 @@ func clusterConfig(url string, cs config.Cluster) *cluster.Config {
 	return &cluster.Config{
 		URL:       url,
 		Bucket:    cs.Bucket,
-		TTL:       cs.TTL, // 0: the default
+		TTL:       cs.TTL,       // 0: the default
+		MaxRemote: cs.MaxRemote, // 0: the default
 		CredsFile: or(cs.Creds, "NATS_CREDS"),
 		NKeyFile:  or(cs.NKey, "NATS_NKEY"),
 		User:      os.Getenv("NATS_USER"),
