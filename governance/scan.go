@@ -162,18 +162,15 @@ func (s *scanner) startFile(name string) {
 }
 
 // scanSkillMD scans SKILL.md: frontmatter as prose (it goes into prompts),
-// the body as markdown, and the declared capabilities.
+// the body as markdown, and the declared capabilities. Where the
+// frontmatter ends is the parser's rule (skill.SplitFrontmatter): a line
+// the agent reads as the body is scanned as the body.
 func (s *scanner) scanSkillMD(data []byte) {
 	s.startFile(SkillFile)
 	lines := splitLines(data)
 	body := 0
-	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
-		for i := 1; i < len(lines); i++ {
-			if strings.TrimRight(lines[i], " \t") == "---" {
-				body = i + 1
-				break
-			}
-		}
+	if _, _, bodyLine, ok := skill.SplitFrontmatter(data); ok {
+		body = min(bodyLine-1, len(lines))
 	}
 	for i := 0; i < body; i++ {
 		s.checkLine(lines[i], i+1, ctxProse)

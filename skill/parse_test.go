@@ -1023,3 +1023,32 @@ func TestParseDeepNesting(t *testing.T) {
 		t.Errorf("normal nesting: namespace %q, diagnostics %v", s.Namespace, s.Diagnostics)
 	}
 }
+
+// SplitFrontmatter is the parser's split, for the governance scanner.
+func TestSplitFrontmatter(t *testing.T) {
+	cases := []struct {
+		in, fm, body string
+		line         int
+		ok           bool
+	}{
+		{file("---", "name: x", "---", "body"), "name: x\n", "body\n", 4, true},
+		{"\uFEFF---\r\nname: x\r\n--- \t\r\n\r\nbody", "name: x\n", "\nbody", 4, true},
+		{"---\rname: x\r---", "name: x\n", "", 4, true},
+		{file("---", "---"), "", "", 3, true},
+		{file("--- ", "name: x", "---", "body"), "", file("--- ", "name: x", "---", "body"), 1, false},
+		{file("\u00a0---", "name: x", "---", "body"), "", file("\u00a0---", "name: x", "---", "body"), 1, false},
+		{file("---", "name: x", " ---"), "", file("---", "name: x", " ---"), 1, false},
+		{"---", "", "---", 1, false},
+		{"", "", "", 1, false},
+		{"---\nname: a\xff\n---\nb\xfe", "name: a\uFFFD\n", "b\uFFFD", 4, true},
+	}
+	for _, tc := range cases {
+		fm, body, line, ok := SplitFrontmatter([]byte(tc.in))
+		if fm != tc.fm || body != tc.body || line != tc.line || ok != tc.ok {
+			t.Errorf("SplitFrontmatter(%q) = %q, %q, %d, %v; want %q, %q, %d, %v", tc.in, fm, body, line, ok, tc.fm, tc.body, tc.line, tc.ok)
+		}
+		if s := Parse(testRef, []byte(tc.in)); s.Body != body {
+			t.Errorf("SplitFrontmatter(%q) body %q, Parse's %q", tc.in, body, s.Body)
+		}
+	}
+}
