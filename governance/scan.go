@@ -165,7 +165,7 @@ func (s *scanner) startFile(name string) {
 // the body as markdown, and the declared capabilities. Where the
 // frontmatter ends is the parser's rule (skill.SplitFrontmatter): a line
 // the agent reads as the body is scanned as the body.
-func (s *scanner) scanSkillMD(data []byte) {
+func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) {
 	s.startFile(SkillFile)
 	lines := splitLines(data)
 	body := 0
@@ -178,6 +178,105 @@ func (s *scanner) scanSkillMD(data []byte) {
 	}
 	s.capabilities(lines[:body])
 	s.scanMarkdown(lines, body, true)
+	s.promptText(sk.Name, at.Name, 1, body)
+	if at.DescriptionFromBody {
+		// The paragraph it was taken from.
+		last := at.Description
+		for last < len(lines) && strings.TrimSpace(lines[last]) != "" {
+			last++
+		}
+		s.promptText(sk.Description, at.Description, at.Description, last)
+	} else {
+		s.promptText(sk.Description, at.Description, 1, body)
+	}
+}
+
+// promptText scans a name or description as Parse read it, the text every
+// agent's prompt holds: YAML unescaped and unfolded, or a body paragraph
+// out of its markdown (a blockquote, table row or code block there is
+// plain description in the prompt). Each of its lines and the whole text
+// on one line are read as a body line is, never as quoted documentation.
+// Findings point at line (where the text was read); one that lines
+// first..last (where it was written) already report is not repeated.
+func (s *scanner) promptText(text string, line, first, last int) {
+	if line == 0 || text == "" {
+		return
+	}
+	parts := strings.Split(text, "\n")
+	if len(parts) > 1 {
+		parts = append(parts, strings.Join(strings.Fields(text), " "))
+	}
+	s.extra(line, first, last, func() {
+		for _, p := range parts {
+			t := strings.TrimLeft(p, " \t>|")
+			if isBullet(t) {
+				t = strings.TrimLeft(t[1:], " \t")
+			}
+			s.checkMarkdownLine(t, line, false, false, false, false)
+		}
+	})
+}
+
+// extra runs scan, which looks again at lines first..last of the current
+// file in another form (a name or description as the prompt holds it, a
+// continued command joined, variables substituted), and keeps what it
+// finds at line, except a rule those lines already report at the same or
+// a worse severity. Within scan each rule counts once, at its worst.
+func (s *scanner) extra(line, first, last int, scan func()) {
+	var out []Finding
+	save := s.sink
+	s.sink = &out
+	scan()
+	s.sink = save
+	worst := map[string]int{}
+	var keep []Finding
+	for _, f := range out {
+		k, seen := worst[f.Rule]
+		switch {
+		case !seen:
+			worst[f.Rule] = len(keep)
+			keep = append(keep, f)
+		case rank(f) > rank(keep[k]):
+			keep[k] = f
+		}
+	}
+	dst := &s.findings
+	if s.sink != nil {
+		dst = s.sink
+	}
+	for _, f := range keep {
+		f.File, f.Line = s.file, line
+		dup := false
+		for k := len(*dst) - 1; k >= 0 && !dup; k-- {
+			g := (*dst)[k]
+			if g.File != s.file {
+				break
+			}
+			dup = g.Rule == f.Rule && g.Line >= first && g.Line <= last && rank(g) >= rank(f)
+		}
+		if dup {
+			continue
+		}
+		if s.sink != nil {
+			*s.sink = append(*s.sink, f)
+		} else if s.perRule[f.Rule] < maxPerRuleFile {
+			s.perRule[f.Rule]++
+			s.findings = append(s.findings, f)
+		}
+	}
+}
+
+// rank orders findings by weight: info, quoted warn, warn, error.
+func rank(f Finding) int {
+	switch {
+	case f.Severity == SeverityError:
+		return 3
+	case f.Severity == SeverityWarn && !f.quoted:
+		return 2
+	case f.Severity == SeverityWarn:
+		return 1
+	}
+	return 0
 }
 
 // capabilities finds dangerous capabilities declared in the frontmatter

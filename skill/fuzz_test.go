@@ -62,6 +62,15 @@ func FuzzParse(f *testing.F) {
 		if text, _ := normalizeText(data); ok && strings.Count(text, "\n")+2 < bodyLine {
 			t.Fatalf("body line %d past the end of a %d-line file", bodyLine, strings.Count(text, "\n")+1)
 		}
+		// Where the prompt text was read: a line of the file, none for
+		// none.
+		again, at := ParseLines(ref, data)
+		if text, _ := normalizeText(data); at.Name < 0 || at.Name > strings.Count(text, "\n")+1 ||
+			at.Description < 0 || at.Description > strings.Count(text, "\n")+1 ||
+			(at.Description == 0) != (s.Description == "") || at.DescriptionFromBody != fromBody ||
+			at.Name == 0 && s.Name != ref.Dir || !reflect.DeepEqual(s, again) {
+			t.Fatalf("ParseLines = %+v for name %q, description %q (from the body: %v)", at, s.Name, s.Description, fromBody)
+		}
 		if again := Parse(ref, data); !reflect.DeepEqual(s, again) {
 			t.Fatalf("Parse is not deterministic:%s", diffSkill(again, s))
 		}

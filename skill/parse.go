@@ -70,6 +70,27 @@ func Parse(ref Ref, data []byte) *Skill {
 	return s
 }
 
+// TextLines says where Parse read the text a skill puts into prompts from,
+// as file lines (the opening "---" is line 1).
+type TextLines struct {
+	// Name is the line of the frontmatter name; 0 when Name is the
+	// directory.
+	Name int
+	// Description is the line of the frontmatter description, or the first
+	// line of the body paragraph it was taken from; 0 when there is none.
+	Description int
+	// DescriptionFromBody reports a description taken from the body.
+	DescriptionFromBody bool
+}
+
+// ParseLines is Parse, also saying where the name and description were
+// read from: the governance scanner reports what it finds in them there.
+func ParseLines(ref Ref, data []byte) (*Skill, TextLines) {
+	p := &parser{ref: ref}
+	s, fromBody := p.parse(data)
+	return s, TextLines{Name: p.nameLine, Description: p.descLine, DescriptionFromBody: fromBody}
+}
+
 // ParseChecked is Parse as `skillgate validate` reads a file: the same Skill
 // and the same findings, but those that also break the Agent Skills
 // specification are errors instead of warnings: frontmatter that is not
@@ -93,6 +114,10 @@ type parser struct {
 	dropped     int  // findings beyond maxDiagnostics
 	droppedWarn bool // whether one of them was a warning (or an error)
 	droppedErr  bool // whether one of them was an error
+
+	nameKeyLine, descKeyLine int // file lines of the name and description keys read
+	nameLine, descLine       int // where the name and description were read (see TextLines)
+	bodyStart                int // file line the body starts on
 }
 
 // add records a finding about the file; past maxDiagnostics it only counts.
@@ -160,6 +185,7 @@ func (p *parser) parse(data []byte) (s *Skill, descFromBody bool) {
 	text := p.normalize(data)
 	fmText, body, hasFM := p.splitFrontmatter(text)
 	s.Body = body
+	p.bodyStart = bodyLineOf(fmText, hasFM)
 
 	var fields map[string]any
 	if hasFM {
@@ -301,6 +327,7 @@ func (p *parser) name(fields map[string]any, dir string) string {
 	str, isString := v.(string)
 	switch {
 	case isString && strings.TrimSpace(str) != "":
+		p.nameLine = p.nameKeyLine
 		return strings.TrimSpace(str)
 	case isString || v == nil:
 		p.spec("name is empty; the directory name %q is used — set name or remove the line", dir)
@@ -323,10 +350,12 @@ func (p *parser) description(fields map[string]any, body string) (desc string, f
 			if n := utf8.RuneCountInString(d); n > maxDescription {
 				p.spec("description exceeds the %d character limit (%d characters); it is kept, but it is pasted into every prompt — shorten it", maxDescription, n)
 			}
+			p.descLine = p.descKeyLine
 			return d, false
 		}
 	}
-	if d := bodyDescription(body); d != "" {
+	if d, line := bodyParagraph(body); d != "" {
+		p.descLine = p.bodyStart + line
 		return d, true
 	}
 	p.warn("no description: the frontmatter has none and the body has no paragraph of text; the skill is listed without one — add description to the frontmatter")
