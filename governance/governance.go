@@ -140,9 +140,9 @@ func Digest(in *Input) string {
 // Scan scans one skill directory. It never fails: every problem is a
 // finding.
 func Scan(in *Input, opts Options) Report {
-	sk := skill.Parse(skill.Ref{Key: SkillFile, Dir: "skill"}, in.SkillMD)
+	sk, at := skill.ParseLines(skill.Ref{Key: SkillFile, Dir: "skill"}, in.SkillMD)
 	s := newScanner(opts, sk)
-	s.scanSkillMD(in.SkillMD)
+	s.scanSkillMD(in.SkillMD, sk, at)
 	files := append([]File(nil), in.Files...)
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	for _, f := range files {

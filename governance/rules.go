@@ -870,6 +870,13 @@ var vendorInstallers = []string{
 	"dot.net/v1/dotnet-install", "dotnet.microsoft.com/download/dotnet/scripts/", "cli.github.com/packages/", "brew.sh",
 }
 
+// reRepoSetup is the script a package hosting service writes for every
+// repository it hosts (Cloudsmith's setup.deb.sh, packagecloud's
+// script.rpm.sh): it adds the repository to apt, dnf or apk. Its text is
+// the service's, not the repository owner's, so running it is a vendor's
+// install script.
+var reRepoSetup = regexp.MustCompile(`^(dl\.cloudsmith\.io/public/[a-z0-9._-]+/[a-z0-9._-]+/(setup|config)\.(deb|rpm|alpine)\.sh|packagecloud\.io/install/repositories/[a-z0-9._-]+/[a-z0-9._-]+/script\.(deb|rpm|python|node|gem)\.sh)$`)
+
 // vendorInstall reports a fetch-and-run of one https URL that is a tool's
 // own installer: a well-known official install script, a script on a code
 // host whose path names a declared binary, or one on a host named after a
@@ -893,6 +900,9 @@ func (s *scanner) vendorInstall(low string) bool {
 		if strings.HasPrefix(u, v) && (len(u) == len(v) || strings.HasSuffix(v, "/") || strings.ContainsRune("/?#.", rune(u[len(v)]))) {
 			return true
 		}
+	}
+	if k := strings.IndexAny(u, "?#"); k >= 0 && reRepoSetup.MatchString(u[:k]) || reRepoSetup.MatchString(u) {
+		return true
 	}
 	code := false
 	for _, h := range []string{"github.com", "raw.githubusercontent.com", "objects.githubusercontent.com", "gitlab.com", "bitbucket.org"} {
@@ -1043,6 +1053,128 @@ func (s *scanner) secrets(line, low string, off, n int, c ctx) {
 		if loc := reNetSend.FindStringIndex(low); loc != nil {
 			s.add(RuleSecretsAccess, SeverityError, c, n, line, off+loc[0])
 		}
+	}
+}
+
+// reCredPrint matches the commands that print a stored credential: the
+// GitHub CLI's token, the AWS CLI's keys, git's credential helpers, the
+// macOS keychain, gcloud's and az's access tokens.
+var reCredPrint = regexp.MustCompile(`\bgh\s+auth\s+token\b|\bgh\s+auth\s+status\b[^|;&\n]*\s(--show-token|-t)\b|\baws\s+configure\s+get\s+(\S+\.)?aws_(secret_access_key|session_token|access_key_id)\b|\baws\s+configure\s+export-credentials\b|\bgit\s+credential\s+fill\b|\bgit\s+credential-[a-z-]+\s+get\b|\bsecurity\s+find-(generic|internet)-password\b|\bgcloud\s+auth\s+(application-default\s+)?print-(access|identity)-token\b|\baz\s+account\s+get-access-token\b`)
+
+// credVendors are the hosts each credential belongs to (by the command
+// that prints it): sending a token to its own service's API is what it is
+// for. The others have no such host.
+var credVendors = map[string][]string{
+	"gh":     {"github.com", "githubusercontent.com", "ghcr.io"},
+	"aws":    {"amazonaws.com", "aws.amazon.com", "api.aws"},
+	"gcloud": {"googleapis.com", "google.com"},
+	"az":     {"azure.com", "azure.net", "windows.net", "microsoft.com", "microsoftonline.com"},
+}
+
+// netTools are commands that send what they are given over the network.
+var netTools = map[string]bool{"curl": true, "wget": true, "nc": true, "ncat": true, "netcat": true, "socat": true,
+	"telnet": true, "http": true, "https": true, "xh": true, "httpie": true, "iwr": true, "irm": true,
+	"invoke-webrequest": true, "invoke-restmethod": true, "openssl": true, "ftp": true, "sftp": true, "tftp": true}
+
+// credentialSend: a command that prints a stored credential (gh auth
+// token, aws configure get aws_secret_access_key, git credential fill,
+// security find-generic-password, …) whose output goes to a network tool,
+// piped (… | curl -d @-, … | base64 | xargs curl) or substituted into its
+// arguments (curl -H "Authorization: $(gh auth token)"), unless every URL
+// it reaches is the credential's own service. It is secrets-access.
+func (s *scanner) credentialSend(line, low string, off, n int, c ctx) {
+	if !strings.ContainsAny(low, "|`") && !strings.Contains(low, "$(") ||
+		!s.has(low, "auth token", "auth status", "configure get", "configure export", "credential fill", "credential-",
+			"find-generic", "find-internet", "print-access", "print-identity", "get-access-token") {
+		return
+	}
+	for _, loc := range reCredPrint.FindAllStringIndex(low, 4) {
+		a, b := loc[0], loc[1]
+		// The pipeline the command is part of.
+		start := strings.LastIndexAny(low[:a], ";&\n") + 1
+		end := len(low)
+		if k := strings.IndexAny(low[b:], ";\n"); k >= 0 {
+			end = b + k
+		}
+		if k := strings.Index(low[b:end], "&&"); k >= 0 {
+			end = b + k
+		}
+		if k := strings.Index(low[b:end], "||"); k >= 0 {
+			end = b + k
+		}
+		sends := false
+		// Piped on: a later command of the pipeline is a network tool.
+		for _, seg := range strings.Split(low[b:end], "|")[1:] {
+			sends = sends || netCommand(seg)
+		}
+		// Substituted: $(…) or `…` around it, in a network tool's command.
+		if before := strings.TrimRight(low[start:a], " \t"); strings.HasSuffix(before, "$(") || strings.HasSuffix(before, "`") {
+			stmt := before[strings.LastIndexByte(before, '|')+1:]
+			sends = sends || netCommand(stmt)
+		}
+		if sends && !ownService(low[start:end], vendorOf(low[a:b])) {
+			s.add(RuleSecretsAccess, SeverityError, c, n, line, off+a)
+			return
+		}
+	}
+}
+
+// vendorOf names the tool of a credential-printing command ("gh").
+func vendorOf(cmd string) string {
+	w, _, _ := strings.Cut(cmd, " ")
+	return w
+}
+
+// netCommand reports a command (one pipeline segment) that runs a network
+// tool, directly or through xargs.
+func netCommand(seg string) bool {
+	words := strings.Fields(seg)
+	k := skipPrefix(words, 0)
+	if k >= len(words) {
+		return false
+	}
+	w := strings.TrimSuffix(baseName(strings.Trim(words[k], "\"'`(){}")), ".exe")
+	if w == "xargs" {
+		for _, a := range words[k+1:] {
+			if netTools[strings.TrimSuffix(baseName(strings.Trim(a, "\"'`(){}")), ".exe")] {
+				return true
+			}
+		}
+	}
+	return netTools[w]
+}
+
+// ownService reports text whose URLs all go to hosts of the vendor's (and
+// that has at least one URL).
+func ownService(text, vendor string) bool {
+	hosts := credVendors[vendor]
+	if len(hosts) == 0 {
+		return false
+	}
+	seen := false
+	for off := 0; ; {
+		j := strings.Index(text[off:], "://")
+		if j < 0 {
+			return seen
+		}
+		j += off
+		off = j + 3
+		end := off
+		for end < len(text) && !strings.ContainsRune("/?#\"'`<>()[]{} \t|\\,;*:", rune(text[end])) {
+			end++
+		}
+		host := text[off:end]
+		if at := strings.LastIndexByte(host, '@'); at >= 0 {
+			host = host[at+1:]
+		}
+		ok := false
+		for _, h := range hosts {
+			ok = ok || host == h || strings.HasSuffix(host, "."+h)
+		}
+		if !ok {
+			return false
+		}
+		seen = true
 	}
 }
 

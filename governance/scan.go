@@ -1,6 +1,7 @@
 package governance
 
 import (
+	"html"
 	"path"
 	"regexp"
 	"strings"
@@ -59,6 +60,8 @@ type scanner struct {
 	pwPending                    []pwCandidate // lines that may name a password, for an archive to come
 
 	drop dropped // a file downloaded by an earlier line, not yet run
+
+	sh shellLines // continued commands and variables of the current file's shell code
 
 	homoglyphBud int // lines of the current file still checked for look-alike letters
 
@@ -158,22 +161,20 @@ func (s *scanner) startFile(name string) {
 	s.arcLine, s.pwLine, s.pwCheckedTo, s.pwPending = 0, 0, 0, s.pwPending[:0]
 	s.perRule = map[string]int{}
 	s.drop = dropped{}
+	s.sh = shellLines{budget: maxExpandBytes}
 	s.homoglyphBud = maxHomoglyphLines
 }
 
 // scanSkillMD scans SKILL.md: frontmatter as prose (it goes into prompts),
-// the body as markdown, and the declared capabilities.
-func (s *scanner) scanSkillMD(data []byte) {
+// the body as markdown, and the declared capabilities. Where the
+// frontmatter ends is the parser's rule (skill.SplitFrontmatter): a line
+// the agent reads as the body is scanned as the body.
+func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) {
 	s.startFile(SkillFile)
 	lines := splitLines(data)
 	body := 0
-	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
-		for i := 1; i < len(lines); i++ {
-			if strings.TrimRight(lines[i], " \t") == "---" {
-				body = i + 1
-				break
-			}
-		}
+	if _, _, bodyLine, ok := skill.SplitFrontmatter(data); ok {
+		body = min(bodyLine-1, len(lines))
 	}
 	for i := 0; i < body; i++ {
 		s.checkLine(lines[i], i+1, ctxProse)
@@ -181,6 +182,106 @@ func (s *scanner) scanSkillMD(data []byte) {
 	}
 	s.capabilities(lines[:body])
 	s.scanMarkdown(lines, body, true)
+	s.promptText(sk.Name, at.Name, 1, body)
+	if at.DescriptionFromBody {
+		// The paragraph it was taken from.
+		last := at.Description
+		for last < len(lines) && strings.TrimSpace(lines[last]) != "" {
+			last++
+		}
+		s.promptText(sk.Description, at.Description, at.Description, last)
+	} else {
+		s.promptText(sk.Description, at.Description, 1, body)
+	}
+}
+
+// promptText scans a name or description as Parse read it, the text every
+// agent's prompt holds: YAML unescaped and unfolded, or a body paragraph
+// out of its markdown (a blockquote, table row or code block there is
+// plain description in the prompt). Each of its lines and the whole text
+// on one line are read as a body line is, never as quoted documentation.
+// Findings point at line (where the text was read); one that lines
+// first..last (where it was written) already report is not repeated.
+func (s *scanner) promptText(text string, line, first, last int) {
+	if line == 0 || text == "" {
+		return
+	}
+	parts := strings.Split(text, "\n")
+	if len(parts) > 1 {
+		parts = append(parts, strings.Join(strings.Fields(text), " "))
+	}
+	s.extra(line, first, last, func() {
+		for _, p := range parts {
+			t := strings.TrimLeft(p, " \t>|")
+			if isBullet(t) {
+				t = strings.TrimLeft(t[1:], " \t")
+			}
+			s.checkMarkdownLine(t, line, false, false, false, false)
+		}
+	})
+}
+
+// extra runs scan, which looks again at lines first..last of the current
+// file in another form (a name or description as the prompt holds it, a
+// continued command joined, variables substituted), and keeps what it
+// finds at line, except a rule those lines already report at the same or
+// a worse severity. Within scan each rule counts once, at its worst.
+func (s *scanner) extra(line, first, last int, scan func()) {
+	var out []Finding
+	save := s.sink
+	s.sink = &out
+	scan()
+	s.sink = save
+	var keep []Finding
+next:
+	for _, f := range out {
+		for k := range keep {
+			if keep[k].Rule == f.Rule {
+				if rank(f) > rank(keep[k]) {
+					keep[k] = f
+				}
+				continue next
+			}
+		}
+		keep = append(keep, f)
+	}
+	dst := &s.findings
+	if s.sink != nil {
+		dst = s.sink
+	}
+	for _, f := range keep {
+		f.File, f.Line = s.file, line
+		dup := false
+		for k := len(*dst) - 1; k >= 0 && !dup; k-- {
+			g := (*dst)[k]
+			if g.File != s.file {
+				break
+			}
+			dup = g.Rule == f.Rule && g.Line >= first && g.Line <= last && rank(g) >= rank(f)
+		}
+		if dup {
+			continue
+		}
+		if s.sink != nil {
+			*s.sink = append(*s.sink, f)
+		} else if s.perRule[f.Rule] < maxPerRuleFile {
+			s.perRule[f.Rule]++
+			s.findings = append(s.findings, f)
+		}
+	}
+}
+
+// rank orders findings by weight: info, quoted warn, warn, error.
+func rank(f Finding) int {
+	switch {
+	case f.Severity == SeverityError:
+		return 3
+	case f.Severity == SeverityWarn && !f.quoted:
+		return 2
+	case f.Severity == SeverityWarn:
+		return 1
+	}
+	return 0
 }
 
 // capabilities finds dangerous capabilities declared in the frontmatter
@@ -233,8 +334,10 @@ func (s *scanner) scanFile(f File) {
 	lines := splitLines(f.Data)
 	switch {
 	case isScript(f.Path, lines):
+		vars := shellScript(f.Path, lines)
 		for i, l := range lines {
 			s.checkLine(l, i+1, ctxExec)
+			s.shell(l, i+1, ctxExec, vars)
 		}
 	case dataExt[strings.ToLower(path.Ext(f.Path))]:
 		s.scanData(lines)
@@ -301,6 +404,27 @@ func isScript(p string, lines []string) bool {
 	return len(lines) > 0 && strings.HasPrefix(lines[0], "#!")
 }
 
+// shellScript reports a script the shell runs: by its name, or by its
+// first line (#!/bin/sh, #!/usr/bin/env bash).
+func shellScript(p string, lines []string) bool {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".sh", ".bash", ".zsh", ".ksh", ".command", ".envrc":
+		return true
+	}
+	switch strings.ToLower(path.Base(p)) {
+	case ".bashrc", ".zshrc", ".profile", ".bash_profile", ".envrc":
+		return true
+	}
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "#!") {
+		return false
+	}
+	words := strings.Fields(strings.TrimPrefix(lines[0], "#!"))
+	if len(words) > 1 && path.Base(words[0]) == "env" {
+		words = words[1:]
+	}
+	return len(words) > 0 && shellNames[path.Base(words[0])]
+}
+
 // binaryKind says what a non-text file is ("" for text) and whether it is
 // an image.
 func binaryKind(p string, data []byte) (kind string, image bool) {
@@ -357,6 +481,11 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		fenceLen     int
 		fenceCtx     ctx
 		fenceCmds    bool // a fence labeled as shell: its commands are checked against requires
+		fenceRun     bool // a fence of shell commands (or plain text to run): read as the shell reads it
+		fenceQuote   bool // the fence is in a blockquote
+		inPre        bool // in an HTML <pre> block
+		preCtx       ctx
+		preRun       bool // the <pre> block holds shell commands
 		heredoc      string
 		continued    bool
 		section      bool // under a Prerequisites/Install/Setup heading
@@ -380,10 +509,18 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		if inFence {
 			if c, l, _ := fenceOpen(trim); l >= fenceLen && c == fenceChar && strings.TrimSpace(trim[l:]) == "" {
 				inFence = false
+				s.sh.endBlock()
 				lastText, prevBlank = line, false
 				continue
 			}
 			s.checkLine(line, n, fenceCtx)
+			if fenceRun {
+				code := line
+				if fenceQuote {
+					code = strings.TrimLeft(line, " \t>")
+				}
+				s.shell(code, n, fenceCtx, true)
+			}
 			if fenceCmds && isSkillMD {
 				switch {
 				case heredoc != "":
@@ -406,12 +543,45 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			fenceShell := shellLangs[lang]
 			fenceCmds = fenceShell && lang != ""
 			fenceCtx = ctxQuoted
-			// A shell block runs; a block of code in another language runs
-			// when the text introduces it as something to run.
-			if fenceShell || codeLangs[lang] && !negSection && (section || introducesCode(lastText)) {
+			// A shell block runs; a block of code in another language, or
+			// of plain text, runs when the text introduces it as something
+			// to run ("Run this:") or it is under a setup heading.
+			if fenceShell || (codeLangs[lang] || plainLangs[lang]) && !negSection && (section || introducesCode(lastText)) {
 				fenceCtx = ctxExec
 			}
+			fenceRun = fenceShell || plainLangs[lang] && fenceCtx == ctxExec
+			fenceQuote = strings.HasPrefix(strings.TrimLeft(line, " \t"), ">")
+			s.sh.endBlock()
 			heredoc, continued = "", false
+			continue
+		}
+		// An HTML <pre> block is code the way an unlabeled fence is.
+		if inPre {
+			content, closed := preClose(line)
+			s.preLine(line, content, n, preCtx, preRun)
+			if closed {
+				inPre = false
+				s.sh.endBlock()
+			}
+			lastText, prevBlank = line, false
+			continue
+		}
+		if content, lang, ok := preOpen(line); ok && !inComment {
+			preCtx, preRun = ctxExec, true
+			if lang != "" && !shellLangs[lang] && !plainLangs[lang] {
+				preCtx, preRun = ctxQuoted, false
+				if codeLangs[lang] && !negSection && (section || introducesCode(lastText)) {
+					preCtx = ctxExec
+				}
+			}
+			s.sh.endBlock()
+			content, closed := preClose(content)
+			inPre = !closed
+			s.preLine(line, content, n, preCtx, preRun)
+			if closed {
+				s.sh.endBlock()
+			}
+			lastText, prevBlank = line, false
 			continue
 		}
 		blank := strings.TrimSpace(line) == ""
@@ -419,8 +589,12 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		// line, outside a list item.
 		indented := !blank && (strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "\t"))
 		if indented && !inComment && (inIndented || prevBlank && !inList) {
+			if !inIndented {
+				s.sh.endBlock()
+			}
 			inIndented, prevBlank, lastText = true, false, line
 			s.checkLine(line, n, ctxExec)
+			s.shell(line, n, ctxExec, true)
 			continue
 		}
 		if !blank {
@@ -505,6 +679,84 @@ func introducesCode(l string) bool {
 	}
 	t = strings.TrimRight(t, " \t*_")
 	return strings.HasSuffix(t, ":") && reIntroRun.MatchString(lowerASCII(t))
+}
+
+// plainLangs are code-fence languages of plain text: a block of them runs
+// when the text introduces it as something to run.
+var plainLangs = map[string]bool{"text": true, "txt": true, "plaintext": true, "plain": true, "none": true,
+	"nohighlight": true, "no-highlight": true, "raw": true, "code": true, "cli": true, "command": true, "commands": true}
+
+// preOpen reports a line that opens an HTML <pre> block, the text after its
+// opening tag and the language its attributes name (lang="…",
+// class="language-…", or class="…" when that is a language's name),
+// lowercased.
+func preOpen(line string) (content, lang string, ok bool) {
+	t := strings.TrimLeft(line, " \t")
+	if len(t) < 4 || !strings.EqualFold(t[:4], "<pre") || len(t) > 4 && t[4] != '>' && t[4] != ' ' && t[4] != '\t' {
+		return "", "", false
+	}
+	end := strings.IndexByte(t, '>')
+	if end < 0 {
+		return "", "", true // the tag goes on: its attributes are not read
+	}
+	tag := lowerASCII(t[4:end])
+	switch {
+	case strings.Contains(tag, "language-"):
+		lang = tag[strings.Index(tag, "language-")+len("language-"):]
+	case strings.Contains(tag, "lang="):
+		lang = tag[strings.Index(tag, "lang=")+len("lang="):]
+	case strings.Contains(tag, "class="):
+		lang = tag[strings.Index(tag, "class=")+len("class="):]
+	}
+	lang = strings.TrimLeft(lang, `"' `)
+	if k := strings.IndexAny(lang, `"' `); k >= 0 {
+		lang = lang[:k]
+	}
+	if !strings.Contains(tag, "language-") && !strings.Contains(tag, "lang=") && !shellLangs[lang] && !plainLangs[lang] && !codeLangs[lang] {
+		lang = "" // a class that names a style, not a language
+	}
+	return t[end+1:], lang, true
+}
+
+// preClose cuts a line of a <pre> block at its closing tag, if it has one.
+func preClose(line string) (content string, closed bool) {
+	if k := strings.Index(lowerASCII(line), "</pre"); k >= 0 {
+		return line[:k], true
+	}
+	return line, false
+}
+
+// preLine checks a line of a <pre> block: as written, and as the browser
+// shows it and a person copies it (tags dropped, entities decoded), which
+// is what runs.
+func (s *scanner) preLine(line, content string, n int, c ctx, run bool) {
+	s.checkLine(line, n, c)
+	code := preText(content)
+	if code != content {
+		s.extra(n, n, n, func() { s.checkExec(code, code, 0, n, c) })
+	}
+	if run {
+		s.shell(code, n, c, true)
+	}
+}
+
+// preText drops the HTML tags of a line of a <pre> block and decodes its
+// character references.
+func preText(t string) string {
+	if strings.IndexByte(t, '<') < 0 && strings.IndexByte(t, '&') < 0 {
+		return t
+	}
+	var b strings.Builder
+	for i := 0; i < len(t); i++ {
+		if t[i] == '<' && i+1 < len(t) && (t[i+1] == '/' || t[i+1] >= 'a' && t[i+1] <= 'z' || t[i+1] >= 'A' && t[i+1] <= 'Z') {
+			if k := strings.IndexByte(t[i:], '>'); k >= 0 {
+				i += k
+				continue
+			}
+		}
+		b.WriteByte(t[i])
+	}
+	return html.UnescapeString(b.String())
 }
 
 var shellLangs = map[string]bool{"": true, "sh": true, "bash": true, "zsh": true, "shell": true,
@@ -859,15 +1111,39 @@ func (s *scanner) checkExec(line, text string, off, n int, c ctx) {
 			text, low = m, s.lower(m)
 		}
 	}
+	s.execRules(line, text, low, off, n, c, true)
+	s.blobs(line, text, off, n, c)
+}
+
+// execRules runs checkExec's rules but the blob decoder. A command read
+// again as the shell runs it (its continued lines joined, its variables in
+// place; see checkCommand) is checked without obfuscation either: the
+// marks of obfuscation and the encoded blobs are on its lines as written,
+// which were checked one by one.
+func (s *scanner) execRules(line, text, low string, off, n int, c ctx, obfuscation bool) {
 	s.downloadExec(line, text, low, off, n, c, false)
 	s.revShell(line, low, off, n, c, false)
 	s.dropRun(line, text, low, off, n, c)
 	s.encoded(line, low, off, n, c, false)
-	s.obfuscation(line, text, low, off, n, c)
+	if obfuscation {
+		s.obfuscation(line, text, low, off, n, c)
+	}
 	s.secrets(line, low, off, n, c)
+	s.credentialSend(line, low, off, n, c)
 	s.persistence(line, low, off, n, c)
 	s.bareIPs(line, low, off, n, c)
-	s.blobs(line, text, off, n, c)
+}
+
+// checkCommand checks a whole command as the shell runs it (see
+// execRules).
+func (s *scanner) checkCommand(cmd string, n int, c ctx) {
+	low := s.lower(cmd)
+	if s.searchLine(low) {
+		if m := maskSearchPatterns(cmd, low); m != cmd {
+			cmd, low = m, s.lower(m)
+		}
+	}
+	s.execRules(cmd, cmd, low, 0, n, c, false)
 }
 
 // commands reports binaries run by a shell line (or an inline code span)

@@ -403,3 +403,231 @@ func (s *scanner) homoglyphs(line string, n int, c ctx) {
 		s.add(RuleObfuscation, worst, c, n, line, 0)
 	}
 }
+
+// Bounds of shellLines.
+const (
+	maxShellVars     = 64        // variables remembered per file
+	maxShellVarValue = 1024      // longest value remembered
+	maxExpandBytes   = 256 << 10 // bytes variables may add to one file's commands
+)
+
+// shellLines follows the shell code of one file as the shell reads it: a
+// command continued over lines with a trailing backslash, and simple
+// variable assignments (NAME=value, export NAME=value) whose values later
+// lines use as $NAME or ${NAME}.
+type shellLines struct {
+	cont   strings.Builder // the continued command so far
+	first  int             // its first line; 0 when no command is continued
+	vars   map[string]string
+	budget int // bytes expansions may still add (see maxExpandBytes)
+}
+
+// endBlock forgets a continued command at the end of a block of code.
+func (sh *shellLines) endBlock() {
+	sh.cont.Reset()
+	sh.first = 0
+}
+
+// shell reads line n of shell code, already checked on its own, as part of
+// what the shell runs: a command continued over lines is checked once
+// whole, reported at its first line, and a command that uses variables
+// assigned before is checked with their values in place. With vars false
+// (code that is not shell: a Dockerfile, a Python script) only
+// continuations are joined.
+func (s *scanner) shell(line string, n int, c ctx, vars bool) {
+	if s.depth > 0 {
+		return
+	}
+	sh := &s.sh
+	if t := strings.TrimRight(line, " \t"); continued(t) {
+		if sh.first == 0 {
+			sh.first = n
+		}
+		if sh.cont.Len() < maxLineScan {
+			sh.cont.WriteString(t[:len(t)-1])
+			sh.cont.WriteByte(' ')
+		}
+		return
+	}
+	cmd, first := line, n
+	if sh.first != 0 {
+		if sh.cont.Len() < maxLineScan {
+			sh.cont.WriteString(line)
+		}
+		cmd, first = sh.cont.String(), sh.first
+		sh.endBlock()
+	}
+	if len(cmd) > maxLineScan {
+		cmd = cmd[:maxLineScan]
+	}
+	expanded := cmd
+	if vars {
+		sh.assign(cmd)
+		expanded = sh.expand(cmd)
+	}
+	if first == n && expanded == line {
+		return
+	}
+	s.extra(first, first, n, func() { s.checkCommand(expanded, n, c) })
+}
+
+// continued reports a line that ends in an unescaped backslash.
+func continued(t string) bool {
+	k := 0
+	for k < len(t) && t[len(t)-1-k] == '\\' {
+		k++
+	}
+	return k%2 == 1
+}
+
+// assign records the variables cmd assigns (at the start of each of its
+// commands, after export, local, readonly, declare or typeset), their
+// values unquoted and with the variables known so far in place.
+func (sh *shellLines) assign(cmd string) {
+	if strings.IndexByte(cmd, '=') < 0 {
+		return
+	}
+	for i := 0; i < len(cmd); {
+		i = skipBlanks(cmd, i)
+		for _, kw := range []string{"export", "local", "readonly", "declare", "typeset"} {
+			if strings.HasPrefix(cmd[i:], kw+" ") {
+				i = skipBlanks(cmd, i+len(kw))
+				for i < len(cmd) && cmd[i] == '-' { // declare -x
+					i = skipBlanks(cmd, wordEnd(cmd, i))
+				}
+				break
+			}
+		}
+		for {
+			name, end := varName(cmd, i)
+			if name == "" || end >= len(cmd) || cmd[end] != '=' {
+				break
+			}
+			j := wordEnd(cmd, end+1)
+			if _, known := sh.vars[name]; known || len(sh.vars) < maxShellVars {
+				if v := sh.expand(unquoteWord(cmd[end+1 : j])); len(v) <= maxShellVarValue {
+					if sh.vars == nil {
+						sh.vars = map[string]string{}
+					}
+					sh.vars[name] = v
+				}
+			}
+			i = skipBlanks(cmd, j)
+		}
+		i = commandEnd(cmd, i)
+	}
+}
+
+// expand puts the values of known variables in place of $NAME and ${NAME}.
+func (sh *shellLines) expand(cmd string) string {
+	if len(sh.vars) == 0 || strings.IndexByte(cmd, '$') < 0 {
+		return cmd
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(cmd); i++ {
+		if cmd[i] != '$' || i+1 >= len(cmd) {
+			continue
+		}
+		name, end := varName(cmd, i+1)
+		if cmd[i+1] == '{' {
+			if name, end = varName(cmd, i+2); end >= len(cmd) || cmd[end] != '}' {
+				continue
+			}
+			end++
+		}
+		v, ok := sh.vars[name]
+		if name == "" || !ok || b.Len()+len(v) > maxLineScan || len(v) > sh.budget {
+			continue
+		}
+		sh.budget -= len(v)
+		b.WriteString(cmd[last:i])
+		b.WriteString(v)
+		last, i = end, end-1
+	}
+	if last == 0 {
+		return cmd
+	}
+	b.WriteString(cmd[last:])
+	return b.String()
+}
+
+// varName returns the shell variable name at cmd[i:] and its end.
+func varName(cmd string, i int) (string, int) {
+	j := i
+	for j < len(cmd) && (cmd[j] == '_' || isAlnum(cmd[j])) {
+		j++
+	}
+	if j == i || cmd[i] >= '0' && cmd[i] <= '9' {
+		return "", i
+	}
+	return cmd[i:j], j
+}
+
+func skipBlanks(cmd string, i int) int {
+	for i < len(cmd) && (cmd[i] == ' ' || cmd[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// wordEnd returns the end of the shell word at cmd[i:]: quoted strings,
+// $(…) and `…` are part of it.
+func wordEnd(cmd string, i int) int {
+	depth := 0
+	for i < len(cmd) {
+		switch ch := cmd[i]; {
+		case ch == '\'' || ch == '"' || ch == '`':
+			k := strings.IndexByte(cmd[i+1:], ch)
+			if k < 0 {
+				return len(cmd)
+			}
+			i += k + 2
+			continue
+		case ch == '$' && i+1 < len(cmd) && cmd[i+1] == '(':
+			depth++
+			i++
+		case ch == ')' && depth > 0:
+			depth--
+		case depth == 0 && strings.IndexByte(" \t;&|<>()", ch) >= 0:
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// commandEnd returns the start of the command after the one at cmd[i:]
+// (after ;, &, | or a newline outside quotes and $(…)).
+func commandEnd(cmd string, i int) int {
+	for i < len(cmd) {
+		if ch := cmd[i]; ch == ';' || ch == '&' || ch == '|' || ch == '\n' {
+			return i + 1
+		}
+		if j := wordEnd(cmd, i); j > i {
+			i = j
+		} else {
+			i++
+		}
+	}
+	return i
+}
+
+// unquoteWord removes the quotes of a shell word ("a"'b'c is abc).
+func unquoteWord(w string) string {
+	if !strings.ContainsAny(w, `"'`) {
+		return w
+	}
+	var b strings.Builder
+	for i := 0; i < len(w); i++ {
+		if ch := w[i]; ch == '"' || ch == '\'' {
+			if k := strings.IndexByte(w[i+1:], ch); k >= 0 {
+				b.WriteString(w[i+1 : i+1+k])
+				i += k + 1
+				continue
+			}
+		}
+		b.WriteByte(w[i])
+	}
+	return b.String()
+}

@@ -9,7 +9,15 @@ import "strings"
 // maxBodyDescription code points and trimmed again. It returns "" when the
 // body has no such paragraph.
 func bodyDescription(body string) string {
+	d, _ := bodyParagraph(body)
+	return d
+}
+
+// bodyParagraph is bodyDescription, also returning the 0-based line of body
+// the paragraph starts on.
+func bodyParagraph(body string) (desc string, line int) {
 	var para []string
+	start := 0
 	flush := func() string {
 		if len(para) == 0 {
 			return ""
@@ -21,15 +29,20 @@ func bodyDescription(body string) string {
 		}
 		return strings.TrimSpace(cutRunes(text, maxBodyDescription))
 	}
-	for line := range strings.SplitSeq(body, "\n") {
-		line = strings.TrimSpace(line)
-		if line != "" {
-			para = append(para, line)
+	i := 0
+	for l := range strings.SplitSeq(body, "\n") {
+		i++
+		l = strings.TrimSpace(l)
+		if l != "" {
+			if len(para) == 0 {
+				start = i - 1
+			}
+			para = append(para, l)
 			continue
 		}
 		if d := flush(); d != "" {
-			return d
+			return d, start
 		}
 	}
-	return flush()
+	return flush(), start
 }

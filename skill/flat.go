@@ -50,6 +50,7 @@ func (p *parser) readFlat(fm string) map[string]any {
 		} else {
 			out[key] = p.flatScalar(key, snippet, inline, block, fileLine)
 		}
+		p.noteKeyLine(key, fileLine)
 		i = next - 1
 	}
 	return out

@@ -59,8 +59,19 @@ func (p *parser) readFrontmatter(fm string) map[string]any {
 		}
 		c.noteKey(lines, kv, nil)
 		out[kv.key] = v
+		p.noteKeyLine(kv.key, kv.line)
 	}
 	return out
+}
+
+// noteKeyLine records the file line the name or description was read from.
+func (p *parser) noteKeyLine(key string, line int) {
+	switch key {
+	case keyName:
+		p.nameKeyLine = line
+	case keyDescription:
+		p.descKeyLine = line
+	}
 }
 
 // flowMetadataAsJSON reads metadata written as a YAML flow mapping ({…})

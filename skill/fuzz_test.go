@@ -54,6 +54,23 @@ func FuzzParse(f *testing.F) {
 		if _, err := json.Marshal(s.Requires); err != nil {
 			t.Fatalf("requires is not JSON-compatible: %v", err)
 		}
+		// The scanner's split is the parser's.
+		fm, body, bodyLine, ok := SplitFrontmatter(data)
+		if body != s.Body || !ok && (fm != "" || bodyLine != 1) {
+			t.Fatalf("SplitFrontmatter = %q, %q, %d, %v; Parse's body %q", fm, body, bodyLine, ok, s.Body)
+		}
+		if text, _ := normalizeText(data); ok && strings.Count(text, "\n")+2 < bodyLine {
+			t.Fatalf("body line %d past the end of a %d-line file", bodyLine, strings.Count(text, "\n")+1)
+		}
+		// Where the prompt text was read: a line of the file, none for
+		// none.
+		again, at := ParseLines(ref, data)
+		if text, _ := normalizeText(data); at.Name < 0 || at.Name > strings.Count(text, "\n")+1 ||
+			at.Description < 0 || at.Description > strings.Count(text, "\n")+1 ||
+			(at.Description == 0) != (s.Description == "") || at.DescriptionFromBody != fromBody ||
+			at.Name == 0 && s.Name != ref.Dir || !reflect.DeepEqual(s, again) {
+			t.Fatalf("ParseLines = %+v for name %q, description %q (from the body: %v)", at, s.Name, s.Description, fromBody)
+		}
 		if again := Parse(ref, data); !reflect.DeepEqual(s, again) {
 			t.Fatalf("Parse is not deterministic:%s", diffSkill(again, s))
 		}

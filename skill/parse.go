@@ -70,6 +70,27 @@ func Parse(ref Ref, data []byte) *Skill {
 	return s
 }
 
+// TextLines says where Parse read the text a skill puts into prompts from,
+// as file lines (the opening "---" is line 1).
+type TextLines struct {
+	// Name is the line of the frontmatter name; 0 when Name is the
+	// directory.
+	Name int
+	// Description is the line of the frontmatter description, or the first
+	// line of the body paragraph it was taken from; 0 when there is none.
+	Description int
+	// DescriptionFromBody reports a description taken from the body.
+	DescriptionFromBody bool
+}
+
+// ParseLines is Parse, also saying where the name and description were
+// read from: the governance scanner reports what it finds in them there.
+func ParseLines(ref Ref, data []byte) (*Skill, TextLines) {
+	p := &parser{ref: ref}
+	s, fromBody := p.parse(data)
+	return s, TextLines{Name: p.nameLine, Description: p.descLine, DescriptionFromBody: fromBody}
+}
+
 // ParseChecked is Parse as `skillgate validate` reads a file: the same Skill
 // and the same findings, but those that also break the Agent Skills
 // specification are errors instead of warnings: frontmatter that is not
@@ -93,6 +114,10 @@ type parser struct {
 	dropped     int  // findings beyond maxDiagnostics
 	droppedWarn bool // whether one of them was a warning (or an error)
 	droppedErr  bool // whether one of them was an error
+
+	nameKeyLine, descKeyLine int // file lines of the name and description keys read
+	nameLine, descLine       int // where the name and description were read (see TextLines)
+	bodyStart                int // file line the body starts on
 }
 
 // add records a finding about the file; past maxDiagnostics it only counts.
@@ -160,6 +185,7 @@ func (p *parser) parse(data []byte) (s *Skill, descFromBody bool) {
 	text := p.normalize(data)
 	fmText, body, hasFM := p.splitFrontmatter(text)
 	s.Body = body
+	p.bodyStart = bodyLineOf(fmText, hasFM)
 
 	var fields map[string]any
 	if hasFM {
@@ -183,40 +209,83 @@ func (p *parser) parse(data []byte) (s *Skill, descFromBody bool) {
 	return s, descFromBody
 }
 
-// normalize strips a UTF-8 BOM, turns CRLF and lone CR into LF and replaces
-// invalid UTF-8 with U+FFFD, so that every string of the Skill is valid
-// UTF-8 and line numbers in diagnostics match what editors show.
+// normalize is normalizeText, warning about invalid UTF-8.
 func (p *parser) normalize(data []byte) string {
-	text := strings.TrimPrefix(string(data), "\uFEFF")
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	text = strings.ReplaceAll(text, "\r", "\n")
+	text, bad := normalizeText(data)
+	if bad > 0 {
+		p.warn("file is not valid UTF-8 (line %d); invalid bytes were replaced with U+FFFD — save the file as UTF-8", bad)
+	}
+	return text
+}
+
+// normalizeText strips a UTF-8 BOM, turns CRLF and lone CR into LF and
+// replaces invalid UTF-8 with U+FFFD, so that every string of the Skill is
+// valid UTF-8 and line numbers in diagnostics match what editors show.
+// badLine is the line of the first invalid byte, 0 when there is none.
+func normalizeText(data []byte) (text string, badLine int) {
+	text = strings.TrimPrefix(string(data), "\uFEFF")
+	if strings.IndexByte(text, '\r') >= 0 {
+		text = strings.ReplaceAll(text, "\r\n", "\n")
+		text = strings.ReplaceAll(text, "\r", "\n")
+	}
 	if utf8.ValidString(text) {
-		return text
+		return text, 0
 	}
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if r == utf8.RuneError && size == 1 {
-			line := 1 + strings.Count(text[:i], "\n")
-			p.warn("file is not valid UTF-8 (line %d); invalid bytes were replaced with U+FFFD — save the file as UTF-8", line)
+			badLine = 1 + strings.Count(text[:i], "\n")
 			break
 		}
 		i += size
 	}
-	return strings.ToValidUTF8(text, "\uFFFD")
+	return strings.ToValidUTF8(text, "\uFFFD"), badLine
 }
 
-// splitFrontmatter separates the frontmatter from the body. The first line
-// must be exactly "---"; the frontmatter ends at the next line that is "---"
-// with optional trailing spaces or tabs. Without a closing line the whole
-// file is the body, as without an opening line.
-func (p *parser) splitFrontmatter(text string) (fm, body string, ok bool) {
+// SplitFrontmatter separates a SKILL.md's frontmatter from its body exactly
+// as Parse does; it is the one rule for where frontmatter ends, shared with
+// the governance scanner so that both read the same lines as the body. The
+// file is normalized first (BOM stripped, CRLF and lone CR turned into LF,
+// invalid UTF-8 replaced with U+FFFD). The first line must be exactly
+// "---"; the frontmatter ends at the next line that is "---" with optional
+// trailing spaces or tabs. Without that opening line, or without a closing
+// line, ok is false and the whole file is the body. bodyLine is the file
+// line the body starts on (1 when there is no frontmatter; one past the
+// last line when the file ends at the closing line).
+func SplitFrontmatter(data []byte) (fm, body string, bodyLine int, ok bool) {
+	text, _ := normalizeText(data)
+	fm, body, ok, _ = splitText(text)
+	if !ok {
+		return "", text, 1, false
+	}
+	return fm, body, bodyLineOf(fm, true), true
+}
+
+// bodyLineOf is the file line a body starts on: after the opening line, the
+// frontmatter's lines and the closing line, or 1 without frontmatter.
+func bodyLineOf(fm string, hasFM bool) int {
+	if !hasFM {
+		return 1
+	}
+	return strings.Count(fm, "\n") + 3
+}
+
+// Why splitText found no frontmatter.
+const (
+	splitNoOpening = iota // the first line is not "---"
+	splitNearMiss         // the first line is "---" with trailing spaces or tabs
+	splitNotClosed        // no line closes it
+)
+
+// splitText is SplitFrontmatter on normalized text; why says what kept it
+// from finding frontmatter.
+func splitText(text string) (fm, body string, ok bool, why int) {
 	first, rest, hasNewline := strings.Cut(text, "\n")
 	if first != "---" {
 		if strings.TrimRight(first, " \t") == "---" {
-			// Looks like frontmatter to a person, so say why it is not.
-			p.warn("the first line is %q, not exactly \"---\", so it does not open frontmatter; the whole file is read as the body — remove the trailing spaces", first)
+			return "", text, false, splitNearMiss
 		}
-		return "", text, false
+		return "", text, false, splitNoOpening
 	}
 	if hasNewline {
 		for pos := 0; pos <= len(rest); {
@@ -225,13 +294,28 @@ func (p *parser) splitFrontmatter(text string) (fm, body string, ok bool) {
 				line, next = line[:i], pos+i+1
 			}
 			if strings.TrimRight(line, " \t") == "---" {
-				return rest[:pos], rest[min(next, len(rest)):], true
+				return rest[:pos], rest[min(next, len(rest)):], true, 0
 			}
 			pos = next
 		}
 	}
-	p.spec("frontmatter is not closed: the first line is \"---\" but no later line is \"---\"; the whole file is read as the body — add a line \"---\" after the frontmatter")
-	return "", text, false
+	return "", text, false, splitNotClosed
+}
+
+// splitFrontmatter is splitText, reporting why a file that looks like it
+// has frontmatter has none.
+func (p *parser) splitFrontmatter(text string) (fm, body string, ok bool) {
+	fm, body, ok, why := splitText(text)
+	switch {
+	case ok:
+	case why == splitNearMiss:
+		// Looks like frontmatter to a person, so say why it is not.
+		first, _, _ := strings.Cut(text, "\n")
+		p.warn("the first line is %q, not exactly \"---\", so it does not open frontmatter; the whole file is read as the body — remove the trailing spaces", first)
+	case why == splitNotClosed:
+		p.spec("frontmatter is not closed: the first line is \"---\" but no later line is \"---\"; the whole file is read as the body — add a line \"---\" after the frontmatter")
+	}
+	return fm, body, ok
 }
 
 // name returns the trimmed frontmatter name, else the directory name.
@@ -243,6 +327,7 @@ func (p *parser) name(fields map[string]any, dir string) string {
 	str, isString := v.(string)
 	switch {
 	case isString && strings.TrimSpace(str) != "":
+		p.nameLine = p.nameKeyLine
 		return strings.TrimSpace(str)
 	case isString || v == nil:
 		p.spec("name is empty; the directory name %q is used — set name or remove the line", dir)
@@ -265,10 +350,12 @@ func (p *parser) description(fields map[string]any, body string) (desc string, f
 			if n := utf8.RuneCountInString(d); n > maxDescription {
 				p.spec("description exceeds the %d character limit (%d characters); it is kept, but it is pasted into every prompt — shorten it", maxDescription, n)
 			}
+			p.descLine = p.descKeyLine
 			return d, false
 		}
 	}
-	if d := bodyDescription(body); d != "" {
+	if d, line := bodyParagraph(body); d != "" {
+		p.descLine = p.bodyStart + line
 		return d, true
 	}
 	p.warn("no description: the frontmatter has none and the body has no paragraph of text; the skill is listed without one — add description to the frontmatter")

@@ -1023,3 +1023,60 @@ func TestParseDeepNesting(t *testing.T) {
 		t.Errorf("normal nesting: namespace %q, diagnostics %v", s.Namespace, s.Diagnostics)
 	}
 }
+
+// ParseLines says where the prompt text was read: the governance scanner
+// reports what it finds in a name or description at these lines.
+func TestParseLines(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     TextLines
+	}{
+		{"frontmatter", file("---", "name: x", "description: d", "---", "body"), TextLines{Name: 2, Description: 3}},
+		{"multi-line description", file("---", "description: >", "  one", "  two", "name: x", "---"), TextLines{Name: 5, Description: 2}},
+		{"duplicate: the last", file("---", "name: a", "name: b", "---", "", "# T", "", "Para", "graph."), TextLines{Name: 3, Description: 8, DescriptionFromBody: true}},
+		{"flat reader", file("---", "name: x: y", "description: [d", "---", "body"), TextLines{Name: 2, Description: 3}},
+		{"no frontmatter", file("# T", "", "First", "second"), TextLines{Description: 3, DescriptionFromBody: true}},
+		{"near miss", file("--- ", "name: x", "---", "", "body"), TextLines{Description: 1, DescriptionFromBody: true}},
+		{"CRLF and BOM", "\uFEFF---\r\nname: x\r\n---\r\n\r\n\r\nText.\r\n", TextLines{Name: 2, Description: 6, DescriptionFromBody: true}},
+		{"not a string", file("---", "name: [a]", "description: {a: b}", "---", "Text."), TextLines{Description: 5, DescriptionFromBody: true}},
+		{"none", file("---", "name: x", "---", "# Only a heading"), TextLines{Name: 2}},
+	}
+	for _, tc := range cases {
+		s, got := ParseLines(testRef, []byte(tc.in))
+		if got != tc.want {
+			t.Errorf("%s: ParseLines = %+v, want %+v", tc.name, got, tc.want)
+		}
+		if !reflect.DeepEqual(s, Parse(testRef, []byte(tc.in))) {
+			t.Errorf("%s: ParseLines's skill differs from Parse's", tc.name)
+		}
+	}
+}
+
+// SplitFrontmatter is the parser's split, for the governance scanner.
+func TestSplitFrontmatter(t *testing.T) {
+	cases := []struct {
+		in, fm, body string
+		line         int
+		ok           bool
+	}{
+		{file("---", "name: x", "---", "body"), "name: x\n", "body\n", 4, true},
+		{"\uFEFF---\r\nname: x\r\n--- \t\r\n\r\nbody", "name: x\n", "\nbody", 4, true},
+		{"---\rname: x\r---", "name: x\n", "", 4, true},
+		{file("---", "---"), "", "", 3, true},
+		{file("--- ", "name: x", "---", "body"), "", file("--- ", "name: x", "---", "body"), 1, false},
+		{file("\u00a0---", "name: x", "---", "body"), "", file("\u00a0---", "name: x", "---", "body"), 1, false},
+		{file("---", "name: x", " ---"), "", file("---", "name: x", " ---"), 1, false},
+		{"---", "", "---", 1, false},
+		{"", "", "", 1, false},
+		{"---\nname: a\xff\n---\nb\xfe", "name: a\uFFFD\n", "b\uFFFD", 4, true},
+	}
+	for _, tc := range cases {
+		fm, body, line, ok := SplitFrontmatter([]byte(tc.in))
+		if fm != tc.fm || body != tc.body || line != tc.line || ok != tc.ok {
+			t.Errorf("SplitFrontmatter(%q) = %q, %q, %d, %v; want %q, %q, %d, %v", tc.in, fm, body, line, ok, tc.fm, tc.body, tc.line, tc.ok)
+		}
+		if s := Parse(testRef, []byte(tc.in)); s.Body != body {
+			t.Errorf("SplitFrontmatter(%q) body %q, Parse's %q", tc.in, body, s.Body)
+		}
+	}
+}

@@ -126,7 +126,14 @@ func TestEvalEscapesHostileSkill(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, errOut, code := runCmd(t, "eval", "--store", store, "--hosts", hostsFile, "--agent", "main")
+	// The governance scanner holds both skills (an RLO in the name and in
+	// the body); observe keeps them in the pipeline, so the requirements
+	// stage shows the hostile bins too.
+	observe := filepath.Join(t.TempDir(), "observe.hujson")
+	if err := os.WriteFile(observe, []byte(`{"gateway": {"governance": {"mode": "observe"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCmd(t, "eval", "--store", store, "--hosts", hostsFile, "--agent", "main", "--config", observe)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
