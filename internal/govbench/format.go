@@ -41,11 +41,12 @@ func Text(w io.Writer, results []*Result, verbose bool) {
 	}
 	tw.Flush()
 
-	fmt.Fprintln(w, "\nper rule, all sets: skills hit (a skill counts once per rule); err: with an error finding; held: of those hit")
+	fmt.Fprintln(w, "\nper rule, all sets: skills hit (a skill counts once per rule); err: with an error finding; held: of those hit;")
+	fmt.Fprintln(w, "alone: benign skills with findings of this rule only (clean without it)")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rule\tbenign\terr\theld\tmalicious\terr\theld\t")
+	fmt.Fprintln(tw, "rule\tbenign\terr\theld\talone\tmalicious\terr\theld\t")
 	for _, h := range TotalRules(results) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", h.Rule, h.Benign, h.BenignErr, h.BenignHeld, h.Malicious, h.MaliciousErr, h.MaliciousHeld)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", h.Rule, h.Benign, h.BenignErr, h.BenignHeld, h.BenignAlone, h.Malicious, h.MaliciousErr, h.MaliciousHeld)
 	}
 	tw.Flush()
 
@@ -62,6 +63,9 @@ func Text(w io.Writer, results []*Result, verbose bool) {
 	tw.Flush()
 
 	for _, r := range results {
+		if len(r.Kinds) > 0 {
+			fmt.Fprintf(w, "\n%s: held / skills by kind: %s\n", r.Name, kindList(r.Kinds))
+		}
 		if len(r.BenignHeld) > 0 {
 			fmt.Fprintf(w, "\n%s: benign held: %s\n", r.Name, heldList(r.BenignHeld))
 		}
@@ -92,6 +96,15 @@ func ruleMatrix(results []*Result) [][]string {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// kindList is "label category held/skills, …", one label after the other.
+func kindList(ks []Kind) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = fmt.Sprintf("%s %s %d/%d", k.Label, k.Category, k.Held, k.Skills)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // heldList is "name (mode: rule, rule), …".
@@ -126,17 +139,18 @@ func Markdown(w io.Writer, results []*Result, m Meta) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | **%s** | %s | %s | %d / %d, %.1f MB | %s / %s | %s |\n", r.Name, mal, malBF,
 			frac(r.Benign.Held, r.Benign.Skills), frac(r.Benign.Blocked, r.Benign.Skills), frac(r.Benign.Flagged, r.Benign.Skills),
-			r.Listed, r.Files, float64(r.Bytes)/1e6, ms(r.LoadTime), ms(r.ScanTime), r.Today)
+			r.Files, r.Listed, float64(r.Bytes)/1e6, ms(r.LoadTime), ms(r.ScanTime), r.Today)
 	}
 	fmt.Fprint(w, "\nIssue 20's targets: malicious held ≥ 60 %; real benign collections ≤ 0.5 % blocked, ≤ 2 % held,\n")
 	fmt.Fprint(w, "≤ 10 % flagged; the OpenClaw skills none held.\n\n")
 
 	fmt.Fprint(w, "Per rule, all sets: skills hit (a skill counts once per rule), of them those with an error finding\n")
-	fmt.Fprint(w, "of the rule (err) and those held; sorted by benign hits.\n\n")
-	fmt.Fprintln(w, "| rule | benign hit | err | held | malicious hit | err | held |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprint(w, "of the rule (err) and those held; alone: benign skills whose findings are all of this rule (clean\n")
+	fmt.Fprint(w, "without it). Sorted by benign hits.\n\n")
+	fmt.Fprintln(w, "| rule | benign hit | err | held | alone | malicious hit | err | held |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, h := range TotalRules(results) {
-		fmt.Fprintf(w, "| `%s` | %d | %d | %d | %d | %d | %d |\n", h.Rule, h.Benign, h.BenignErr, h.BenignHeld, h.Malicious, h.MaliciousErr, h.MaliciousHeld)
+		fmt.Fprintf(w, "| `%s` | %d | %d | %d | %d | %d | %d | %d |\n", h.Rule, h.Benign, h.BenignErr, h.BenignHeld, h.BenignAlone, h.Malicious, h.MaliciousErr, h.MaliciousHeld)
 	}
 
 	fmt.Fprint(w, "\nPer rule and set: benign / malicious skills hit (benign only for the benign sets).\n\n")
@@ -151,6 +165,13 @@ func Markdown(w io.Writer, results []*Result, m Meta) {
 	fmt.Fprintln(w)
 	for _, row := range ruleMatrix(results) {
 		fmt.Fprintf(w, "| `%s` | %s |\n", row[0], strings.Join(row[1:], " | "))
+	}
+
+	fmt.Fprint(w, "\nHeld / skills by kind, where a set's labels give one (its attack type or category):\n\n")
+	for _, r := range results {
+		if len(r.Kinds) > 0 {
+			fmt.Fprintf(w, "- %s: %s\n", r.Name, kindList(r.Kinds))
+		}
 	}
 
 	fmt.Fprint(w, "\nBenign skills held (mode: the rules of their error findings, or of all findings when held by score):\n\n")

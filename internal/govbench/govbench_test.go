@@ -126,7 +126,7 @@ const okSkill = "---\nname: ok\ndescription: Formats dates.\n---\n# Dates\n\nFor
 // The harness's own behaviour, on a set made here: labels read from the
 // CSV, a SKILL.md found at its nested upstream path, the set's label file
 // left out of the skill, files past the count cap summed up as the
-// gateway's loader does, and each skill counted once per rule.
+// gateway's loader does, each skill counted once per rule and per kind.
 func TestMeasureSmallSet(t *testing.T) {
 	root := t.TempDir()
 	set := filepath.Join(root, "set")
@@ -144,7 +144,8 @@ func TestMeasureSmallSet(t *testing.T) {
 		files[fmt.Sprintf("many/ref/%03d.md", i)] = "notes\n"
 	}
 	writeFiles(t, set, files)
-	sp := Spec{Name: "small", Dir: "set", Labels: "labels.csv", Exclude: []string{"_expected.json"}, WantMalicious: 1, WantBenign: 2}
+	sp := Spec{Name: "small", Dir: "set", Labels: "labels.csv", Category: "other",
+		Exclude: []string{"_expected.json"}, WantMalicious: 1, WantBenign: 2}
 	r, err := Measure(root, sp, governance.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +168,11 @@ func TestMeasureSmallSet(t *testing.T) {
 	}
 	if de == nil || de.Malicious != 1 || de.MaliciousErr != 1 || de.Benign != 0 {
 		t.Errorf("download-exec hits %+v, want the one malicious skill once", de)
+	}
+	// many is flagged: the files past the count cap are one unreadable
+	// File, a warn finding, as in the gateway.
+	if got, want := fmt.Sprint(r.Kinds), "[{malicious y {1 1 1 0 0}} {benign x {1 0 0 0 1}} {benign z {1 0 0 1 0}}]"; got != want {
+		t.Errorf("kinds %s, want %s", got, want)
 	}
 	if len(r.MaliciousMissed) != 0 {
 		t.Errorf("malicious missed %v", r.MaliciousMissed)

@@ -32,6 +32,15 @@ type RuleHits struct {
 	Benign, BenignErr         int
 	Malicious, MaliciousErr   int
 	BenignHeld, MaliciousHeld int // of the skills hit, the held ones
+	// BenignAlone: benign skills all of whose findings are of this rule,
+	// which would be clean without it.
+	BenignAlone int
+}
+
+// Kind is the outcomes of the skills of one label and category.
+type Kind struct {
+	Label, Category string
+	Outcomes
 }
 
 // Held is a held skill of a set, for debugging: its name and what held it.
@@ -47,6 +56,8 @@ type Held struct {
 type Result struct {
 	Spec
 	Malicious, Benign Outcomes
+	// Kinds, by label and category, when the Spec has a Category.
+	Kinds []Kind
 	// Rules, by rule id.
 	Rules []RuleHits
 	// BenignHeld are the held benign skills (blocked or quarantined);
@@ -81,6 +92,7 @@ func Measure(modRoot string, sp Spec, opts governance.Options) (*Result, error) 
 	}
 	res := &Result{Spec: sp, Listed: listed, LoadTime: time.Since(t0)}
 	rules := map[string]*RuleHits{}
+	kinds := map[[2]string]*Outcomes{}
 	for i, s := range skills {
 		in := ins[i]
 		res.Files++
@@ -95,6 +107,13 @@ func Measure(modRoot string, sp Spec, opts governance.Options) (*Result, error) 
 		rep := governance.Scan(in, opts)
 		res.ScanTime += time.Since(t)
 		res.count(s, rep, rules)
+		if sp.Category != "" {
+			k := [2]string{s.Label, s.Category}
+			if kinds[k] == nil {
+				kinds[k] = &Outcomes{}
+			}
+			kinds[k].add(rep)
+		}
 	}
 	if res.Malicious.Skills != sp.WantMalicious || res.Benign.Skills != sp.WantBenign {
 		return nil, fmt.Errorf("set %s (%s): %d malicious and %d benign skills, want %d and %d (its PROVENANCE.md)",
@@ -103,19 +122,24 @@ func Measure(modRoot string, sp Spec, opts governance.Options) (*Result, error) 
 	for _, h := range rules {
 		res.Rules = append(res.Rules, *h)
 	}
+	for k, o := range kinds {
+		res.Kinds = append(res.Kinds, Kind{Label: k[0], Category: k[1], Outcomes: *o})
+	}
+	sort.Slice(res.Kinds, func(i, j int) bool {
+		a, b := res.Kinds[i], res.Kinds[j]
+		if a.Label != b.Label {
+			return a.Label > b.Label // malicious first
+		}
+		return a.Category < b.Category
+	})
 	sort.Slice(res.Rules, func(i, j int) bool { return res.Rules[i].Rule < res.Rules[j].Rule })
 	return res, nil
 }
 
-// count adds one scanned skill to res.
-func (res *Result) count(s Skill, rep governance.Report, rules map[string]*RuleHits) {
-	held := rep.Mode == governance.ModeQuarantine || rep.Mode == governance.ModeBlock
-	o := &res.Benign
-	if s.Label == Malicious {
-		o = &res.Malicious
-	}
+// add counts one skill's report.
+func (o *Outcomes) add(rep governance.Report) {
 	o.Skills++
-	if held {
+	if rep.Mode == governance.ModeQuarantine || rep.Mode == governance.ModeBlock {
 		o.Held++
 	}
 	if rep.Mode == governance.ModeBlock {
@@ -126,6 +150,16 @@ func (res *Result) count(s Skill, rep governance.Report, rules map[string]*RuleH
 		o.Flagged++
 	case governance.VerdictClean:
 		o.Clean++
+	}
+}
+
+// count adds one scanned skill to res.
+func (res *Result) count(s Skill, rep governance.Report, rules map[string]*RuleHits) {
+	held := rep.Mode == governance.ModeQuarantine || rep.Mode == governance.ModeBlock
+	if s.Label == Malicious {
+		res.Malicious.add(rep)
+	} else {
+		res.Benign.add(rep)
 	}
 	switch {
 	case s.Label == Benign && held:
@@ -158,6 +192,9 @@ func (res *Result) count(s Skill, rep governance.Report, rules map[string]*RuleH
 			}
 		} else {
 			h.Benign++
+			if len(hit) == 1 {
+				h.BenignAlone++
+			}
 			if errs[r] {
 				h.BenignErr++
 			}
@@ -204,6 +241,7 @@ func TotalRules(results []*Result) []RuleHits {
 			t.Benign += h.Benign
 			t.BenignErr += h.BenignErr
 			t.BenignHeld += h.BenignHeld
+			t.BenignAlone += h.BenignAlone
 			t.Malicious += h.Malicious
 			t.MaliciousErr += h.MaliciousErr
 			t.MaliciousHeld += h.MaliciousHeld

@@ -47,6 +47,10 @@ type Spec struct {
 	// label) relative to Dir: its rows are the set's skills. When empty,
 	// every directory directly under Dir is a benign skill.
 	Labels string
+	// Category, when set, is a column of Labels that sorts the skills
+	// into kinds (an attack type, a benign category): the outcomes are
+	// also counted per kind, to show which kinds the scanner misses.
+	Category string
 	// Index, for a set without Labels, is a CSV (column skill_dir) that
 	// must list every directory of the set, so that a stray directory is
 	// not measured as benign. Rows without a directory are allowed: the
@@ -66,10 +70,10 @@ type Spec struct {
 // Specs are the measured sets, in the order of issue 20's table.
 var Specs = []Spec{
 	{Name: "skillfortifybench", Dir: CorpusDir + "/skillfortifybench", Labels: "labels.csv",
-		WantMalicious: 180, WantBenign: 180,
+		Category: "attack_type_or_benign_category", WantMalicious: 180, WantBenign: 180,
 		Today: "33 / 180 malicious held (18 %); 0 benign held, but all 180 benign are flagged"},
 	{Name: "cisco-skill-scanner-evals", Dir: CorpusDir + "/cisco-skill-scanner-evals", Labels: "labels.csv",
-		Exclude: []string{"_expected.json"}, WantMalicious: 17, WantBenign: 4,
+		Category: "upstream_category_dir", Exclude: []string{"_expected.json"}, WantMalicious: 17, WantBenign: 4,
 		Today: "8 / 17 held; 0 / 4"},
 	{Name: "benign-anthropics-skills", Dir: CorpusDir + "/benign-anthropics-skills", Index: "index.csv",
 		WantBenign: 13,
@@ -86,8 +90,9 @@ var Specs = []Spec{
 type Skill struct {
 	// Name is how the set names it: its labels' skill_dir, or its
 	// directory's name.
-	Name  string
-	Label string
+	Name     string
+	Label    string
+	Category string // the Spec's Category column, or ""
 	// Dir is the directory holding its SKILL.md, relative to the set's
 	// directory, "/"-separated.
 	Dir string
@@ -99,7 +104,11 @@ type Skill struct {
 func Labelled(sp Spec, setDir string) ([]Skill, error) {
 	var skills []Skill
 	if sp.Labels != "" {
-		rows, err := readCSV(filepath.Join(setDir, sp.Labels), "skill_dir", "label")
+		cols := []string{"skill_dir", "label"}
+		if sp.Category != "" {
+			cols = append(cols, sp.Category)
+		}
+		rows, err := readCSV(filepath.Join(setDir, sp.Labels), cols...)
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +116,11 @@ func Labelled(sp Spec, setDir string) ([]Skill, error) {
 			if r.vals[1] != Malicious && r.vals[1] != Benign {
 				return nil, fmt.Errorf("%s line %d: label %q is neither %s nor %s", r.file, r.line, r.vals[1], Malicious, Benign)
 			}
-			skills = append(skills, Skill{Name: r.vals[0], Label: r.vals[1], Dir: r.vals[0]})
+			s := Skill{Name: r.vals[0], Label: r.vals[1], Dir: r.vals[0]}
+			if sp.Category != "" {
+				s.Category = r.vals[2]
+			}
+			skills = append(skills, s)
 		}
 	} else {
 		ents, err := os.ReadDir(setDir)
