@@ -11,7 +11,7 @@ FUZZTIME  ?= 100000x
 LISTEN    ?= 127.0.0.1:7780
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build test unit fuzz lint run cluster dev bench minio nats test-tools clean dist
+.PHONY: all build test unit fuzz lint run cluster dev bench govbench minio nats test-tools clean dist
 
 # make dist: release binaries. Static (CGO_ENABLED=0), -trimpath, stamped with
 # the commit: -buildvcs=true fails outside a git checkout (BUILDVCS=false builds
@@ -84,6 +84,13 @@ dev: build minio
 
 bench: build
 	./scripts/bench.sh
+
+## govbench: the governance scanner on the labelled public skill sets
+## (../shared/corpus/external): held / blocked / flagged per set and label,
+## hits per rule; rewrites its section of BENCHMARKS.md. GOVBENCH_FLAGS=-v
+## also lists the malicious skills not held.
+govbench:
+	./scripts/govbench.sh $(GOVBENCH_FLAGS)
 
 ## dist: skillgate and skillgate-node for $(DIST_PLATFORMS), skillgate-node for
 ## $(DIST_NODE_ONLY), as $(DIST)/PROGRAM_OS_ARCH[.exe], and $(DIST)/SHA256SUMS.
