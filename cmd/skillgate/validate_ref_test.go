@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // refCorpus is the Agent Skills reference validator's own test cases
@@ -100,26 +102,6 @@ type refCase struct {
 	Valid     bool                `json:"valid"`
 }
 
-// moduleRoot returns the directory of the go.mod above the working
-// directory.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // TestValidateAgreesWithReference runs validate, with and without
 // --strict, on every case of the reference validator's own test set and
 // checks that it agrees: a case is valid exactly when validate passes it
@@ -128,7 +110,7 @@ func moduleRoot(t *testing.T) string {
 // topic: the wording differs). The set must be there: a missing corpus
 // fails the test rather than skipping the comparison.
 func TestValidateAgreesWithReference(t *testing.T) {
-	corpus := filepath.Join(moduleRoot(t), filepath.FromSlash(refCorpus))
+	corpus := filepath.Join(testkit.ModuleRoot(t), filepath.FromSlash(refCorpus))
 	data, err := os.ReadFile(filepath.Join(corpus, "expected.json"))
 	if err != nil {
 		t.Fatalf("the reference validator's cases are missing (%v); they are expected at %s", err, corpus)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // floor is what one set must keep: at least malHeld malicious skills held,
@@ -37,31 +38,11 @@ var floors = []floor{
 	{"openclaw-skills", 0, 0, 0, 46},
 }
 
-// moduleRoot returns the directory of the go.mod above the working
-// directory: the sets are found from it.
-func moduleRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // TestFloors measures every set with its own labels and fails when one
 // falls behind its floor. A missing set fails: it is always there, and a
 // skipped measure would pass anything.
 func TestFloors(t *testing.T) {
-	root := moduleRoot(t)
+	root := testkit.ModuleRoot(t)
 	if len(floors) != len(Specs) {
 		t.Fatalf("%d floors for %d sets: every set needs its line", len(floors), len(Specs))
 	}
