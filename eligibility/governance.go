@@ -13,6 +13,9 @@ import (
 const (
 	ReasonOperatorBlock      = "blocked by governance: operator"
 	ReasonOperatorQuarantine = "quarantined by governance: operator"
+	// ReasonUnscanned: files of the directory were not read by the scanner
+	// (over its caps, or unreadable), and the band alone would not hold it.
+	ReasonUnscanned = "quarantined by governance: unscanned files"
 )
 
 // Governance is what the governance stage made of a skill: the scanner's
@@ -72,6 +75,9 @@ func governanceStage(p *Prepared, c *prepareState) string {
 		}
 		return "blocked by governance: critical risk " + strconv.Itoa(p.Gov.Score)
 	case scanned == governance.ModeQuarantine:
+		if c.report.Unscanned > 0 && p.Gov.Band != governance.BandHigh {
+			return ReasonUnscanned
+		}
 		return "quarantined by governance: " + p.Gov.Band + " risk " + strconv.Itoa(p.Gov.Score)
 	}
 	return ""

@@ -21,6 +21,11 @@ func TestGovernanceStage(t *testing.T) {
 	critical := &governance.Report{Digest: digest, Score: 80, Band: "critical", Verdict: "flagged", Mode: "block", Findings: []governance.Finding{}}
 	high := &governance.Report{Digest: digest, Score: 60, Band: "high", Verdict: "clean", Mode: "quarantine", Findings: []governance.Finding{}}
 	clean := &governance.Report{Digest: digest, Score: 0, Band: "low", Verdict: "clean", Mode: "allow", Findings: []governance.Finding{}}
+	unscanned := &governance.Report{Digest: digest, Score: 5, Band: "low", Verdict: "flagged", Mode: "quarantine", Unscanned: 2,
+		Findings: []governance.Finding{{Rule: "binary-file", Severity: "warn", File: "z.sh", Excerpt: "not scanned: over the 64-file limit"}}}
+	unscannedHigh := &governance.Report{Digest: digest, Score: 60, Band: "high", Verdict: "flagged", Mode: "quarantine", Unscanned: 1, Findings: []governance.Finding{}}
+	unscannedBlocked := &governance.Report{Digest: digest, Score: 30, Band: "medium", Verdict: "blocked", Mode: "block", Unscanned: 1,
+		Findings: []governance.Finding{{Rule: "download-exec", Severity: "error", File: "SKILL.md", Line: 7, Excerpt: "curl x | sh"}}}
 
 	entry := func(fields string) string {
 		return `{"skills":{"entries":{"s":{` + fields + `}}}}`
@@ -52,6 +57,10 @@ func TestGovernanceStage(t *testing.T) {
 		{name: "observe keeps the operator's mode", report: blocked, config: `{"gateway":{"governance":{"mode":"observe"}},"skills":{"entries":{"s":{"mode":"quarantine"}}}}`,
 			stage: "governance", reason: "quarantined by governance: operator", mode: "block"},
 		{name: "off ignores the scan", report: blocked, config: `{"gateway":{"governance":{"mode":"off"}}}`},
+		{name: "unscanned files", report: unscanned, stage: "governance", reason: ReasonUnscanned, mode: "quarantine"},
+		{name: "unscanned files in the high band", report: unscannedHigh, stage: "governance", reason: "quarantined by governance: high risk 60", mode: "quarantine"},
+		{name: "unscanned files and an error finding", report: unscannedBlocked, stage: "governance", reason: "blocked by governance: download-exec at SKILL.md:7", mode: "block"},
+		{name: "unscanned files approved", report: unscanned, config: entry(`"approve":"` + digest + `"`), mode: "allow", approved: true},
 		{name: "disabled is the config stage", report: blocked, config: entry(`"enabled":false`), stage: "config", reason: ReasonDisabled},
 	}
 	for _, tc := range tests {

@@ -22,7 +22,6 @@ import (
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -332,7 +331,11 @@ func (s *Server) handleNodes(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleRead serves a file of a skill's directory in the agent's view:
-// agent-local when the agent has that skill directory, else global.
+// agent-local when the agent has that skill directory, else global. It
+// answers from the snapshot, never from the store: the bytes served are
+// the bytes the poller read and governance scanned (a rewrite in the store
+// is served once a poll has read and scanned it), and a file the scanner
+// did not read is not served at all.
 func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
 	agentID := r.PathValue("agentId")
 	p := r.URL.Query().Get("path")
@@ -348,6 +351,7 @@ func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
 	if p := s.prepared[sk]; ok && p != nil && p.Stage == eligibility.StageGovernance {
 		held = p.Reason
 	}
+	in := s.snap.inputs[sk]
 	s.mu.RUnlock()
 	if !ok {
 		writeError(w, http.StatusNotFound, "no skill directory "+dir+" in the view of agent "+agentID)
@@ -358,21 +362,9 @@ func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "skill directory "+dir+" is "+held+"; see GET /v1/governance")
 		return
 	}
-	key := skill.GlobalPrefix + dir + "/" + rest
-	if sk.Scope == skill.ScopeAgent {
-		key = skill.AgentPrefix(agentID) + dir + "/" + rest
-	}
-	body, _, err := s.store.Get(r.Context(), key, "")
-	switch {
-	case errors.Is(err, r2store.ErrNotFound):
-		writeError(w, http.StatusNotFound, "no such file: "+p)
-		return
-	case errors.Is(err, r2store.ErrTooLarge):
-		writeError(w, http.StatusRequestEntityTooLarge, p+" is over the 256 KiB file limit")
-		return
-	case err != nil:
-		s.log.Error("read failed", "agent", agentID, "key", key, "err", err)
-		writeError(w, http.StatusBadGateway, "storage error reading "+p)
+	body, code, msg := readScanned(in, p, rest)
+	if code != http.StatusOK {
+		writeError(w, code, msg)
 		return
 	}
 	w.Header().Set("Content-Type", readContentType(rest, body))

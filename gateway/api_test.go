@@ -37,6 +37,13 @@ var apiFiles = map[string]string{
 // view, read paths and their limits, the skills report and the node list.
 func TestAgentAPI(t *testing.T) {
 	g := startGateway(t, gwOptions{files: apiFiles})
+	// big's file over 256 KiB is not scanned: the operator approves it as it
+	// is (TestUnscannedFilesHoldTheSkill has the rest).
+	if q := governanceQueue(t, g); len(q.Skills) != 1 || q.Skills[0].Dir != "big" || q.Skills[0].Reason != "quarantined by governance: unscanned files" {
+		t.Fatalf("review queue = %+v, want big, quarantined for unscanned files", q)
+	} else {
+		g.writeConfig(t, `{"skills": {"entries": {"big": {"approve": "`+q.Skills[0].Governance.Digest+`"}}}}`)
+	}
 
 	mainBlock := block(
 		entry{name: "mine", desc: "Main only.", location: "agents/main/skills/mine/SKILL.md"},

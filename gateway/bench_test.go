@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
@@ -193,6 +194,85 @@ func BenchmarkGovernanceScan(b *testing.B) {
 		b.ResetTimer()
 		for range b.N {
 			c.scanSkills(snap, pol)
+		}
+	})
+}
+
+// BenchmarkPollDirectory is one poll of a directory store of 1,000 skill
+// directories (the OpenClaw skills, each with a script and a reference
+// file beside it) that did not change: the listing (a stat of every
+// file, whose ETag the loader compares with its cache), the loads from
+// the cache, the fingerprint and the digests. content-hash is what a
+// change detection by content would cost instead: reading and hashing
+// every file of the bucket at every poll (issue 19, G6).
+func BenchmarkPollDirectory(b *testing.B) {
+	dirs, err := os.ReadDir("../testdata/openclaw-skills")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sources [][]byte
+	for _, d := range dirs {
+		if data, err := os.ReadFile(filepath.Join("../testdata/openclaw-skills", d.Name(), "SKILL.md")); err == nil {
+			sources = append(sources, data)
+		}
+	}
+	root := b.TempDir()
+	files, total := 0, 0
+	write := func(key string, data []byte) {
+		p := filepath.Join(root, filepath.FromSlash(key))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		files++
+		total += len(data)
+	}
+	for i := range 1000 {
+		dir := fmt.Sprintf("skills/s%04d/", i)
+		write(dir+"SKILL.md", append(bytes.Clone(sources[i%len(sources)]), fmt.Sprintf("\nCopy %d.\n", i)...))
+		write(dir+"scripts/run.sh", fmt.Appendf(nil, "#!/bin/sh\n# copy %d\n%s", i, bytes.Repeat([]byte("echo step\n"), 150)))
+		write(dir+"references/notes.md", fmt.Appendf(nil, "# Notes %d\n\n%s", i, bytes.Repeat([]byte("Some reference text for the skill.\n"), 80)))
+	}
+	st, err := r2store.NewDir(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d files, %d bytes", files, total)
+	b.Run("skills=1000/unchanged", func(b *testing.B) {
+		l := r2store.NewLoader(st)
+		c := scanCache{scans: prometheus.NewCounter(prometheus.CounterOpts{Name: "scans"})}
+		pol := governance.DefaultPolicy()
+		snap, err := loadSnapshot(b.Context(), st, l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.scanSkills(snap, pol)
+		for b.Loop() {
+			snap, err := loadSnapshot(b.Context(), st, l)
+			if err != nil || len(snap.all) != 1000 {
+				b.Fatal(len(snap.all), err)
+			}
+			c.scanSkills(snap, pol)
+		}
+		if s := l.Stats(); s.Gets != int64(files) {
+			b.Fatalf("%d Gets, want %d (the first load only)", s.Gets, files)
+		}
+	})
+	b.Run("skills=1000/content-hash", func(b *testing.B) {
+		for b.Loop() {
+			objs, err := st.List(b.Context(), "skills/")
+			if err != nil || len(objs) != files {
+				b.Fatal(len(objs), err)
+			}
+			for _, o := range objs {
+				data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(o.Key)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				sha256.Sum256(data)
+			}
 		}
 	})
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/miniotest"
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/unprivtest"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 )
@@ -51,7 +52,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	nodeBinPath, nodeBinErr = buildNode(dir)
+	if unprivtest.IsChild() {
+		// One test run again as nobody (unprivtest): it needs no node.
+		nodeBinErr = errors.New("not built in a test run again by unprivtest")
+	} else {
+		nodeBinPath, nodeBinErr = buildNode(dir)
+	}
 	code := m.Run()
 	sharedMinio.Close()
 	os.RemoveAll(dir)

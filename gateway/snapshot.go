@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -108,6 +110,50 @@ func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader)
 		}
 	}
 	return snap, nil
+}
+
+// readScanned answers GET …/read?path=p (rest: the path in the skill's
+// directory) from in, the skill directory as the poller read it: the bytes
+// governance scanned (200), or the status and message of a file that is
+// not served. A file the scanner did not read (over the caps, in a
+// directory or a file the store may not read) is 403; one over the 256 KiB
+// file limit 413; one that is not a regular file, or not in the snapshot,
+// 404. in.Files and in.Skipped are in path order (r2store.Loader).
+func readScanned(in *governance.Input, p, rest string) (body []byte, code int, msg string) {
+	notFound := "no such file: " + p
+	if in == nil {
+		return nil, http.StatusNotFound, notFound
+	}
+	if rest == skill.FileName {
+		return in.SkillMD, http.StatusOK, ""
+	}
+	byPath := func(f governance.File, path string) int { return strings.Compare(f.Path, path) }
+	notScanned := func(why string) (body []byte, code int, msg string) {
+		return nil, http.StatusForbidden, p + " was not scanned by governance (" + why + "); it is not served"
+	}
+	if i, ok := slices.BinarySearchFunc(in.Files, rest, byPath); ok {
+		f := &in.Files[i]
+		switch {
+		case f.Err == "":
+			return f.Data, http.StatusOK, ""
+		case r2store.IsNotRegular(f):
+			return nil, http.StatusNotFound, notFound + " (not a regular file)"
+		case r2store.IsTooLarge(f):
+			return nil, http.StatusRequestEntityTooLarge, p + " is over the 256 KiB file limit"
+		}
+		why, _, _ := strings.Cut(f.Err, ": ") // the count cap's "…: this and N more files are not read"
+		return notScanned(why)
+	}
+	if _, ok := slices.BinarySearchFunc(in.Skipped, rest, byPath); ok {
+		return notScanned(fmt.Sprintf("over the %d-file limit of a skill directory", governance.MaxFiles))
+	}
+	for i := range in.Files {
+		// Nothing is listed under a directory the store may not read.
+		if d := in.Files[i].Path; strings.HasSuffix(d, "/") && strings.HasPrefix(rest, d) && in.Files[i].Err != "" {
+			return notScanned("in " + in.Files[i].Err)
+		}
+	}
+	return nil, http.StatusNotFound, notFound
 }
 
 // storeHealth is what /readyz reports about storage.

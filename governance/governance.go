@@ -62,14 +62,38 @@ type File struct {
 	Path string // relative to the skill directory, "/"-separated
 	Data []byte
 	// Err, when not empty, says why Data is absent: unreadable, over the
-	// size cap, over the file-count cap. Such a file is a warn finding.
+	// size cap, over the file-count cap. Such a file is a warn finding,
+	// and the skill is quarantined at least (Report.Unscanned).
 	Err string
+	// Size and ETag are, for a file not read (Err set), its size and ETag
+	// as listed (on S3 the ETag is a hash of the content): the digest
+	// covers them, so that an unread file cannot change unseen. A file
+	// that was read is covered by its bytes.
+	Size int64
+	ETag string
 }
 
 // Input is one skill directory.
 type Input struct {
 	SkillMD []byte
 	Files   []File // every other file; any order
+	// Skipped are the files left unread by the file-count cap other than
+	// the one File of Files that stands for them all (Budget.Unread), each
+	// with its listed Size and ETag. The scanner does not look at them;
+	// the digest covers them, and each counts in Report.Unscanned.
+	Skipped []File
+}
+
+// Unscanned returns the number of files of the directory the scanner does
+// not read: the Files with Err set, and the Skipped ones.
+func (in *Input) Unscanned() int {
+	n := len(in.Skipped)
+	for i := range in.Files {
+		if in.Files[i].Err != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // Flagged settings: what a flagged (warn-only) verdict does to the mode.
@@ -97,42 +121,82 @@ type Report struct {
 	Verdict  string    `json:"verdict"`
 	Mode     string    `json:"mode"`
 	Findings []Finding `json:"findings"`
+
+	// Unscanned is the number of files of the directory the scanner did
+	// not read (Input.Unscanned): with any, Mode is quarantine at least,
+	// since nothing is known of what they hold.
+	Unscanned int `json:"-"`
 }
 
 // SkillFile is the path of a skill's definition file in findings.
 const SkillFile = skill.FileName
 
-// Digest returns "sha256:<hex>" over every file of the directory. The
-// encoding is unambiguous: files sorted by path (SKILL.md is the path
-// "SKILL.md"), and for each file: the path's length as 8 bytes big-endian,
-// the path, one state byte (0: contents follow; 1: not read, the reason
-// follows), the payload's length as 8 bytes big-endian, the payload.
+// Digest returns "sha256:<hex>" over every file of the directory, read or
+// not. The encoding is unambiguous: files sorted by path (SKILL.md is the
+// path "SKILL.md"; a Skipped file after a File of the same path), and for
+// each file: the path's length as 8 bytes big-endian, the path, one state
+// byte, then
+//
+//   - 0, contents follow: the length of the bytes as 8 bytes big-endian,
+//     the bytes;
+//   - 1, not read: the reason's length as 8 bytes big-endian, the reason,
+//     the listed size as 8 bytes big-endian, the ETag's length as 8 bytes
+//     big-endian, the ETag;
+//   - 2, skipped (Input.Skipped): the listed size and the ETag as for 1.
+//
+// A directory whose files were all read has the digest it had before
+// unread files carried their size and ETag.
 func Digest(in *Input) string {
 	type ent struct {
-		path, err string
-		data      []byte
+		path  string
+		state byte
+		f     *File
 	}
-	ents := []ent{{path: SkillFile, data: in.SkillMD}}
-	for _, f := range in.Files {
-		ents = append(ents, ent{f.Path, f.Err, f.Data})
+	ents := make([]ent, 0, 1+len(in.Files)+len(in.Skipped))
+	ents = append(ents, ent{path: SkillFile})
+	for i := range in.Files {
+		f := &in.Files[i]
+		st := byte(0)
+		if f.Err != "" {
+			st = 1
+		}
+		ents = append(ents, ent{f.Path, st, f})
 	}
-	sort.SliceStable(ents, func(i, j int) bool { return ents[i].path < ents[j].path })
+	for i := range in.Skipped {
+		ents = append(ents, ent{in.Skipped[i].Path, 2, &in.Skipped[i]})
+	}
+	sort.SliceStable(ents, func(i, j int) bool {
+		if ents[i].path != ents[j].path {
+			return ents[i].path < ents[j].path
+		}
+		return ents[i].state == 2 && ents[j].state != 2
+	})
 	h := sha256.New()
 	var n [8]byte
+	num := func(v int) {
+		binary.BigEndian.PutUint64(n[:], uint64(v))
+		h.Write(n[:])
+	}
 	for _, e := range ents {
-		binary.BigEndian.PutUint64(n[:], uint64(len(e.path)))
-		h.Write(n[:])
+		num(len(e.path))
 		h.Write([]byte(e.path))
-		payload := e.data
-		if e.err != "" {
-			h.Write([]byte{1})
-			payload = []byte(e.err)
-		} else {
-			h.Write([]byte{0})
+		h.Write([]byte{e.state})
+		switch {
+		case e.f == nil:
+			num(len(in.SkillMD))
+			h.Write(in.SkillMD)
+		case e.state == 0:
+			num(len(e.f.Data))
+			h.Write(e.f.Data)
+		default:
+			if e.state == 1 {
+				num(len(e.f.Err))
+				h.Write([]byte(e.f.Err))
+			}
+			num(int(e.f.Size))
+			num(len(e.f.ETag))
+			h.Write([]byte(e.f.ETag))
 		}
-		binary.BigEndian.PutUint64(n[:], uint64(len(payload)))
-		h.Write(n[:])
-		h.Write(payload)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
@@ -165,13 +229,19 @@ func Scan(in *Input, opts Options) Report {
 	score := Score(fs, s.caps)
 	verdict := VerdictOf(fs)
 	band := BandOf(score)
+	mode := ModeOf(band, verdict, opts.Flagged)
+	unscanned := in.Unscanned()
+	if unscanned > 0 {
+		mode = Stricter(mode, ModeQuarantine)
+	}
 	return Report{
-		Digest:   Digest(in),
-		Score:    score,
-		Band:     band,
-		Verdict:  verdict,
-		Mode:     ModeOf(band, verdict, opts.Flagged),
-		Findings: fs,
+		Digest:    Digest(in),
+		Score:     score,
+		Band:      band,
+		Verdict:   verdict,
+		Mode:      mode,
+		Findings:  fs,
+		Unscanned: unscanned,
 	}
 }
 

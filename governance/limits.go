@@ -17,7 +17,8 @@ const (
 type Budget struct {
 	files, bytes int
 	over         int    // files refused for the count cap
-	firstOver    string // the first of them
+	firstOver    File   // the first of them
+	skipped      []File // the others
 }
 
 // Admit reports whether a file of this size may be read; an admitted file
@@ -25,20 +26,30 @@ type Budget struct {
 // to Scan in its place, except one refused for the count cap (nil): Unread
 // sums those up in one.
 func (b *Budget) Admit(path string, size int64) (ok bool, refused *File) {
+	return b.AdmitFile(File{Path: path, Size: size})
+}
+
+// AdmitFile is Admit for a file listed with its Size and ETag, which a
+// refused file keeps (the digest covers them): the one Unread returns
+// too, and the other files refused for the count cap, which Skipped
+// returns.
+func (b *Budget) AdmitFile(f File) (ok bool, refused *File) {
 	switch {
 	case b.files >= MaxFiles:
 		if b.over == 0 {
-			b.firstOver = path
+			b.firstOver = f
+		} else {
+			b.skipped = append(b.skipped, File{Path: f.Path, Size: f.Size, ETag: f.ETag})
 		}
 		b.over++
 		return false, nil
-	case size > MaxFileBytes:
-		return false, &File{Path: path, Err: fmt.Sprintf("%d bytes, over the 256 KiB file limit", size)}
-	case b.bytes+int(size) > MaxSkillBytes:
-		return false, &File{Path: path, Err: "over the 1 MiB limit of a skill directory"}
+	case f.Size > MaxFileBytes:
+		return false, &File{Path: f.Path, Err: fmt.Sprintf("%d bytes, over the 256 KiB file limit", f.Size), Size: f.Size, ETag: f.ETag}
+	case b.bytes+int(f.Size) > MaxSkillBytes:
+		return false, &File{Path: f.Path, Err: "over the 1 MiB limit of a skill directory", Size: f.Size, ETag: f.ETag}
 	}
 	b.files++
-	b.bytes += int(size)
+	b.bytes += int(f.Size)
 	return true, nil
 }
 
@@ -48,6 +59,10 @@ func (b *Budget) Unread() []File {
 	if b.over == 0 {
 		return nil
 	}
-	return []File{{Path: b.firstOver,
+	return []File{{Path: b.firstOver.Path, Size: b.firstOver.Size, ETag: b.firstOver.ETag,
 		Err: fmt.Sprintf("over the %d-file limit of a skill directory: this and %d more files are not read", MaxFiles, b.over-1)}}
 }
+
+// Skipped returns the files refused for the count cap other than the one
+// Unread stands them for, in the order offered, for Input.Skipped.
+func (b *Budget) Skipped() []File { return b.skipped }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -45,9 +46,14 @@ func (d *Dir) Root() string { return d.root }
 // Entries that are not regular files (named pipes, devices, sockets, or
 // symlinks to them) are marked NotRegular, so that a SKILL.md of that kind
 // is reported instead of silently missing; Get never reads them. A prefix
-// whose directory does not exist gives an empty list. An
-// unreadable directory fails the whole listing, so that a caller never
-// mistakes a partial listing for deleted skills.
+// whose directory does not exist gives an empty list.
+//
+// A directory or file that the process may not read (permission denied)
+// inside a skill directory, or a skill directory itself, is listed marked
+// Unreadable (a directory's key ends in "/"): it holds its skill and no
+// other. Any other error, and an unreadable directory above the skill
+// directories (skills/, agents/, an agent's), fails the whole listing, so
+// that a caller never mistakes a partial listing for deleted skills.
 func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
 	if strings.Contains(prefix, `\`) || strings.HasPrefix(prefix, "/") {
 		return nil, fmt.Errorf("dir list %q: a prefix is a relative key with / separators", prefix)
@@ -77,6 +83,14 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
 	objs := []Object{}
 	err = fs.WalkDir(root.FS(), start, func(name string, de fs.DirEntry, err error) error {
 		if err != nil {
+			if de != nil && de.IsDir() && unreadableInSkill(name+"/", err) {
+				// The second call for a directory whose entries could not
+				// be read: none of them is listed.
+				if strings.HasPrefix(name+"/", prefix) {
+					objs = append(objs, Object{Key: name + "/", Unreadable: true})
+				}
+				return nil
+			}
 			return err
 		}
 		if err := ctx.Err(); err != nil {
@@ -106,6 +120,10 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
 			}
 		}
 		if err != nil {
+			if unreadableInSkill(name, err) {
+				objs = append(objs, Object{Key: name, Unreadable: true})
+				return nil
+			}
 			return err
 		}
 		if !fi.Mode().IsRegular() {
@@ -121,6 +139,14 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
 	}
 	slices.SortFunc(objs, func(a, b Object) int { return strings.Compare(a.Key, b.Key) })
 	return objs, nil
+}
+
+// unreadableInSkill reports whether err, met listing key, is a permission
+// error about a skill directory or something in one: the entry is then
+// listed as Unreadable. A directory's key ends in "/".
+func unreadableInSkill(key string, err error) bool {
+	_, ok := skillDirPrefix(key)
+	return ok && errors.Is(err, fs.ErrPermission)
 }
 
 // isPlainDir reports whether name exists in root and is a directory that is
@@ -168,7 +194,9 @@ func (d *Dir) Get(ctx context.Context, key, etag string) ([]byte, string, error)
 	// Like List, follow no symlinked directory; a symlinked file inside
 	// root is fine (os.Root keeps it from escaping).
 	if i := strings.LastIndexByte(key, '/'); i >= 0 {
-		if plain, err := isPlainDir(root, key[:i]); err != nil {
+		if plain, err := isPlainDir(root, key[:i]); errors.Is(err, fs.ErrPermission) {
+			return nil, "", fmt.Errorf("dir get %s: %w", key, errUnreadable)
+		} else if err != nil {
 			return nil, "", fmt.Errorf("dir get %s: %w", key, err)
 		} else if !plain {
 			return nil, "", fmt.Errorf("dir get %s: %w", key, ErrNotFound)
@@ -181,6 +209,9 @@ func (d *Dir) Get(ctx context.Context, key, etag string) ([]byte, string, error)
 	if err != nil {
 		if notFound(root, key, err) {
 			return nil, "", fmt.Errorf("dir get %s: %w", key, ErrNotFound)
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, "", fmt.Errorf("dir get %s: %w", key, errUnreadable)
 		}
 		return nil, "", fmt.Errorf("dir get %s: %w", key, err)
 	}
@@ -222,10 +253,26 @@ func notFound(root *os.Root, key string, err error) bool {
 	return lerr == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
-// fileETag is a cheap validator of a file's content: its modification time
-// in nanoseconds and its size, in hex, quoted like an S3 ETag.
+// fileETag is a cheap validator of a file's content, quoted like an S3
+// ETag: its modification time in nanoseconds, its inode change time in
+// nanoseconds and its inode number, and its size, in hex. The change time
+// is the clock's at any write, rename or utimes, and no call sets it back:
+// a rewrite of the same size whose mtime was put back still changes it.
+// The inode changes with a rename over the file. Where the platform has
+// neither (Windows), both are 0.
 func fileETag(fi fs.FileInfo) string {
-	return fmt.Sprintf(`"%x-%x"`, fi.ModTime().UnixNano(), fi.Size())
+	ctime, ino := changeStamp(fi)
+	b := make([]byte, 0, 2+4*16+3)
+	b = append(b, '"')
+	b = strconv.AppendInt(b, fi.ModTime().UnixNano(), 16)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, ctime, 16)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, ino, 16)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, fi.Size(), 16)
+	b = append(b, '"')
+	return string(b)
 }
 
 // ValidateKey checks a key before it is read: not empty, relative, with "/"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,34 +72,52 @@ type Loaded struct {
 	// Input is the skill directory as read: SKILL.md's bytes and its other
 	// files (paths relative to the directory, "/"-separated), within
 	// governance.Budget; a file refused by the caps, unreadable, or not a
-	// regular file has Err set instead of Data.
+	// regular file has Err set instead of Data, and its listed Size and
+	// ETag; the files the count cap left out are in Files (the first, for
+	// them all) and Skipped (the others). These bytes are the ones the
+	// scanner reads, and the ones the gateway serves.
 	Input governance.Input
 }
 
 // Error texts of a skill directory's file that is not read.
 const (
-	errTextNotRegular = "not a regular file"
-	errTextTooLarge   = "over the 256 KiB file limit" // found by the read, not the listing
+	errTextNotRegular    = "not a regular file"
+	errTextTooLarge      = "over the 256 KiB file limit" // found by the read, not the listing
+	errTextUnreadable    = "a file the gateway cannot read"
+	errTextUnreadableDir = "a directory the gateway cannot read"
 )
+
+// IsTooLarge reports whether a governance.File's Err says the file is over
+// the 256 KiB file limit (as listed or as read): the gateway answers 413
+// for it rather than 403.
+func IsTooLarge(f *governance.File) bool {
+	return strings.HasSuffix(f.Err, errTextTooLarge)
+}
+
+// IsNotRegular reports whether a governance.File's Err says the file is a
+// named pipe, device or socket, which no store serves (404).
+func IsNotRegular(f *governance.File) bool { return f.Err == errTextNotRegular }
 
 // Load returns the loaded skills of objs, in objs order, each with its
 // skill directory as read.
 //
 // A SKILL.md over MaxFileSize is skipped with an error-level diagnostic, one
 // deleted since the listing with an info diagnostic, one that is not a
-// regular file with a warning; parse findings stay in each Skill's
-// Diagnostics.
+// regular file or that the store may not read with a warning; parse
+// findings stay in each Skill's Diagnostics.
 //
 // The other files of a loaded skill (SkillObject.Files) are offered to a
 // governance.Budget in path order with their listed sizes, and the
 // admitted ones are read through the same cache as SKILL.md files. In
 // Input.Files, in path order, a file refused by the budget, found over the
-// size cap by the read, or not a regular file (as listed or as read) has
-// Err set; the files refused for the count cap are summed up in one last
-// File (Budget.Unread); a file deleted since the listing is left out; an
-// object not under the skill's directory prefix is ignored. The files of a
-// skill whose SKILL.md is not loaded are not read: they are read once every
-// SKILL.md is, at most loadConcurrency Gets at a time as for SKILL.md files.
+// size cap by the read, not a regular file (as listed or as read), or that
+// the store may not read (a directory too: its path ends in "/") has Err
+// set; the files refused for the count cap are summed up in one last File
+// (Budget.Unread), the others in Input.Skipped; a file deleted since the
+// listing is left out; an object not under the skill's directory prefix
+// is ignored. The files of a skill whose SKILL.md is not loaded are not
+// read: they are read once every SKILL.md is, at most loadConcurrency Gets
+// at a time as for SKILL.md files.
 //
 // Any other storage error fails the whole Load (the caller keeps its last
 // good snapshot) and leaves the cache as it was. Otherwise the cache keeps
@@ -172,11 +191,19 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 			if !ok || path == "" || f.Key == o.Key {
 				continue // not a file of this directory
 			}
+			if f.Unreadable {
+				e := errTextUnreadable
+				if strings.HasSuffix(path, "/") {
+					e = errTextUnreadableDir
+				}
+				files = append(files, governance.File{Path: path, Err: e})
+				continue
+			}
 			if f.NotRegular {
 				files = append(files, governance.File{Path: path, Err: errTextNotRegular})
 				continue
 			}
-			if ok, refused := budget.Admit(path, f.Size); !ok {
+			if ok, refused := budget.AdmitFile(governance.File{Path: path, Size: f.Size, ETag: f.ETag}); !ok {
 				if refused != nil {
 					files = append(files, *refused)
 				}
@@ -197,6 +224,7 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 			fileReads = append(fileReads, fileRead{i: i, f: len(files) - 1, o: f, c: c, have: have})
 		}
 		results[i].files = append(files, budget.Unread()...)
+		results[i].skipped = budget.Skipped()
 	}
 	err = parallel(ctx, len(fileReads), func(ctx context.Context, j int) error {
 		r := &fileReads[j]
@@ -209,6 +237,8 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		case errors.Is(err, errNotRegular):
 			// Replaced by a named pipe, device or socket since the listing.
 			r.err = errTextNotRegular
+		case errors.Is(err, errUnreadable):
+			r.err = errTextUnreadable
 		case errors.Is(err, ErrNotFound):
 			r.gone = true // deleted since the listing
 		default:
@@ -230,7 +260,7 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 			f.Path = "" // marks it for withoutDropped
 			gone[r.i] = true
 		default:
-			f.Err = r.err
+			f.Err, f.Size, f.ETag = r.err, r.o.Size, r.o.ETag
 		}
 	}
 
@@ -258,14 +288,22 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		if gone[i] {
 			files = withoutDropped(files)
 		}
+		// In path order: files after the count cap's first that were not
+		// offered to the budget (not regular, unreadable) precede the one
+		// File Budget.Unread appended for it.
+		if !slices.IsSortedFunc(files, comparePaths) {
+			slices.SortStableFunc(files, comparePaths)
+		}
 		loaded = append(loaded, Loaded{
 			Skill: r.entry.skill,
-			Input: governance.Input{SkillMD: r.entry.data, Files: files},
+			Input: governance.Input{SkillMD: r.entry.data, Files: files, Skipped: r.skipped},
 		})
 	}
 	l.cache = next
 	return loaded, diags, nil
 }
+
+func comparePaths(a, b governance.File) int { return strings.Compare(a.Path, b.Path) }
 
 // withoutDropped leaves out the files marked with an empty Path (no file
 // of a directory has one), in place.
@@ -283,11 +321,12 @@ func withoutDropped(files []governance.File) []governance.File {
 // diagnostic, and for a loaded one the files of its directory and the
 // cache entries of those read.
 type loadResult struct {
-	entry  cached
-	ok     bool
-	diag   *skill.Diagnostic
-	files  []governance.File
-	cached []keyed
+	entry   cached
+	ok      bool
+	diag    *skill.Diagnostic
+	files   []governance.File
+	skipped []governance.File
+	cached  []keyed
 }
 
 // keyed is a cache entry with its key.
@@ -362,6 +401,12 @@ func (l *Loader) fetchSkill(ctx context.Context, o SkillObject, c cached, have b
 		// Replaced by a named pipe, device or socket since the listing.
 		d := notRegular(o.Key)
 		return loadResult{diag: &d}, nil
+	case errors.Is(err, errUnreadable):
+		return loadResult{diag: &skill.Diagnostic{
+			Location: o.Key,
+			Level:    skill.LevelWarn,
+			Message:  o.Key + " cannot be read by the gateway (permission denied); it is not loaded",
+		}}, nil
 	case errors.Is(err, ErrNotFound):
 		return loadResult{diag: &skill.Diagnostic{
 			Location: o.Key,

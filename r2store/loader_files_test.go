@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func TestLoaderFiles(t *testing.T) {
 	}
 	loaded, diags := snapshot(t, st, l)
 	if got := inputs(loaded); !reflect.DeepEqual(got, want) {
-		t.Errorf("first load inputs =\n  %q\nwant\n  %q", got, want)
+		t.Errorf("first load inputs =\n  %+v\nwant\n  %+v", got, want)
 	}
 	if len(diags) != 1 || diags[0].Location != "skills/a/sub/SKILL.md" {
 		t.Errorf("diagnostics = %+v, want one about the deeper SKILL.md", diags)
@@ -80,7 +81,7 @@ func TestLoaderFiles(t *testing.T) {
 		t.Errorf("an unchanged re-load made %d Gets, want 0", n-8)
 	}
 	if got := inputs(again); !reflect.DeepEqual(got, inputs(loaded)) {
-		t.Errorf("an unchanged re-load gave other inputs:\n  %q\nwant\n  %q", got, inputs(loaded))
+		t.Errorf("an unchanged re-load gave other inputs:\n  %+v\nwant\n  %+v", got, inputs(loaded))
 	}
 	if a, b := inputs(again)["skills/a/SKILL.md"], inputs(loaded)["skills/a/SKILL.md"]; &a.SkillMD[0] != &b.SkillMD[0] || &a.Files[1].Data[0] != &b.Files[1].Data[0] {
 		t.Error("an unchanged re-load copied the bytes instead of reusing the cached ones")
@@ -105,7 +106,7 @@ func TestLoaderFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := inputs(noETag); !reflect.DeepEqual(got, want) {
-		t.Errorf("inputs without ETags =\n  %q\nwant\n  %q", got, want)
+		t.Errorf("inputs without ETags =\n  %+v\nwant\n  %+v", got, want)
 	}
 	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 16, NotModified: 8, Downloads: 8, CacheHits: 8}) {
 		t.Errorf("stats %+v, want 8 more Gets, all not modified", s)
@@ -122,7 +123,7 @@ func TestLoaderFiles(t *testing.T) {
 	}
 	want["skills/a/SKILL.md"].Files[1].Data = []byte("#!/bin/sh\necho changed\n")
 	if got := inputs(changed); !reflect.DeepEqual(got, want) {
-		t.Errorf("after a change inputs =\n  %q\nwant\n  %q", got, want)
+		t.Errorf("after a change inputs =\n  %+v\nwant\n  %+v", got, want)
 	}
 
 	// A deleted file is left out, and leaves the cache: put back with the
@@ -144,7 +145,7 @@ func TestLoaderFiles(t *testing.T) {
 	a.Files = a.Files[1:]
 	want["skills/a/SKILL.md"] = a
 	if got := inputs(deleted); !reflect.DeepEqual(got, want) {
-		t.Errorf("after a deletion inputs =\n  %q\nwant\n  %q", got, want)
+		t.Errorf("after a deletion inputs =\n  %+v\nwant\n  %+v", got, want)
 	}
 	writeFiles(t, root, map[string]string{"skills/a/.x": "dot"})
 	touch(t, root, "skills/a/.x", fi.ModTime())
@@ -170,7 +171,7 @@ func TestLoaderFileCaps(t *testing.T) {
 			manyWant = append(manyWant, governance.File{Path: name, Data: []byte(name)})
 		}
 	}
-	manyWant = append(manyWant, governance.File{Path: "f64.txt",
+	manyWant = append(manyWant, governance.File{Path: "f64.txt", Size: 7,
 		Err: "over the 64-file limit of a skill directory: this and 0 more files are not read"})
 
 	quarter := strings.Repeat("q", 250*kib) // four fit in 1 MiB, five do not
@@ -193,7 +194,7 @@ func TestLoaderFileCaps(t *testing.T) {
 				"skills/s/ok.txt":  "ok",
 			},
 			want: []governance.File{
-				{Path: "big.bin", Err: "307200 bytes, over the 256 KiB file limit"},
+				{Path: "big.bin", Err: "307200 bytes, over the 256 KiB file limit", Size: 300 * kib},
 				{Path: "ok.txt", Data: []byte("ok")},
 			},
 			wantGets: 2,
@@ -207,8 +208,8 @@ func TestLoaderFileCaps(t *testing.T) {
 			want: []governance.File{
 				{Path: "1", Data: []byte(quarter)}, {Path: "2", Data: []byte(quarter)},
 				{Path: "3", Data: []byte(quarter)}, {Path: "4", Data: []byte(quarter)},
-				{Path: "5", Err: "over the 1 MiB limit of a skill directory"},
-				{Path: "6", Err: "over the 1 MiB limit of a skill directory"},
+				{Path: "5", Err: "over the 1 MiB limit of a skill directory", Size: 250 * kib},
+				{Path: "6", Err: "over the 1 MiB limit of a skill directory", Size: 250 * kib},
 				{Path: "7", Data: []byte("small")},
 			},
 			wantGets: 6,
@@ -225,8 +226,17 @@ func TestLoaderFileCaps(t *testing.T) {
 			if len(loaded) != 1 || len(diags) != 0 {
 				t.Fatalf("loaded %d skills, diagnostics %+v; want 1, none", len(loaded), diags)
 			}
-			if got := loaded[0].Input.Files; !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("files =\n  %.200q\nwant\n  %.200q", got, tt.want)
+			// A file not read keeps its listed size and ETag (the digest
+			// covers them); the ETags are the store's own.
+			got := slices.Clone(loaded[0].Input.Files)
+			for i := range got {
+				if got[i].Err != "" && got[i].ETag == "" {
+					t.Errorf("%s, not read, has no ETag", got[i].Path)
+				}
+				got[i].ETag = ""
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("files =\n  %+v\nwant\n  %+v", got, tt.want)
 			}
 			if n := st.gets.Load(); n != tt.wantGets {
 				t.Errorf("%d Gets, want %d", n, tt.wantGets)
@@ -272,7 +282,7 @@ func TestLoaderFilesUnloadedSkill(t *testing.T) {
 		"skills/ok/SKILL.md": {SkillMD: skillFile("ok", "ok"), Files: []governance.File{{Path: "b.txt", Data: []byte("b")}}},
 	}
 	if got := inputs(loaded); !reflect.DeepEqual(got, want) {
-		t.Errorf("inputs =\n  %q\nwant\n  %q", got, want)
+		t.Errorf("inputs =\n  %+v\nwant\n  %+v", got, want)
 	}
 	var locs []string
 	for _, dg := range diags {

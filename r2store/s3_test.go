@@ -326,7 +326,7 @@ func TestS3LoaderFiles(t *testing.T) {
 	}}
 	loaded, diags := snapshot(t, cs, l)
 	if len(loaded) != 1 || len(diags) != 0 || !reflect.DeepEqual(loaded[0].Input, want) {
-		t.Fatalf("loaded %+v, diagnostics %+v; want skills/a with %q", loaded, diags, want)
+		t.Fatalf("loaded %+v, diagnostics %+v; want skills/a with %+v", loaded, diags, want)
 	}
 	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 3, Downloads: 3}) {
 		t.Errorf("first load: stats %+v, want 3 downloads", s)
@@ -334,7 +334,7 @@ func TestS3LoaderFiles(t *testing.T) {
 
 	again, _ := snapshot(t, cs, l)
 	if len(again) != 1 || !reflect.DeepEqual(again[0].Input, want) {
-		t.Errorf("re-load = %+v, want %q", again, want)
+		t.Errorf("re-load = %+v, want %+v", again, want)
 	}
 	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 3, Downloads: 3, CacheHits: 3}) || cs.gets.Load() != 3 {
 		t.Errorf("unchanged re-load: stats %+v, %d Gets; want no request, 3 cache hits", s, cs.gets.Load())
@@ -347,7 +347,7 @@ func TestS3LoaderFiles(t *testing.T) {
 	changed, _ := snapshot(t, cs, l)
 	want.Files[1].Data = []byte("echo two\n")
 	if len(changed) != 1 || !reflect.DeepEqual(changed[0].Input, want) {
-		t.Errorf("after a change = %+v, want %q", changed, want)
+		t.Errorf("after a change = %+v, want %+v", changed, want)
 	}
 	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 4, Downloads: 4, CacheHits: 5}) {
 		t.Errorf("after one change: stats %+v, want one more download", s)

@@ -35,6 +35,11 @@ var (
 // it apart to say why the skill is not loaded.
 var errNotRegular = fmt.Errorf("not a regular file: %w", ErrNotFound)
 
+// errUnreadable is the directory store's error for a file its process may
+// not read (permission denied). The Loader makes it one unread file of its
+// skill, so that one such file holds its skill and no other.
+var errUnreadable = errors.New("permission denied")
+
 // Object is one listed key.
 type Object struct {
 	Key  string
@@ -44,6 +49,13 @@ type Object struct {
 	// (a named pipe, device or socket, or a symlink to one). It is listed
 	// only so that a SKILL.md of that kind is reported: Get refuses it.
 	NotRegular bool
+	// Unreadable marks a directory-store entry inside a skill directory
+	// that the store may not read (permission denied): a directory (its
+	// Key then ends in "/", and nothing in it is listed) or a file it
+	// cannot stat. A skill directory that cannot be read is one with Key
+	// skills/{dir}/ or agents/{agentId}/skills/{dir}/. Listed instead of
+	// failing the listing, so that one such entry holds its skill only.
+	Unreadable bool
 }
 
 // Store is the storage a gateway reads skills from.

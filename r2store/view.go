@@ -35,13 +35,26 @@ func dirPrefix(skillKey string) string {
 // skill's Files when they are under the directory of a skill, and ignored
 // otherwise (a directory without a SKILL.md, unrelated objects). A SKILL.md
 // that is not a regular file (see Object.NotRegular) is a warning, not a
-// skill, and its directory's objects are ignored.
+// skill, and its directory's objects are ignored; so is a skill directory
+// the store may not read (see Object.Unreadable).
 //
 // It is linear in the number of objects: files are matched to their skill
 // by directory prefix, whatever the input order (a listing is sorted by
 // key, and there a SKILL.md sorts in the middle of its directory's keys).
 func Classify(objs []Object) (skills []SkillObject, diags []skill.Diagnostic) {
 	for _, o := range objs {
+		if o.Unreadable {
+			// A skill directory, or its SKILL.md, is not a skill; anything
+			// else in a skill directory is one of its Files.
+			if dir, ok := skillDirPrefix(o.Key); ok && (o.Key == dir || o.Key == dir+skill.FileName) {
+				diags = append(diags, skill.Diagnostic{
+					Location: o.Key,
+					Level:    skill.LevelWarn,
+					Message:  o.Key + " cannot be read by the gateway (permission denied); a skill there is not loaded",
+				})
+			}
+			continue
+		}
 		if base := o.Key[strings.LastIndexByte(o.Key, '/')+1:]; !strings.EqualFold(base, skill.FileName) {
 			continue // not about skills for ParseKey either; spares its split
 		}
