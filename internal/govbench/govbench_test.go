@@ -33,8 +33,12 @@ var floors = []floor{
 	{"skillfortifybench", 33, 0, 0, 180},
 	{"cisco-skill-scanner-evals", 8, 0, 0, 3},
 	{"benign-anthropics-skills", 0, 4, 4, 9},
-	{"benign-trailofbits-skills", 0, 9, 9, 61},
-	{"benign-kdense-scientific-skills", 0, 3, 3, 120},
+	// Issue 19 (G3, G4) quarantines a skill with files past the caps
+	// (64 files, 1 MiB): let-fate-decide here, and database-lookup, docx,
+	// pptx and xlsx in K-Dense, are held for it. Issue 20's work on the
+	// caps (or on reading inert files by their header) is to win them back.
+	{"benign-trailofbits-skills", 0, 9, 10, 61},
+	{"benign-kdense-scientific-skills", 0, 3, 7, 120},
 	{"openclaw-skills", 0, 0, 0, 46},
 }
 
@@ -134,8 +138,9 @@ func TestMeasureSmallSet(t *testing.T) {
 	if r.Malicious.Held != 1 || r.Malicious.Blocked != 1 {
 		t.Errorf("malicious %+v, want the nested skill blocked", r.Malicious)
 	}
-	if r.Benign.Held != 0 || len(r.BenignHeld) != 0 {
-		t.Errorf("benign %+v %v, want none held (is _expected.json scanned?)", r.Benign, r.BenignHeld)
+	// many is held: files past the count cap are unscanned (issue 19).
+	if r.Benign.Held != 1 || len(r.BenignHeld) != 1 || r.BenignHeld[0].Name != "many" {
+		t.Errorf("benign %+v %v, want many held, and good not (is _expected.json scanned?)", r.Benign, r.BenignHeld)
 	}
 	// 3 SKILL.md + setup.sh + MaxFiles of many's 67 references.
 	if want := 3 + 1 + governance.MaxFiles; r.Files != want || r.Listed != 3+1+governance.MaxFiles+3 {
@@ -150,9 +155,10 @@ func TestMeasureSmallSet(t *testing.T) {
 	if de == nil || de.Malicious != 1 || de.MaliciousErr != 1 || de.Benign != 0 {
 		t.Errorf("download-exec hits %+v, want the one malicious skill once", de)
 	}
-	// many is flagged: the files past the count cap are one unreadable
-	// File, a warn finding, as in the gateway.
-	if got, want := fmt.Sprint(r.Kinds), "[{malicious y {1 1 1 0 0}} {benign x {1 0 0 0 1}} {benign z {1 0 0 1 0}}]"; got != want {
+	// many is flagged and held: the files past the count cap are one
+	// unreadable File, a warn finding, and unscanned files quarantine the
+	// skill, as in the gateway.
+	if got, want := fmt.Sprint(r.Kinds), "[{malicious y {1 1 1 0 0}} {benign x {1 0 0 0 1}} {benign z {1 1 0 1 0}}]"; got != want {
 		t.Errorf("kinds %s, want %s", got, want)
 	}
 	if len(r.MaliciousMissed) != 0 {
