@@ -199,33 +199,33 @@ func (b mcpBackend) ReadFile(ctx context.Context, agentID, name, path string) (m
 	case len(path) > MaxReadPathLen:
 		return mcp.File{}, errors.New("path: longer than 1024 bytes")
 	}
-	sk := b.find(agentID, name)
-	if sk == nil {
+	e := b.find(agentID, name)
+	if e == nil {
 		return mcp.File{}, mcp.ErrNotAvailable
 	}
-	return b.read(ctx, agentID, sk, skill.GlobalPrefix+sk.Dir+"/"+path)
+	dir := strings.TrimSuffix(strings.TrimPrefix(e.ReadPath, skill.GlobalPrefix), "/SKILL.md")
+	return b.read(ctx, agentID, e.Name, skill.GlobalPrefix+dir+"/"+path)
 }
 
-// find returns the agent's eligible skill that name designates, or nil.
-func (b mcpBackend) find(agentID, name string) *skill.Skill {
-	s := b.s
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var eligible []*skill.Skill
-	for _, sk := range s.snap.view(agentID) {
-		if s.eligibleLocked(s.prepared[sk].ForAgent(s.pol.cfg, agentID)) {
-			eligible = append(eligible, sk)
+// find returns the entry of the agent's offered skill that name
+// designates, or nil: from the prompt view, cached per generation.
+func (b mcpBackend) find(agentID, name string) *promptbuild.Entry {
+	entries := b.s.promptView(agentID).entries
+	for i := range entries {
+		if entries[i].Name == name {
+			return &entries[i]
 		}
 	}
-	for _, key := range []func(*skill.Skill) string{
-		func(sk *skill.Skill) string { return sk.Name },
-		func(sk *skill.Skill) string { return sk.Dir },
-		func(sk *skill.Skill) string { return sk.Key },
-	} {
-		for _, sk := range eligible {
-			if key(sk) == name {
-				return sk
+	if name != "" && !strings.Contains(name, "/") {
+		for i := range entries {
+			if entries[i].ReadPath == skill.GlobalPrefix+name+"/SKILL.md" {
+				return &entries[i]
 			}
+		}
+	}
+	for i := range entries {
+		if entries[i].Location == name {
+			return &entries[i]
 		}
 	}
 	return nil
@@ -245,12 +245,12 @@ func (b mcpBackend) ReadPath(ctx context.Context, agentID, readPath string) (mcp
 	if !ok {
 		return mcp.File{}, mcp.ErrNotAvailable
 	}
-	return b.read(ctx, agentID, sk, readPath)
+	return b.read(ctx, agentID, sk.Name, readPath)
 }
 
 // read returns a file of sk at readPath exactly as GET /v1/agents/{id}/read
 // answers it: the handler itself serves the request, in memory.
-func (b mcpBackend) read(ctx context.Context, agentID string, sk *skill.Skill, readPath string) (mcp.File, error) {
+func (b mcpBackend) read(ctx context.Context, agentID, name, readPath string) (mcp.File, error) {
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet,
 		"/v1/agents/"+url.PathEscape(agentID)+"/read?path="+url.QueryEscape(readPath), nil)
 	if err != nil {
@@ -261,7 +261,7 @@ func (b mcpBackend) read(ctx context.Context, agentID string, sk *skill.Skill, r
 	b.s.needSnapshot(b.s.handleRead)(&rec, r)
 	switch rec.code {
 	case 0, http.StatusOK:
-		return mcp.File{Name: sk.Name, ReadPath: readPath, Body: rec.body.Bytes()}, nil
+		return mcp.File{Name: name, ReadPath: readPath, Body: rec.body.Bytes()}, nil
 	case http.StatusForbidden: // held by governance since the look
 		return mcp.File{}, mcp.ErrNotAvailable
 	}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -83,9 +85,6 @@ type readArgs struct {
 	Path string `json:"path" jsonschema:"the file's path in the skill directory, e.g. scripts/run.sh or SKILL.md"`
 }
 
-// schemas caches the tools' JSON schemas: a server is made per session.
-var schemas = sdk.NewSchemaCache()
-
 // serverConfig is what newServer needs besides the backend.
 type serverConfig struct {
 	name, version string
@@ -107,36 +106,37 @@ func newServer(b Backend, agentID string, c serverConfig) *sdk.Server {
 			Prompts:   &sdk.PromptCapabilities{},
 			Resources: &sdk.ResourceCapabilities{ListChanged: true},
 		},
-		SchemaCache:  schemas,
 		GetSessionID: c.getSessionID,
 	})
-	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
-
-	sdk.AddTool(srv, &sdk.Tool{Name: ToolListSkills, Annotations: readOnly,
-		Description: "Lists every skill this agent may use now (eligible on the connected hosts), in priority order: " +
-			"name, description, read_path and location, and for a skill that needs particular hosts, how many can run it and which."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, _ listArgs) (*sdk.CallToolResult, ListResult, error) {
+	tool := func(name, desc string, in, out *jsonschema.Schema, h sdk.ToolHandler) {
+		srv.AddTool(&sdk.Tool{Name: name, Description: desc, InputSchema: in, OutputSchema: out,
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}}, h)
+	}
+	tool(ToolListSkills, "Lists every skill this agent may use now (eligible on the connected hosts), in priority order: "+
+		"name, description, read_path and location, and for a skill that needs particular hosts, how many can run it and which.",
+		toolSchemas.list, toolSchemas.listOut,
+		handle(func(ctx context.Context, _ listArgs) ([]sdk.Content, any, error) {
 			skills, err := b.Skills(ctx, agentID, true)
 			if err != nil {
-				return nil, ListResult{}, err
+				return nil, nil, err
 			}
 			out := ListResult{Skills: make([]ListedSkill, len(skills))}
 			for i, s := range skills {
 				out.Skills[i] = ListedSkill{Name: s.Name, Description: s.Description, ReadPath: s.ReadPath, Location: s.Location, Hosts: s.Hosts}
 			}
 			return nil, out, nil
-		})
+		}))
 
-	sdk.AddTool(srv, &sdk.Tool{Name: ToolSearchSkills, Annotations: readOnly,
-		Description: "Finds this agent's eligible skills by topic: the skills whose name and description match the query, best first, each with its score."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in searchArgs) (*sdk.CallToolResult, SearchResult, error) {
+	tool(ToolSearchSkills, "Finds this agent's eligible skills by topic: the skills whose name and description match the query, best first, each with its score.",
+		toolSchemas.search, toolSchemas.searchOut,
+		handle(func(ctx context.Context, in searchArgs) ([]sdk.Content, any, error) {
 			if strings.TrimSpace(in.Query) == "" {
-				return nil, SearchResult{}, errors.New("query is empty: give a few words to look for (list_skills lists every skill)")
+				return nil, nil, errors.New("query is empty: give a few words to look for (list_skills lists every skill)")
 			}
 			limit := in.Limit
 			switch {
 			case limit < 0:
-				return nil, SearchResult{}, errors.New("limit: must be a whole number from 1 to 50 (default 10)")
+				return nil, nil, errors.New("limit: must be a whole number from 1 to 50 (default 10)")
 			case limit == 0:
 				limit = DefaultSearchLimit
 			case limit > MaxSearchLimit:
@@ -144,35 +144,35 @@ func newServer(b Backend, agentID string, c serverConfig) *sdk.Server {
 			}
 			skills, err := b.Search(ctx, agentID, in.Query, limit)
 			if err != nil {
-				return nil, SearchResult{}, err
+				return nil, nil, err
 			}
 			out := SearchResult{Skills: make([]FoundSkill, len(skills))}
 			for i, s := range skills {
 				out.Skills[i] = FoundSkill(s)
 			}
 			return nil, out, nil
-		})
+		}))
 
-	sdk.AddTool(srv, &sdk.Tool{Name: ToolLoadSkill, Annotations: readOnly,
-		Description: "Reads a skill's SKILL.md (by the skill's name or directory): its instructions, to follow when the task matches it."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in loadArgs) (*sdk.CallToolResult, FileResult, error) {
+	tool(ToolLoadSkill, "Reads a skill's SKILL.md (by the skill's name or directory): its instructions, to follow when the task matches it.",
+		toolSchemas.load, toolSchemas.file,
+		handle(func(ctx context.Context, in loadArgs) ([]sdk.Content, any, error) {
 			if in.Name == "" {
-				return nil, FileResult{}, errors.New("name is empty: give a skill's name or directory (list_skills lists them)")
+				return nil, nil, errors.New("name is empty: give a skill's name or directory (list_skills lists them)")
 			}
 			return fileResult(b.ReadFile(ctx, agentID, in.Name, "SKILL.md"))(in.Name, agentID)
-		})
+		}))
 
-	sdk.AddTool(srv, &sdk.Tool{Name: ToolReadSkillFile, Annotations: readOnly,
-		Description: "Reads another file of a skill's directory, such as a script or a reference its SKILL.md names; path is relative to the directory."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in readArgs) (*sdk.CallToolResult, FileResult, error) {
+	tool(ToolReadSkillFile, "Reads another file of a skill's directory, such as a script or a reference its SKILL.md names; path is relative to the directory.",
+		toolSchemas.read, toolSchemas.file,
+		handle(func(ctx context.Context, in readArgs) ([]sdk.Content, any, error) {
 			switch {
 			case in.Name == "":
-				return nil, FileResult{}, errors.New("name is empty: give a skill's name or directory (list_skills lists them)")
+				return nil, nil, errors.New("name is empty: give a skill's name or directory (list_skills lists them)")
 			case in.Path == "":
-				return nil, FileResult{}, errors.New("path is empty: give a file of the skill directory, e.g. SKILL.md or scripts/run.sh")
+				return nil, nil, errors.New("path is empty: give a file of the skill directory, e.g. SKILL.md or scripts/run.sh")
 			}
 			return fileResult(b.ReadFile(ctx, agentID, in.Name, in.Path))(in.Name, agentID)
-		})
+		}))
 
 	srv.AddPrompt(&sdk.Prompt{Name: PromptName,
 		Description: "The <available_skills> block of this agent, fitted to the gateway's prompt budget, to paste into a system prompt (empty when no skill is eligible)."},
@@ -194,21 +194,73 @@ func newServer(b Backend, agentID string, c serverConfig) *sdk.Server {
 
 // fileResult turns a read into a tool's answer: the file's text as the
 // content, and {name, read_path, text}.
-func fileResult(f File, err error) func(name, agentID string) (*sdk.CallToolResult, FileResult, error) {
-	return func(name, agentID string) (*sdk.CallToolResult, FileResult, error) {
+func fileResult(f File, err error) func(name, agentID string) ([]sdk.Content, any, error) {
+	return func(name, agentID string) ([]sdk.Content, any, error) {
 		switch {
 		case errors.Is(err, ErrNotAvailable):
-			return nil, FileResult{}, errors.New(NotAvailable(name, agentID))
+			return nil, nil, errors.New(NotAvailable(name, agentID))
 		case err != nil:
-			return nil, FileResult{}, err
+			return nil, nil, err
 		case !utf8.Valid(f.Body):
-			return nil, FileResult{}, errors.New(f.ReadPath + " is not UTF-8 text (" + itoa(len(f.Body)) +
+			return nil, nil, errors.New(f.ReadPath + " is not UTF-8 text (" + itoa(len(f.Body)) +
 				" bytes); fetch it with GET /v1/agents/" + agentID + "/read?path=" + f.ReadPath)
 		}
 		text := string(f.Body)
-		res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}
-		return res, FileResult{Name: f.Name, ReadPath: f.ReadPath, Text: text}, nil
+		return []sdk.Content{&sdk.TextContent{Text: text}}, FileResult{Name: f.Name, ReadPath: f.ReadPath, Text: text}, nil
 	}
+}
+
+// handle is a tool handler of arguments In: they are decoded strictly (an
+// unknown or mistyped argument is a tool error saying so), and the result
+// is content (nil: the structured result as JSON text) with a structured
+// result; an error is the tool's error result, its text the error's. The
+// SDK's generic handlers would validate the output against its schema
+// too, decoding every file read twice more: these types are the schemas.
+func handle[In any](f func(context.Context, In) ([]sdk.Content, any, error)) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var in In
+		if args := req.Params.Arguments; len(args) > 0 && string(args) != "null" {
+			dec := json.NewDecoder(bytes.NewReader(args))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&in); err != nil {
+				return toolError("arguments: " + strings.TrimPrefix(err.Error(), "json: ")), nil
+			}
+		}
+		content, out, err := f(ctx, in)
+		if err != nil {
+			return toolError(err.Error()), nil
+		}
+		if content == nil {
+			b, err := json.Marshal(out)
+			if err != nil {
+				return nil, err
+			}
+			content = []sdk.Content{&sdk.TextContent{Text: string(b)}}
+			out = json.RawMessage(b)
+		}
+		return &sdk.CallToolResult{Content: content, StructuredContent: out}, nil
+	}
+}
+
+// toolError is a tool's error result.
+func toolError(text string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+}
+
+// toolSchemas are the tools' argument and result schemas, from the Go types.
+var toolSchemas = struct {
+	list, search, load, read, listOut, searchOut, file *jsonschema.Schema
+}{
+	list: schemaOf[listArgs](), search: schemaOf[searchArgs](), load: schemaOf[loadArgs](), read: schemaOf[readArgs](),
+	listOut: schemaOf[ListResult](), searchOut: schemaOf[SearchResult](), file: schemaOf[FileResult](),
+}
+
+func schemaOf[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 func itoa(n int) string {
