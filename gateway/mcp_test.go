@@ -35,13 +35,13 @@ const (
 // requirements) and github (needs the binary gh, which no host has until a
 // node with it connects), but not tool (held by governance), hidden (out of
 // its scope) nor secret (agent other's own skill).
-func mcpFixture(t *testing.T, config string) *gw {
+func mcpFixture(t *testing.T, config, adminToken string) *gw {
 	t.Helper()
 	if config == "" {
 		config = `{"gateway": {"agentTokens": {"main": "` + mcpMainToken + `", "other": "` + mcpOtherToken + `"}},
 			"agents": {"main": {"skills": {"deny": ["hidden"]}}}}`
 	}
-	return startGateway(t, gwOptions{agentToken: mcpAdminToken, config: config, files: map[string]string{
+	return startGateway(t, gwOptions{agentToken: adminToken, config: config, files: map[string]string{
 		"skills/notes/SKILL.md":               notesMD,
 		"skills/notes/scripts/run.sh":         notesScript,
 		"skills/github/SKILL.md":              skillMD("github", "Works with GitHub issues and pull requests.", `{"bins": ["gh"]}`),
@@ -163,7 +163,7 @@ func names(skills []mcpSkill) string {
 // TestMCPGoClient drives every tool, a resource, the prompt and list_changed
 // with the Go SDK's client.
 func TestMCPGoClient(t *testing.T) {
-	g := mcpFixture(t, "")
+	g := mcpFixture(t, "", mcpAdminToken)
 	changed := make(chan struct{}, 16)
 	cs := goClient(t, g, mcpMainToken, "", changed)
 	ctx := t.Context()
@@ -302,7 +302,7 @@ func TestMCPGoClient(t *testing.T) {
 
 // TestMCPAuth checks who may open whose session.
 func TestMCPAuth(t *testing.T) {
-	g := mcpFixture(t, "")
+	g := mcpFixture(t, "", mcpAdminToken)
 	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 	post := func(query, token, session string) (int, string) {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.base+"/mcp"+query, strings.NewReader(initBody))
@@ -361,7 +361,7 @@ func TestMCPAuth(t *testing.T) {
 
 // TestMCPSessionBounds: gateway.mcp.maxSessions and idleTimeout.
 func TestMCPSessionBounds(t *testing.T) {
-	g := mcpFixture(t, `{"gateway": {"agentTokens": {"main": "`+mcpMainToken+`"}, "mcp": {"maxSessions": 2, "idleTimeout": "1s"}}}`)
+	g := mcpFixture(t, `{"gateway": {"agentTokens": {"main": "`+mcpMainToken+`"}, "mcp": {"maxSessions": 2, "idleTimeout": "1s"}}}`, mcpAdminToken)
 	a := goClient(t, g, mcpMainToken, "", nil)
 	goClient(t, g, mcpMainToken, "", nil)
 	c := sdk.NewClient(&sdk.Implementation{Name: "third", Version: "1"}, nil)
@@ -413,7 +413,7 @@ func TestMCPSessionBounds(t *testing.T) {
 // TestMCPTypeScriptHTTP drives /mcp with the official TypeScript SDK's
 // client over Streamable HTTP, list_changed included.
 func TestMCPTypeScriptHTTP(t *testing.T) {
-	g := mcpFixture(t, "")
+	g := mcpFixture(t, "", mcpAdminToken)
 	cfg := mcptest.Scenario()
 	cfg["transport"], cfg["url"], cfg["token"] = "http", g.base+"/mcp", mcpMainToken
 	c := mcptest.Start(t, cfg)
@@ -426,5 +426,53 @@ func TestMCPTypeScriptHTTP(t *testing.T) {
 	mcptest.CheckChanged(t, c.Until("done"))
 	if err := c.Wait(); err != nil {
 		t.Errorf("client.mjs: %v", err)
+	}
+}
+
+// TestMCPWithoutTokens: ?agent= names the agent, loopback Host names only,
+// no cross-origin browser requests, bodies bounded.
+func TestMCPWithoutTokens(t *testing.T) {
+	g := mcpFixture(t, "{}", "")
+	post := func(query, body string, hdr map[string]string) (int, string) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.base+"/mcp"+query, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` +
+		strings.Repeat("x", 70<<10) + `","version":"1"}}}`
+	for _, c := range []struct {
+		query, body string
+		hdr         map[string]string
+		code        int
+		want        string
+	}{
+		{"", initBody, nil, http.StatusBadRequest, "name the agent: /mcp?agent=ID"},
+		{"?agent=main", initBody, map[string]string{"Host": "evil.example"}, http.StatusForbidden, "not accepted"},
+		{"?agent=main", initBody, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden, "cross-origin"},
+		{"?agent=main", big, nil, http.StatusRequestEntityTooLarge, "exceeds 65536 bytes"},
+		{"?agent=main", initBody, nil, http.StatusOK, `"serverInfo"`},
+	} {
+		if code, body := post(c.query, c.body, c.hdr); code != c.code || !strings.Contains(body, c.want) {
+			t.Errorf("POST /mcp%s %v: %d %.200s, want %d with %q", c.query, c.hdr, code, body, c.code, c.want)
+		}
+	}
+	cs := goClient(t, g, "", "agent=main", nil)
+	if list := structured[mcpSkills](t, callTool(t, cs, "list_skills", nil)); names(list.Skills) != "hidden,notes" {
+		t.Errorf("list_skills without tokens: %s", names(list.Skills))
 	}
 }
