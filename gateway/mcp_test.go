@@ -39,7 +39,7 @@ func mcpFixture(t *testing.T, config, adminToken string) *gw {
 	t.Helper()
 	if config == "" {
 		config = `{"gateway": {"agentTokens": {"main": "` + mcpMainToken + `", "other": "` + mcpOtherToken + `"}},
-			"agents": {"main": {"skills": {"deny": ["hidden"]}}}}`
+			"agents": {"main": {"skills": {"deny": ["hidden"]}}, "nobody": {"skills": []}}}`
 	}
 	return startGateway(t, gwOptions{agentToken: adminToken, config: config, files: map[string]string{
 		"skills/notes/SKILL.md":               notesMD,
@@ -348,6 +348,29 @@ func TestMCPAuth(t *testing.T) {
 	}
 	if r := callTool(t, other, "load_skill", map[string]any{"name": "secret"}); r.IsError {
 		t.Errorf("admin as other: load_skill secret: %q", resultText(r))
+	}
+	// An agent with no skill: empty lists, an empty block.
+	nobody := goClient(t, g, mcpAdminToken, "agent=nobody", nil)
+	if list := structured[mcpSkills](t, callTool(t, nobody, "list_skills", nil)); list.Skills == nil || len(list.Skills) != 0 {
+		t.Errorf("nobody: list_skills = %+v, want []", list.Skills)
+	}
+	if pr, err := nobody.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "available_skills"}); err != nil ||
+		len(pr.Messages) != 1 || pr.Messages[0].Content.(*sdk.TextContent).Text != "" {
+		t.Errorf("nobody: prompts/get = %+v, %v; want one empty user message", pr, err)
+	}
+	// Bad arguments say what is wrong.
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"load_skill", map[string]any{"name": 5}, "argument name: must be a string, got number"},
+		{"load_skill", map[string]any{"nam": "notes"}, `unknown argument "nam"`},
+		{"search_skills", map[string]any{"query": "x", "limit": "ten"}, "argument limit: must be a whole number, got string"},
+	} {
+		if r := callTool(t, nobody, c.tool, c.args); !r.IsError || resultText(r) != c.want {
+			t.Errorf("%s %v: %q, want the error %q", c.tool, c.args, resultText(r), c.want)
+		}
 	}
 	main := goClient(t, g, mcpMainToken, "", nil)
 	if r := callTool(t, main, "load_skill", map[string]any{"name": "secret"}); resultText(r) != "skill secret is not available to agent main" {

@@ -223,7 +223,7 @@ func handle[In any](f func(context.Context, In) ([]sdk.Content, any, error)) sdk
 			dec := json.NewDecoder(bytes.NewReader(args))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&in); err != nil {
-				return toolError("arguments: " + strings.TrimPrefix(err.Error(), "json: ")), nil
+				return toolError(argumentsError(err)), nil
 			}
 		}
 		content, out, err := f(ctx, in)
@@ -240,6 +240,32 @@ func handle[In any](f func(context.Context, In) ([]sdk.Content, any, error)) sdk
 		}
 		return &sdk.CallToolResult{Content: content, StructuredContent: out}, nil
 	}
+}
+
+// argumentsError says what is wrong with a tool's arguments, in the
+// schema's words rather than Go's.
+func argumentsError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return "argument " + te.Field + ": must be " + jsonType(te.Type.Kind().String()) + ", got " + te.Value
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if f, ok := strings.CutPrefix(msg, "unknown field "); ok {
+		return "unknown argument " + f
+	}
+	return "arguments: " + msg + " (expected a JSON object)"
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "int", "int64":
+		return "a whole number"
+	case "struct", "map":
+		return "an object"
+	}
+	return kind
 }
 
 // toolError is a tool's error result.
@@ -302,6 +328,8 @@ func addTemplate(srv *sdk.Server, b Backend, agentID string) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		case !utf8.Valid(f.Body):
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/octet-stream", Blob: f.Body}}}, nil
+		case len(f.Body) == 0: // "text" would be left out of the answer: an empty blob is an answer
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: MarkdownType, Blob: []byte{}}}}, nil
 		}
 		mime := MarkdownType
 		if !strings.HasSuffix(p, ".md") {
