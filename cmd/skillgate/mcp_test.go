@@ -217,3 +217,53 @@ func TestMCPStdioRefusesBadToken(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPStdioGatewayRestart: the gateway restarts under a running
+// `skillgate mcp`; the proxy opens a new session and goes on answering.
+func TestMCPStdioGatewayRestart(t *testing.T) {
+	bins := testBins(t)
+	store := t.TempDir()
+	p := filepath.Join(store, "skills", "notes", "SKILL.md")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, []byte("---\nname: notes\ndescription: Keeps notes.\n---\n"), 0o644)
+	port := strconv.Itoa(freePort(t))
+	base := "http://127.0.0.1:" + port
+	serve := func() *proc {
+		g := startProc(t, "skillgate serve", filepath.Join(bins, "skillgate"), "serve", "--store", store, "--listen", "127.0.0.1:"+port, "--poll", "100ms")
+		waitHTTP(t, func() (string, bool) {
+			code, body := httpGet(base + "/readyz")
+			return fmt.Sprint(code, " ", body), code == http.StatusOK
+		}, g)
+		return g
+	}
+	g := serve()
+	cmd := exec.Command(filepath.Join(bins, "skillgate"), "mcp", "--gateway", base, "--agent", "main", "--log-level", "info")
+	cmd.Env = []string{"HOME=" + t.TempDir()}
+	cmd.Stderr = os.Stderr
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "restart-test", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	load := func() (string, error) {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "load_skill", Arguments: map[string]any{"name": "notes"}})
+		if err != nil {
+			return "", err
+		}
+		if res.IsError {
+			return "", fmt.Errorf("%v", res.Content[0].(*sdk.TextContent).Text)
+		}
+		return res.Content[0].(*sdk.TextContent).Text, nil
+	}
+	if _, err := load(); err != nil {
+		t.Fatalf("load_skill before the restart: %v", err)
+	}
+	g.kill(t)
+	serve()
+	waitHTTP(t, func() (string, bool) {
+		text, err := load()
+		return fmt.Sprint(text, err), err == nil && strings.Contains(text, "Keeps notes.")
+	})
+}
