@@ -208,9 +208,19 @@ func TestMCPStdioRefusesBadToken(t *testing.T) {
 			t.Errorf("token %q: exit %d, stdout %q, stderr %q; want exit %d, %q on stderr, never the token", c.token, code, stdout.String(), stderr.String(), c.code, c.want)
 		}
 	}
+	// The token from --token-file, over the environment's: accepted, then
+	// stdin's end ends the server (exit 0, nothing on stdout).
+	tokenFile := writeTemp(t, mcpMain+"\n")
+	cmd := exec.Command(filepath.Join(bins, "skillgate"), "mcp", "--gateway", base, "--agent", "main", "--token-file", tokenFile)
+	cmd.Env = []string{"SKILLGATE_AGENT_TOKEN=not-a-token", "HOME=" + t.TempDir()}
+	if out, err := cmd.Output(); err != nil || len(out) != 0 {
+		t.Errorf("--token-file with main's token, stdin closed: %v, stdout %q; want exit 0 and nothing", err, out)
+	}
 	// Usage errors: exit 2.
 	for _, args := range [][]string{{"mcp", "--agent", "main"}, {"mcp", "--gateway", base}, {"mcp", "--gateway", base, "--agent", "a/b"},
-		{"mcp", "--gateway", "http://user:pw@127.0.0.1:1", "--agent", "main"}} {
+		{"mcp", "--gateway", "http://user:pw@127.0.0.1:1", "--agent", "main"},
+		{"mcp", "--gateway", base, "--agent", "main", "--token-file", filepath.Join(t.TempDir(), "missing")},
+		{"mcp", "--gateway", base, "--agent", "main", "--ca-file", tokenFile}} {
 		_, stderr, code := runCmd(t, args...)
 		if code != 2 || stderr == "" {
 			t.Errorf("%q: exit %d %q, want 2 with a message", args, code, stderr)
