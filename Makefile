@@ -57,7 +57,8 @@ lint:
 	staticcheck ./...
 	@test -z "$$(gofmt -l .)" || (echo "gofmt would change:"; gofmt -l .; exit 1)
 
-## test-tools: install chromium and systemd-analyze (apt-get), if missing.
+## test-tools: install chromium, systemd-analyze and Node.js (apt-get), and the MCP
+## TypeScript SDK (npm ci in testdata/mcp), if missing.
 test-tools:
 	@./scripts/test-tools.sh
 

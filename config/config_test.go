@@ -108,7 +108,7 @@ func TestProblems(t *testing.T) {
 			[]string{`gw.hujson:1:22: agents.list[0]: an agent of agents.list needs an id`}},
 		{"not an object", `["gateway"]`, []string{`gw.hujson:1:1: the config must be one JSON object, got a list`}},
 		{"gateway not an object", `{"gateway": true}`,
-			[]string{`gw.hujson:1:2: gateway: must be an object with listen, store, poll, insecure, maxNodes, maxLongPolls, maxLongPollsPerToken, nodeTokens, agentTokens, tlsCert, tlsKey, tlsClientCA, prompt, governance and cluster, got the boolean true`}},
+			[]string{`gw.hujson:1:2: gateway: must be an object with listen, store, poll, insecure, maxNodes, maxLongPolls, maxLongPollsPerToken, nodeTokens, agentTokens, tlsCert, tlsKey, tlsClientCA, prompt, governance, cluster and mcp, got the boolean true`}},
 		{"token", `{"gateway": {"nodeTokens": {"n": "sha256:zz"}, "agentTokens": {"a/b": "t"}}}`,
 			[]string{
 				`gw.hujson:1:29: gateway.nodeTokens.n: "sha256:" must be followed by the 64 hex digits of the token's SHA-256 (e.g. printf %s "$TOKEN" | sha256sum)`,

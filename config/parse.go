@@ -61,6 +61,13 @@ type Gateway struct {
 	Prompt                             Prompt
 	Governance                         governance.Policy
 	Cluster                            Cluster
+	MCP                                MCP
+}
+
+// MCP is gateway.mcp: the bounds of the MCP endpoint's sessions.
+type MCP struct {
+	MaxSessions int           // sessions open at once
+	IdleTimeout time.Duration // a session without a request for this long is closed
 }
 
 // Prompt is gateway.prompt, or an agent's agents.<id>.prompt (0: the
@@ -172,6 +179,7 @@ func Parse(name string, data []byte) (*File, error) {
 	f.Gateway.Governance = governance.DefaultPolicy()
 	f.Gateway.Prompt = Prompt{MaxChars: DefaultMaxChars, MaxSkills: DefaultMaxSkills, Hosts: HostsNone}
 	f.Gateway.MaxLongPolls, f.Gateway.MaxLongPollsPerToken = DefaultMaxLongPolls, DefaultMaxLongPollsPerToken
+	f.Gateway.MCP = MCP{MaxSessions: DefaultMCPMaxSessions, IdleTimeout: DefaultMCPIdleTimeout}
 
 	w := &walker{f: f, data: data, pos: map[string]int{}}
 	if off := tooDeep(data); off >= 0 {

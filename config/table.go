@@ -27,6 +27,9 @@ const (
 	// Long polls waiting at once, in all and per token (or address).
 	DefaultMaxLongPolls         = 10000
 	DefaultMaxLongPollsPerToken = 1000
+	// The MCP endpoint's sessions: at once, and idle before they close.
+	DefaultMCPMaxSessions = 1000
+	DefaultMCPIdleTimeout = 10 * time.Minute
 )
 
 // Host hints of gateway.prompt.hosts.
@@ -105,6 +108,7 @@ var objects = []object{
 	{Path: "gateway.prompt", Owned: true, Doc: "the prompt block's budget and host hint"},
 	{Path: "gateway.governance", Owned: true, Doc: "how the governance scanner is applied"},
 	{Path: "gateway.cluster", Owned: true, Doc: "gateway replicas sharing the fleet over NATS JetStream"},
+	{Path: "gateway.mcp", Owned: true, Doc: "the MCP endpoint (/mcp): its sessions' bounds"},
 	{Path: "agents", wild: "<id>", Doc: "per-agent settings: skillgate's agents.<id>, OpenClaw's defaults and list"},
 	{Path: "agents.<id>", Doc: "one agent's settings, keyed by its id"},
 	{Path: "agents.<id>.prompt", Owned: true, Doc: "the agent's own budget"},
@@ -227,6 +231,19 @@ var Settings = []Setting{
 		set: func(f *File, _ []string, v any) { f.Gateway.Cluster.Cert = f.rel(v.(string)) }},
 	{Path: "gateway.cluster.key", Type: String, Apply: Restart, Doc: "client key for NATS (with gateway.cluster.cert)",
 		set: func(f *File, _ []string, v any) { f.Gateway.Cluster.Key = f.rel(v.(string)) }},
+
+	// gateway.mcp
+	{Path: "gateway.mcp.maxSessions", Type: Int, Min: 1, Max: 1 << 20, Default: "1000", Apply: Reload,
+		Doc: "MCP sessions open at once; a new one past it is answered 429",
+		set: func(f *File, _ []string, v any) { f.Gateway.MCP.MaxSessions = v.(int) }},
+	{Path: "gateway.mcp.idleTimeout", Type: Duration, Default: `"10m"`, Apply: Reload,
+		Doc: "an MCP session without a request (or an open notification stream) for this long is closed (at least 1s)", check: func(v any) error {
+			if v.(time.Duration) < time.Second {
+				return errors.New("must be a duration of at least 1s, like \"10m\"")
+			}
+			return nil
+		},
+		set: func(f *File, _ []string, v any) { f.Gateway.MCP.IdleTimeout = v.(time.Duration) }},
 
 	// agents (skillgate's form)
 	{Path: "agents.<id>.prompt.maxChars", Type: Int, Min: 1, Max: 1 << 30, Default: "gateway.prompt.maxChars", Apply: Reload,

@@ -36,6 +36,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /v1/agents/{agentId}/read", s.agentAuth(s.needSnapshot(s.handleRead)))
 	mux.Handle("GET /v1/nodes", s.adminAuth(s.handleNodes))
 	mux.Handle("GET /v1/governance", s.adminAuth(s.needSnapshot(s.handleGovernance)))
+	mux.Handle("/mcp", s.mcpEndpoint()) // MCP over Streamable HTTP (mcp.go)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

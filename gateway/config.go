@@ -85,6 +85,10 @@ type Config struct {
 	FirstByteTimeout time.Duration
 	MaxSilentPerAddr int
 
+	// Version is the gateway's version, as the MCP endpoint introduces
+	// itself.
+	Version string
+
 	ConnectTimeout time.Duration // how long a node has to send connect
 	PingInterval   time.Duration // WebSocket ping period; a missed pong drops the node
 	Logger         *slog.Logger
@@ -181,6 +185,7 @@ func newPolicy(f *config.File, cfg *Config) *policy {
 	if f == nil {
 		p.settings.Prompt = config.Prompt{MaxChars: DefaultMaxChars, MaxSkills: DefaultMaxSkills, Hosts: HostsNone}
 		p.settings.MaxLongPolls, p.settings.MaxLongPollsPerToken = config.DefaultMaxLongPolls, config.DefaultMaxLongPollsPerToken
+		p.settings.MCP = config.MCP{MaxSessions: config.DefaultMCPMaxSessions, IdleTimeout: config.DefaultMCPIdleTimeout}
 		return p
 	}
 	p.settings, p.nodeTokens, p.sum = f.Gateway, f.Gateway.NodeTokens, f.Sum

@@ -1,5 +1,7 @@
 // Package gateway is the skillgate server: the WebSocket endpoint for
-// nodes, the HTTP API for agents and operators, and the state behind them.
+// nodes, the HTTP API for agents and operators, the MCP endpoint (/mcp:
+// package mcp's handler, answered from this state in mcp.go), and the
+// state behind them.
 //
 // It owns the system's mutable shared state and its goroutines: the node
 // registry (registry.go), the storage snapshot (snapshot.go), the config in

@@ -17,6 +17,7 @@ import (
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/mcp"
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
@@ -100,6 +101,8 @@ type Server struct {
 	// its cluster membership, nil without a cluster (cluster.go).
 	replica string
 	member  member
+
+	mcp *mcp.Handler // the MCP endpoint's sessions (mcp.go)
 
 	life      lifecycle // what runs, for Close to end and wait for
 	closeOnce sync.Once
@@ -282,6 +285,8 @@ func (s *Server) Close() error {
 		// From here nothing new starts or is admitted, so conns holds
 		// every node socket there will be: connected, pending or replaced.
 		conns := s.life.close()
+		// MCP sessions hold notification streams open: they end first.
+		s.mcp.Close()
 		s.serveMu.Lock()
 		hs, stop := s.httpSrv, s.stopServe
 		s.serveMu.Unlock()

@@ -6,7 +6,8 @@
 # simulated nodes over real WebSockets, prompt load with and without
 # churn: closed loop, and open loop at 2,000 requests/s under churn), then
 # 10,000 long polls on a fresh gateway (its RSS per waiter, and how long
-# a flip of the probe skill takes to reach the last waiter). Raw results go to bench-results/, a summary to stdout;
+# a flip of the probe skill takes to reach the last waiter), then the MCP
+# tools beside the HTTP endpoints they stand for (skillgate-fleet mcp). Raw results go to bench-results/, a summary to stdout;
 # BENCHMARKS.md is written from such a run. Loopback only.
 # Last, scripts/bench-cluster.sh: gateway replicas over NATS JetStream (bench-results/cluster-*).
 set -euo pipefail
@@ -192,6 +193,37 @@ print(f"long poll: {n:,} opened in {d['openSeconds']:.1f} s on {d['connections']
 PY
 }
 longpoll_run
+
+# MCP (issue 22): the tools beside the HTTP endpoints they stand for, on a
+# fresh gateway on the same store, no simulated fleet: GET …/read and
+# tools/call load_skill of one skill, GET …/skills?q= and tools/call
+# search_skills of one query, interleaved on one open-loop schedule of
+# 400 requests a second (100 of each) for 15 s. Target: the MCP path at
+# most 2x the plain HTTP one.
+mcp_run() {
+echo; echo "== MCP vs HTTP (skillgate-fleet mcp --rate 400/s --duration 15s: /read, /skills?q=, load_skill, search_skills)"
+"$B/skillgate" serve --store "$work/store" --listen $listen 2>"$work/gateway-mcp.log" &
+local gw=$! up="" rc=0
+pids+=($gw)
+for _ in $(seq 100); do curl -fsS -o /dev/null $base/readyz 2>/dev/null && { up=1; break; }; sleep 0.1; done
+[ -n "$up" ] || { echo "mcp: the gateway did not get ready:"; tail "$work/gateway-mcp.log"; exit 1; }
+"$B/skillgate-fleet" mcp --gateway $base --agent main --rate 400/s --duration 15s --json >"$out/mcp.json" 2>"$work/mcp.log" || rc=$?
+kill $gw 2>/dev/null || true; wait $gw 2>/dev/null || true
+if [ $rc -ne 0 ]; then
+  echo "mcp: skillgate-fleet mcp failed (exit $rc):"; tail "$work/mcp.log"; cat "$out/mcp.json"; exit 1
+fi
+python3 - "$out/mcp.json" <<'PY' | tee "$out/mcp.txt"
+import json, sys
+d = json.load(open(sys.argv[1])); k = d["kinds"]; r = d["ratios"]
+print(f"mcp: {d['scheduled']} requests due at {d['targetRate']:.0f}/s over {d['seconds']:.1f} s ({d['late']} late, {d['dropped']} dropped); skill {d['skill']}, query {d['query']!r}")
+for name in ["read", "load_skill", "skills?q", "search_skills"]:
+    l = k[name]["latency"]
+    print(f"  {name:14s} p50 {l['p50Ms']:.3f} ms, p90 {l['p90Ms']:.3f} ms, p99 {l['p99Ms']:.3f} ms, max {l['maxMs']:.3f} ms ({k[name]['requests']} requests, {k[name]['errors']} errors)")
+print(f"  load_skill / read: p50 {r['load_skill/read p50']:.2f}x, p99 {r['load_skill/read p99']:.2f}x; "
+      f"search_skills / skills?q: p50 {r['search_skills/skills?q p50']:.2f}x, p99 {r['search_skills/skills?q p99']:.2f}x (target: at most 2x)")
+PY
+}
+mcp_run
 # BEFORE=REV make bench: the same run against the gateway of another
 # commit, for before/after figures from one run.
 if [ -n "${BEFORE:-}" ]; then

@@ -11,6 +11,8 @@
 //	skillgate-fleet longpoll --gateway URL [--probe-gateway URL] [-n 10000] [--agents main,…]
 //	                       [--wait 2m] [--flips 5] [--token-file F] [--agent-token-file F]
 //	                       [--ready-file F] [--hold 0s] [--json]
+//	skillgate-fleet mcp    --gateway URL [--agent main] [--skill NAME] [--query WORDS] [--rate 400/s]
+//	                       [-c 32] [--duration 15s] [--token-file F] [--json]
 //	skillgate-fleet version
 //
 // `nodes` simulates many nodes over real WebSockets, each a single goroutine
@@ -111,6 +113,8 @@ Usage:
   skillgate-fleet longpoll --gateway URL [--probe-gateway URL] [-n 10000] [--agents main,…]
                          [--wait 2m] [--flips 5] [--token-file F] [--agent-token-file F]
                          [--ready-file F] [--hold 0s] [--json]
+  skillgate-fleet mcp    --gateway URL [--agent main] [--skill NAME] [--query WORDS] [--rate 400/s]
+                         [-c 32] [--duration 15s] [--token-file F] [--json]
   skillgate-fleet version
 
 A --mix file is HuJSON: {"profiles": [{"name", "weight", "os", "roles", "capabilities",
@@ -119,6 +123,9 @@ Node tokens come from SKILLGATE_NODE_TOKEN or --token-file, agent tokens from
 SKILLGATE_AGENT_TOKEN or --token-file (load) / --agent-token-file (nodes, longpoll).
 longpoll needs a store written with 'skills --probe': it flips the probe skill by
 connecting and closing a probe node, and measures each long poll's flip → answer time.
+mcp sends GET …/read, GET …/skills?q=, tools/call load_skill and tools/call search_skills
+(over /mcp) of one skill and one query interleaved on one open-loop schedule, and
+reports each one's latency and the MCP path's ratio to the HTTP one.
 
 Run 'skillgate-fleet COMMAND -h' for the flags of one command.
 `
@@ -153,6 +160,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdLoad(ctx, args[1:], stdout, stderr)
 	case "longpoll":
 		err = cmdLongPoll(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		err = cmdMCP(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "skillgate-fleet", version.String())
 	case "help", "-h", "--help":

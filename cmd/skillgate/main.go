@@ -4,9 +4,10 @@
 //	skillgate eval     --store … [--config FILE] --hosts FILE|URL --agent ID [--json] [--max-chars N] [--max-skills N]
 //	skillgate validate PATH… [--json]
 //	skillgate status   --gateway URL [--agent ID] [--governance] [--json]
+//	skillgate mcp      --gateway URL --agent ID [--token-file F] [--ca-file F]
 //
 // Each command lives in its own file (serve.go, eval.go, validate.go,
-// status.go); the hosts eval reads are in hosts.go and hostparse.go. This
+// status.go, mcp.go); the hosts eval reads are in hosts.go and hostparse.go. This
 // package is flags, files and exit codes only: what the gateway does is
 // the gateway package's, what eval and validate decide is eligibility's
 // and skill's, and what the three programs share (exit statuses, tokens,
@@ -40,6 +41,7 @@ Usage:
                      [--max-chars N] [--max-skills N]
   skillgate validate PATH… [--json | --format github] [--strict]
   skillgate status   --gateway URL [--agent ID] [--governance] [--json]
+  skillgate mcp      --gateway URL --agent ID [--token-file FILE] [--ca-file FILE]
   skillgate config   check FILE | schema
   skillgate version
 
@@ -71,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdStatus(ctx, args[1:], stdout, stderr)
 	case "config":
 		err = cmdConfig(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		err = cmdMCP(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "skillgate", version.String())
 	case "help", "-h", "--help":

@@ -15,6 +15,7 @@ import (
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/logging"
+	"github.com/skillgate/skillgate/internal/version"
 	"github.com/skillgate/skillgate/r2store"
 )
 
@@ -126,6 +127,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Listen:      *listen,
 		Store:       st,
 		StoreName:   r2store.Redact(*storeURL),
+		Version:     version.String(),
 		ConfigPath:  *configPath,
 		File:        file,
 		Flags:       set,

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillgate/skillgate/internal/cli"
+	"github.com/skillgate/skillgate/protocol"
+)
+
+// The four request kinds of `skillgate-fleet mcp`, in schedule order.
+var mcpKinds = []string{"read", "skills?q", "load_skill", "search_skills"}
+
+// mcpResult is the report of `skillgate-fleet mcp`.
+type mcpResult struct {
+	Gateway    string                 `json:"gateway"`
+	Agent      string                 `json:"agent"`
+	Skill      string                 `json:"skill"`
+	ReadPath   string                 `json:"readPath"`
+	Query      string                 `json:"query"`
+	TargetRate float64                `json:"targetRate"` // requests per second, all kinds together
+	Seconds    float64                `json:"seconds"`
+	Scheduled  int64                  `json:"scheduled"`
+	Late       int64                  `json:"late"`
+	Dropped    int64                  `json:"dropped"`
+	Kinds      map[string]*mcpKindRes `json:"kinds"`
+	// Ratios of the MCP path to the plain HTTP one: load_skill to /read and
+	// search_skills to /skills?q=, at p50 and p99.
+	Ratios map[string]float64 `json:"ratios"`
+}
+
+// mcpKindRes is one request kind's figures.
+type mcpKindRes struct {
+	Requests   int          `json:"requests"`
+	Errors     int          `json:"errors"`
+	FirstError string       `json:"firstError,omitempty"`
+	Latency    latencyStats `json:"latency"`
+
+	mu  sync.Mutex
+	lat []time.Duration
+}
+
+func (k *mcpKindRes) record(lat time.Duration, err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.Requests++
+	if err != nil {
+		k.Errors++
+		if k.FirstError == "" {
+			k.FirstError = err.Error()
+		}
+		return
+	}
+	if len(k.lat) < maxSamples {
+		k.lat = append(k.lat, lat)
+	}
+}
+
+// cmdMCP is `skillgate-fleet mcp`: the MCP tools beside the HTTP API they
+// stand for, in one open-loop run: GET …/read and tools/call load_skill of
+// one skill, GET …/skills?eligible=true&q=…&limit=10 and tools/call
+// search_skills of one query, interleaved on one fixed schedule.
+func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.NewFlagSet("skillgate-fleet mcp", stderr)
+	gw := fs.String("gateway", "", "gateway base URL, e.g. http://127.0.0.1:7780")
+	agent := fs.String("agent", "main", "the agent whose skills are read and searched")
+	skillName := fs.String("skill", "", "the skill read by /read and load_skill (default: the agent's first eligible skill)")
+	query := fs.String("query", "", "the search of /skills?q= and search_skills (default: the skill's name)")
+	rateFlag := fs.String("rate", "400/s", "requests per second, the four kinds together, on a fixed schedule")
+	c := fs.Int("c", 32, "the most requests in flight (and waiting for a worker)")
+	duration := fs.Duration("duration", 15*time.Second, "how long to send requests")
+	tokenFile := fs.String("token-file", "", "file holding the bearer token (default: $"+agentTokenEnv+")")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	base, err := gatewayBase("gateway", *gw)
+	if err != nil {
+		return err
+	}
+	if err := protocol.ValidateID(*agent); err != nil {
+		return cli.Usagef("--agent: agent id %v", err)
+	}
+	rate, err := parseRate("rate", *rateFlag)
+	if err != nil {
+		return err
+	}
+	switch {
+	case rate <= 0 || rate > maxRate:
+		return cli.Usagef("--rate: %s is out of range (more than 0, at most %d/s)", *rateFlag, maxRate)
+	case *c < 1 || *c > maxWorkers:
+		return cli.Usagef("-c: %d is out of range (1…%d)", *c, maxWorkers)
+	case *duration <= 0:
+		return cli.Usagef("--duration: must be positive, e.g. 15s")
+	}
+	token, err := readToken("token-file", *tokenFile, agentTokenEnv)
+	if err != nil {
+		return err
+	}
+	tr := &http.Transport{MaxIdleConns: 4 * *c, MaxIdleConnsPerHost: 2 * *c, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: bearerTransport{token, tr}, Timeout: requestTimeout}
+
+	// MCP sessions: a few, shared by the workers (a session takes
+	// concurrent calls).
+	nSessions := min(*c, 4)
+	sessions := make([]*sdk.ClientSession, nSessions)
+	endpoint := base.String() + "/mcp?agent=" + url.QueryEscape(*agent)
+	for i := range sessions {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "skillgate-fleet", Version: "1"}, nil).Connect(cctx,
+			&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client, DisableStandaloneSSE: true}, nil)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("MCP session with %s: %w", endpoint, err)
+		}
+		defer cs.Close()
+		sessions[i] = cs
+	}
+
+	// The skill and the query.
+	res := &mcpResult{Gateway: base.String(), Agent: *agent, TargetRate: rate, Kinds: map[string]*mcpKindRes{}}
+	list, err := sessions[0].CallTool(ctx, &sdk.CallToolParams{Name: "list_skills", Arguments: map[string]any{}})
+	if err != nil || list.IsError {
+		return fmt.Errorf("list_skills: %v %v", err, list)
+	}
+	var listed struct {
+		Skills []struct {
+			Name     string `json:"name"`
+			ReadPath string `json:"read_path"`
+		} `json:"skills"`
+	}
+	b, _ := json.Marshal(list.StructuredContent)
+	json.Unmarshal(b, &listed)
+	for _, s := range listed.Skills {
+		if *skillName == "" || s.Name == *skillName {
+			res.Skill, res.ReadPath = s.Name, s.ReadPath
+			break
+		}
+	}
+	if res.Skill == "" {
+		return fmt.Errorf("agent %s has no eligible skill %q to read", *agent, *skillName)
+	}
+	res.Query = *query
+	if res.Query == "" {
+		res.Query = strings.NewReplacer("-", " ", "_", " ").Replace(res.Skill)
+	}
+	readURL := base.String() + "/v1/agents/" + url.PathEscape(*agent) + "/read?path=" + url.QueryEscape(res.ReadPath)
+	searchURL := base.String() + "/v1/agents/" + url.PathEscape(*agent) + "/skills?eligible=true&limit=10&q=" + url.QueryEscape(res.Query)
+
+	get := func(ctx context.Context, u string) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("GET %s: %s", u, resp.Status)
+		}
+		return err
+	}
+	callTool := func(ctx context.Context, cs *sdk.ClientSession, name string, args map[string]any) error {
+		r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err == nil && r.IsError {
+			err = fmt.Errorf("%s: %v", name, r.Content)
+		}
+		return err
+	}
+	send := func(ctx context.Context, i int64) error {
+		cs := sessions[i%int64(nSessions)]
+		switch mcpKinds[i%int64(len(mcpKinds))] {
+		case "read":
+			return get(ctx, readURL)
+		case "skills?q":
+			return get(ctx, searchURL)
+		case "load_skill":
+			return callTool(ctx, cs, "load_skill", map[string]any{"name": res.Skill})
+		default:
+			return callTool(ctx, cs, "search_skills", map[string]any{"query": res.Query, "limit": 10})
+		}
+	}
+	for _, k := range mcpKinds {
+		res.Kinds[k] = &mcpKindRes{}
+	}
+	// Warm up: connections, caches, schemas.
+	for i := range int64(8 * len(mcpKinds)) {
+		if err := send(ctx, i); err != nil {
+			return fmt.Errorf("warm-up %s: %w", mcpKinds[i%int64(len(mcpKinds))], err)
+		}
+	}
+
+	// The schedule: request i is due at start + i/rate, kind i mod 4.
+	work := make(chan due)
+	waiting := make(chan due, *c)
+	var wg sync.WaitGroup
+	for range *c {
+		wg.Go(func() {
+			work, waiting := work, waiting
+			for work != nil || waiting != nil {
+				var r due
+				var ok bool
+				select {
+				case r, ok = <-waiting:
+					if !ok {
+						waiting = nil
+						continue
+					}
+				case r, ok = <-work:
+					if !ok {
+						work = nil
+						continue
+					}
+				}
+				err := send(ctx, r.i)
+				if ctx.Err() != nil {
+					continue
+				}
+				res.Kinds[mcpKinds[r.i%int64(len(mcpKinds))]].record(time.Since(r.at), err)
+			}
+		})
+	}
+	interval := float64(time.Second) / rate
+	start := time.Now()
+	end := start.Add(*duration)
+	for i := int64(0); ; i++ {
+		at := start.Add(time.Duration(float64(i) * interval))
+		if !at.Before(end) || ctx.Err() != nil {
+			break
+		}
+		for wait := time.Until(at); wait > 0 && ctx.Err() == nil; wait = time.Until(at) {
+			preciseSleep(min(wait, 50*time.Millisecond))
+		}
+		res.Scheduled++
+		r := due{i: i, at: at}
+		select {
+		case work <- r:
+			continue
+		default:
+		}
+		select {
+		case waiting <- r:
+			res.Late++
+		default:
+			res.Dropped++
+		}
+	}
+	close(work)
+	close(waiting)
+	wg.Wait()
+	res.Seconds = time.Since(start).Seconds()
+	errs := 0
+	for _, k := range res.Kinds {
+		k.Latency = summarize(k.lat)
+		errs += k.Errors
+	}
+	ratio := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return a / b
+	}
+	res.Ratios = map[string]float64{
+		"load_skill/read p50":        ratio(res.Kinds["load_skill"].Latency.P50, res.Kinds["read"].Latency.P50),
+		"load_skill/read p99":        ratio(res.Kinds["load_skill"].Latency.P99, res.Kinds["read"].Latency.P99),
+		"search_skills/skills?q p50": ratio(res.Kinds["search_skills"].Latency.P50, res.Kinds["skills?q"].Latency.P50),
+		"search_skills/skills?q p99": ratio(res.Kinds["search_skills"].Latency.P99, res.Kinds["skills?q"].Latency.P99),
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(res)
+	} else {
+		fmt.Fprintf(stdout, "mcp vs http, agent %s, skill %s, query %q: %d requests due at %.0f/s over %.1f s (%d late, %d dropped)\n",
+			res.Agent, res.Skill, res.Query, res.Scheduled, rate, res.Seconds, res.Late, res.Dropped)
+		for _, k := range mcpKinds {
+			fmt.Fprintf(stdout, "  %-14s %s, %d errors\n", k, res.Kinds[k].Latency, res.Kinds[k].Errors)
+		}
+		for _, k := range []string{"load_skill/read p50", "load_skill/read p99", "search_skills/skills?q p50", "search_skills/skills?q p99"} {
+			fmt.Fprintf(stdout, "  %-28s %.2fx\n", k, res.Ratios[k])
+		}
+	}
+	if errs > 0 {
+		return fmt.Errorf("%d requests failed", errs)
+	}
+	return nil
+}
+
+// bearerTransport sends a bearer token with every request (none when empty).
+type bearerTransport struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (t bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.token == "" {
+		return t.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return t.base.RoundTrip(r)
+}
