@@ -31,7 +31,7 @@ var floors = []floor{
 	//  set                              malicious held ≥  benign blocked ≤, held ≤, flagged ≤
 	{"skillfortifybench", 33, 0, 0, 180},
 	{"cisco-skill-scanner-evals", 8, 0, 0, 3},
-	{"benign-anthropics-skills", 0, 4, 4, 9},
+	{"benign-anthropics-skills", 0, 1, 1, 12}, // fonts, PDF, .tar.gz no longer blocked: those 3 are flagged (LICENSE URLs, unread files)
 	{"benign-trailofbits-skills", 0, 9, 9, 61},
 	{"benign-kdense-scientific-skills", 0, 3, 3, 120},
 	{"openclaw-skills", 0, 0, 0, 46},
