@@ -81,6 +81,9 @@ func (a *arcReader) Read(p []byte) (int, error) {
 	if a.err != nil {
 		return 0, a.err
 	}
+	if len(p) == 0 {
+		return 0, nil
+	}
 	if left := maxArchiveBytes - a.st.bytes + 1; int64(len(p)) > left {
 		p = p[:max(left, 1)]
 	}
@@ -451,11 +454,14 @@ func (s *scanner) zipDocument(file string, zr *zip.Reader) bool {
 			strings.HasPrefix(n, "Scripts/") && !strings.HasSuffix(n, "/"):
 			s.note(p, RuleExecutableFile, SeverityError, "macros in an "+doc)
 			continue
-		case strings.HasSuffix(low, ".xml") || strings.HasSuffix(low, ".rels") || strings.HasSuffix(n, "/") || f.Flags&0x1 != 0:
+		case markupPart[path.Ext(low)] || strings.HasSuffix(n, "/") || f.Flags&0x1 != 0:
 			continue
 		}
-		// Other parts (images, embedded objects): an executable among them
-		// is one. Only their first KiB is read, whatever they declare.
+		// Other parts (images, fonts, embedded objects, printer settings):
+		// an executable among them is one; only their first KiB is read,
+		// whatever they declare. A part that is text is scanned as a
+		// member: a package of the same layout (a .vsix holds JavaScript)
+		// must not pass its code off as a document's.
 		rc, err := f.Open()
 		if err != nil {
 			continue
@@ -464,10 +470,31 @@ func (s *scanner) zipDocument(file string, zr *zip.Reader) bool {
 		rc.Close()
 		if k, ok := sniffExec(head); ok {
 			s.note(p, RuleExecutableFile, SeverityError, k.name+" inside a "+doc)
+			continue
+		}
+		if len(head) == 0 || !textHead(head) || f.UncompressedSize64 > maxMemberBytes {
+			continue
+		}
+		if rc, err = f.Open(); err != nil {
+			continue
+		}
+		ar := &arcReader{r: rc, st: &s.arc, in: max(1, int64(f.CompressedSize64))}
+		if f.Method == zip.Store {
+			ar.in = 0
+		}
+		body, stop := s.readMember(p, ar, ar)
+		rc.Close()
+		if len(body) > 0 && !s.member(file, p, body) || stop {
+			break
 		}
 	}
 	return true
 }
+
+// markupPart are the extensions of an office document's markup parts,
+// not scanned: the agent does not run them, and their namespace URLs
+// would each be a network-egress warn.
+var markupPart = map[string]bool{".xml": true, ".rels": true, ".rdf": true, ".vml": true}
 
 // stream decompresses a gzip, bzip2 or xz file: a tar inside is listed
 // and scanned (one level, a .tar.gz), anything else is one member named
