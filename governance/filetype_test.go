@@ -540,6 +540,7 @@ func BenchmarkScanArchive(b *testing.B) {
 // other kinds costs before it is scanned (its first 8 KiB are read).
 func BenchmarkSniffText(b *testing.B) {
 	data := []byte(noisyText(256<<10, 1))
+	b.ResetTimer()
 	for range b.N {
 		if sniffFile(data).class != classText {
 			b.Fatal("not text")
