@@ -49,6 +49,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzHostParser$$' -fuzztime $(FUZZTIME) ./cmd/skillgate
 	$(GO) test -run '^$$' -fuzz '^FuzzHuJSONReader$$' -fuzztime $(FUZZTIME) ./internal/cli
 	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./governance
+	$(GO) test -run '^$$' -fuzz '^FuzzArchive$$' -fuzztime $(FUZZTIME) ./governance
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./config
 
 lint:

@@ -134,8 +134,8 @@ func TestFiles(t *testing.T) {
 	r := Scan(in, Options{AllowedHosts: []string{"*.tools.io"}})
 	want := []struct{ file, rule, sev string }{
 		{"big.txt", RuleBinaryFile, SeverityWarn},
-		{"bin/tool", RuleBinaryFile, SeverityError},
-		{"logo.png", RuleBinaryFile, SeverityInfo},
+		{"bin/tool", RuleExecutableFile, SeverityError},
+		{"logo.png", RuleMediaFile, SeverityInfo},
 		{"scripts/setup.sh", RuleDownloadExec, SeverityError},
 	}
 	if len(r.Findings) != len(want) {

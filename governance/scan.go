@@ -68,6 +68,8 @@ type scanner struct {
 	grams grams // of the line has last looked at
 
 	lowOf, low string // the last lower call: a line is checked by several passes
+
+	arc arcState // what the skill's archives have used of their bounds (archive.go)
 }
 
 func newScanner(opts Options, sk *skill.Skill) *scanner {
@@ -323,12 +325,7 @@ func (s *scanner) scanFile(f File) {
 		s.addFile(RuleBinaryFile, SeverityWarn, "not scanned: "+f.Err)
 		return
 	}
-	if kind, isImage := binaryKind(f.Path, f.Data); kind != "" {
-		sev := SeverityError
-		if isImage {
-			sev = SeverityInfo
-		}
-		s.addFile(RuleBinaryFile, sev, kind)
+	if s.bundled(f) { // not text: media, executable, archive (filetype.go, archive.go)
 		return
 	}
 	lines := splitLines(f.Data)

@@ -257,7 +257,13 @@ func scanForValidate(vs validateSkill) []validateDiag {
 	for _, f := range rep.Findings {
 		loc := vs.shown
 		if f.File != governance.SkillFile {
-			loc = filepath.Join(filepath.Dir(vs.shown), filepath.FromSlash(f.File))
+			// A member of an archive (ARCHIVE!/NAME) keeps its name as the
+			// archive holds it: cleaning "../../.bashrc" would hide it.
+			file, member, inArchive := strings.Cut(f.File, "!/")
+			loc = filepath.Join(filepath.Dir(vs.shown), filepath.FromSlash(file))
+			if inArchive {
+				loc += "!/" + member
+			}
 		}
 		out = append(out, validateDiag{Location: loc, Level: skill.Level(f.Severity), Message: f.Excerpt, Line: f.Line, Rule: f.Rule})
 	}

@@ -32,7 +32,7 @@ var floors = []floor{
 	//  set                              malicious held ≥  benign blocked ≤, held ≤, flagged ≤
 	{"skillfortifybench", 33, 0, 0, 180},
 	{"cisco-skill-scanner-evals", 8, 0, 0, 3},
-	{"benign-anthropics-skills", 0, 4, 4, 9},
+	{"benign-anthropics-skills", 0, 1, 2, 12}, // fonts, PDF, .tar.gz no longer blocked (they are flagged now: LICENSE URLs, unread files); canvas-design is held for its 83 files
 	// Issue 19 (G3, G4) quarantines a skill with files past the caps
 	// (64 files, 1 MiB): let-fate-decide here, and database-lookup, docx,
 	// pptx and xlsx in K-Dense, are held for it. Issue 20's work on the
