@@ -19,6 +19,12 @@ var (
 	reSetupHeading     = regexp.MustCompile(`(?i)prerequisite|install|setup|set up|getting started|quick ?start|requirements|before you (begin|start)`)
 	reHeredoc          = regexp.MustCompile(`<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
 	reCommentDirective = regexp.MustCompile(`(?i)\b(ignore|disregard|you must|you should|you are|assistant|agent|ai model|llm|claude|chatgpt|do not tell|don'?t tell|instructions?|execute|run the|send|upload|exfiltrate|always|never)\b`)
+	// reCommentAddress: a comment that speaks to the agent and tells it
+	// to do something: addressed to it ("agent:", "Claude,"), "you
+	// must …", or one of the verbs of an attack. A comment with only a
+	// word of reCommentDirective ("do not execute", "always keep this
+	// table sorted", "agent-project") is a note to editors: info.
+	reCommentAddress = regexp.MustCompile(`(?i)\b(ai|agent|assistant|claude|chatgpt|llm|model|codex|copilot|gemini)\s*[:,]|\b(you|the\s+(agent|assistant|ai|model))\s+(must|should|shall|will|need\s+to|are\s+(required|instructed)\s+to|have\s+to)\s+\w|\b(ignore|disregard|exfiltrate|do\s+not\s+(tell|mention|reveal|inform|show)|don'?t\s+(tell|mention|reveal|inform|show)|without\s+(telling|informing|asking))\b|\b(send|upload|post|forward|transmit|copy)\b[^.\n]{0,80}\b(to|into)\b`)
 
 	// download-exec
 	reProcSubst   = regexp.MustCompile(`(\b((ba|z|k|da)?sh|source|python[0-9.]*|perl|ruby|node|php)|(^|[\s;&|(])\.)\s+<\(\s*(curl|wget)\b|<\s*<\(\s*(curl|wget)\b|\b((ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(\.exe)?\s+(-[a-z]+\s+)*-(c|e|r|command)\s+["']?(\$\(|` + "`" + `)\s*(curl|wget|iwr|irm)\b|\beval\s+["']?(\$\(|` + "`" + `)\s*(curl|wget)\b`)
@@ -71,6 +77,10 @@ var (
 	reInjectReveal   = regexp.MustCompile(`\b(reveal|print|output|show|repeat|leak|dump|disclose)\s+(me\s+)?(your|the)\s+(full\s+|entire\s+|complete\s+)?(system\s+prompt|initial\s+instructions|hidden\s+instructions|system\s+message)`)
 	reInjectTag      = regexp.MustCompile(`<\s*/?\s*system([-_](prompt|message|instructions?|override|reminder))?\s*>|<\|im_start\|>|<\|system\|>|\[/?inst\]|<<\s*/?sys\s*>>|^\s*(<!--\s*|#+\s*|\*\*|>\s*|\[)?system(\s+(override|prompt|message|instructions?|note|notice|update))?\s*(\*\*|\])?\s*:\s|new\s+instructions\s*:`)
 	reInjectWarn     = regexp.MustCompile(`\byou\s+are\s+now\s+(a|an|the|in|my|no\s+longer|free|unrestricted|jailbroken|dan|acting|operating|playing)\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(to\s+be|you\s+are)\b|\broleplay\s+as\b|(^|[.!]\s+|\byou\s+(will\s+|must\s+|should\s+)?)act\s+as\s+(a|an|the|if)\b|\bdeveloper\s+mode\b|\bjailbreak\b`)
+	// reInjectHard: role play that sheds the agent's rules (jailbreak
+	// personas); the rest of reInjectWarn ("act as a reviewer", "pretend
+	// you are the user") is how skills set a role: info.
+	reInjectHard = regexp.MustCompile(`\b(you\s+are|you'?re)\s+(now\s+)?(no\s+longer\s+(bound|restricted|limited|an?\s+ai)|free\s+(from|of)\s+(all\s+|any\s+|your\s+)?(rules|restrictions|guidelines|limits)|unrestricted|unfiltered|uncensored|jailbroken|dan\b|in\s+(developer|dan|god|jailbreak)\s+mode)|\b(dan|god|jailbreak)\s+mode\b|\bdo\s+anything\s+now\b`)
 
 	// password-archive
 	reArchive  = regexp.MustCompile(`\.(zip|7z|rar|tar\.gz|tgz|tar|dmg|iso)\b|\b(archive|zip file)\b`)
@@ -124,9 +134,15 @@ func (s *scanner) injection(line, low string, n int, c ctx) {
 			}
 		}
 	}
+	if s.has(low, "you are", "you're", " mode", "anything now") {
+		if loc := reInjectHard.FindStringIndex(low); loc != nil {
+			s.add(RulePromptInjection, SeverityWarn, c, n, line, loc[0])
+			return
+		}
+	}
 	if s.has(low, "you are now", "from now on", "pretend", "roleplay", "act as", "developer mode", "jailbreak") {
 		if loc := reInjectWarn.FindStringIndex(low); loc != nil {
-			s.add(RulePromptInjection, SeverityWarn, c, n, line, loc[0])
+			s.add(RulePromptInjection, SeverityInfo, c, n, line, loc[0])
 		}
 	}
 }
@@ -205,7 +221,9 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 		if xmlnsValue(low, j) {
 			continue // an XML namespace name, not a host to reach
 		}
-		s.host(host, line, n, j, c)
+		// homepage: … names the project: nothing is sent there (a paste
+		// host or an address is still what it is).
+		s.host(host, line, n, j, c, s.frontmatter && metadataURL(low, j))
 	}
 	// A bare paste host (no URL on the line: URLs were classified above).
 	if c != ctxProse && len(low) >= 3 && !strings.Contains(low, "://") {
@@ -222,6 +240,18 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 			}
 		}
 	}
+}
+
+// reMetaKey is a frontmatter key whose value is a link about the skill
+// (its homepage, repository, documentation, licence, author), as the key
+// ends just before a URL: YAML ("homepage: https://…") or JSON
+// ("homepage": "https://…").
+var reMetaKey = regexp.MustCompile(`(^|[\s{,"'])(homepage|home|repository|repo|source|sourceurl|source_url|website|docs|documentation|doc|bugs|issues|changelog|funding|author|authors|license|licence|support|icon|logo|readme|project|projecturl|project_url)["']?\s*:\s*["']?[a-z]*$`)
+
+// metadataURL reports a URL (its "://" at j of the lowercased line low)
+// that is the value of a metadata key of the frontmatter.
+func metadataURL(low string, j int) bool {
+	return reMetaKey.MatchString(low[max(0, j-48):j])
 }
 
 // xmlnsValue reports a URL (its "://" at j) that is the value of an
@@ -241,8 +271,8 @@ func xmlnsValue(low string, j int) bool {
 	return attr == "xmlns" || strings.HasPrefix(attr, "xmlns:")
 }
 
-// host classifies one URL host.
-func (s *scanner) host(host, line string, n, at int, c ctx) {
+// host classifies one URL host; a metadata link is not egress.
+func (s *scanner) host(host, line string, n, at int, c ctx, meta bool) {
 	if host == "" || s.hosts[host] {
 		return
 	}
@@ -256,11 +286,17 @@ func (s *scanner) host(host, line string, n, at int, c ctx) {
 		s.add(RulePasteHost, SeverityError, c, n, line, at)
 		return
 	}
+	if meta {
+		return
+	}
 	s.hosts[host] = true // an ordinary host: classified once
 	if !plausibleHost(host) || exampleHost(host) || hostAllowed(host, s.opts.AllowedHosts) {
 		return
 	}
-	s.add(RuleNetworkEgress, SeverityWarn, ctxExec, n, line, at)
+	// A host by itself is a weak signal (most skills name the services
+	// they use): info, not flagged. What is sent there, and how, is for
+	// the other rules.
+	s.add(RuleNetworkEgress, SeverityInfo, ctxExec, n, line, at)
 }
 
 // ipHost parses dotted, decimal and hex IPv4 literals.
@@ -561,13 +597,26 @@ func assetStem(seg string) string {
 	return ""
 }
 
-// vendorSeverity: warn for a vendor's own install script, else error.
+// vendorSeverity: info for a well-known official install script (the way
+// the tool's own documentation installs it), warn for another tool's own
+// installer (on a code host, under a declared binary's name: the host is
+// not the vendor's own), else error.
 func (s *scanner) vendorSeverity(low string) string {
-	if s.vendorInstall(low) {
+	switch s.vendorInstall(low) {
+	case vendorOfficial:
+		return SeverityInfo
+	case vendorDeclared:
 		return SeverityWarn
 	}
 	return SeverityError
 }
+
+// What vendorInstall makes of a fetch-and-run.
+const (
+	vendorNone     = iota
+	vendorOfficial // a well-known official installer or a package host's setup script
+	vendorDeclared // a script named after a declared binary, or on a domain named after one
+)
 
 // addExec adds an execution-rule finding at low[at:] (offset off in line);
 // in prose a match in a negated clause counts as quoted documentation.
@@ -882,10 +931,10 @@ var reRepoSetup = regexp.MustCompile(`^(dl\.cloudsmith\.io/public/[a-z0-9._-]+/[
 // host whose path names a declared binary, or one on a host named after a
 // declared binary (deno.land for deno, get.scoop.sh for scoop). It is still
 // a finding (warn), not an error.
-func (s *scanner) vendorInstall(low string) bool {
+func (s *scanner) vendorInstall(low string) int {
 	i := strings.Index(low, "https://")
 	if i < 0 || strings.Contains(low[i+8:], "http://") || strings.Count(low, "://") != 1 {
-		return false
+		return vendorNone
 	}
 	u := low[i+8:]
 	end := strings.IndexAny(u, " \t\"'|)`")
@@ -898,11 +947,11 @@ func (s *scanner) vendorInstall(low string) bool {
 	}
 	for _, v := range vendorInstallers {
 		if strings.HasPrefix(u, v) && (len(u) == len(v) || strings.HasSuffix(v, "/") || strings.ContainsRune("/?#.", rune(u[len(v)]))) {
-			return true
+			return vendorOfficial
 		}
 	}
 	if k := strings.IndexAny(u, "?#"); k >= 0 && reRepoSetup.MatchString(u[:k]) || reRepoSetup.MatchString(u) {
-		return true
+		return vendorOfficial
 	}
 	code := false
 	for _, h := range []string{"github.com", "raw.githubusercontent.com", "objects.githubusercontent.com", "gitlab.com", "bitbucket.org"} {
@@ -912,22 +961,25 @@ func (s *scanner) vendorInstall(low string) bool {
 	}
 	if !code && !hostAllowed(host, s.opts.AllowedHosts) {
 		if _, ip := ipHost(host); ip || pasteHost(host) || !plausibleHost(host) {
-			return false
+			return vendorNone
 		}
 		// A domain named after a declared binary: the label before the
 		// top-level domain is the binary's name (deno.land, get.scoop.sh).
 		name := host[:strings.LastIndexByte(host, '.')]
 		name = name[strings.LastIndexByte(name, '.')+1:]
-		return len(name) >= 2 && s.bins[name]
+		if len(name) >= 2 && s.bins[name] {
+			return vendorDeclared
+		}
+		return vendorNone
 	}
 	for _, seg := range strings.Split(p, "/") {
 		// A path element that is the binary, or a release asset named
 		// after it (gh_2.50.0_macOS.pkg, tool-linux-amd64).
 		if s.bins[seg] || s.bins[assetStem(seg)] {
-			return true
+			return vendorDeclared
 		}
 	}
-	return false
+	return vendorNone
 }
 
 func (s *scanner) encoded(line, low string, off, n int, c ctx, prose bool) {
@@ -972,8 +1024,14 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 		}
 		if loc := p.re.FindStringIndex(low); loc != nil {
 			sv := sev()
-			if p.re == reHexEsc && fetcher(unescapeANSIC(text[loc[0]:loc[1]])) {
-				sv = SeverityError // the escapes spell a command
+			if p.re == reHexEsc {
+				dec := unescapeANSIC(text[loc[0]:loc[1]])
+				if !printable([]byte(dec)) || !hasLetters(dec) {
+					continue // bytes (a file's magic, a NOP sled), not hidden text
+				}
+				if fetcher(dec) {
+					sv = SeverityError // the escapes spell a command
+				}
 			}
 			s.add(RuleObfuscation, sv, c, n, line, off+loc[0])
 			return
@@ -992,6 +1050,17 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 			}
 		}
 	}
+}
+
+// hasLetters reports text with at least three ASCII letters.
+func hasLetters(s string) bool {
+	n := 0
+	for i := 0; i < len(s) && n < 3; i++ {
+		if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
+			n++
+		}
+	}
+	return n >= 3
 }
 
 func fetcher(s string) bool {
@@ -1398,9 +1467,7 @@ func (s *scanner) blobs(line, text string, off, n int, c ctx) {
 			if f.Rule == RuleNetworkEgress || f.Rule == RuleUndeclaredBinary {
 				continue
 			}
-			if worst == "" || f.Severity == SeverityError {
-				worst = f.Severity
-			}
+			worst = worse(worst, f.Severity)
 		}
 		if worst != "" {
 			dec := strings.TrimSpace(string(data))
@@ -1427,6 +1494,15 @@ func (s *scanner) rescan(text string) []Finding {
 	s.depth--
 	s.sink, s.hosts = saveSink, saveHosts
 	return out
+}
+
+// worse returns the worse of two severities, an info finding counting as
+// none ("" when both are).
+func worse(a, b string) string {
+	if b == SeverityError || b == SeverityWarn && a == "" {
+		return b
+	}
+	return a
 }
 
 func isB64(c byte) bool {

@@ -65,6 +65,8 @@ type scanner struct {
 
 	homoglyphBud int // lines of the current file still checked for look-alike letters
 
+	frontmatter bool // reading SKILL.md's frontmatter lines
+
 	grams grams // of the line has last looked at
 
 	lowOf, low string // the last lower call: a line is checked by several passes
@@ -102,11 +104,14 @@ func stringsOf(v any) []string {
 	return nil
 }
 
-// add records a finding; quoted context downgrades errors to warn.
+// add records a finding. In quoted context (documentation that quotes an
+// attack: a table row, a list of examples, a code block nobody is told to
+// run) a match is evidence of nothing: an info finding, kept for the
+// reviewer and the score's record but neither flagged nor held.
 func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 	f := Finding{Rule: rule, Severity: sev, File: s.file, Line: line, Excerpt: excerpt(text, at)}
-	if c == ctxQuoted && sev == SeverityError {
-		f.Severity, f.quoted = SeverityWarn, true
+	if c == ctxQuoted && sev != SeverityInfo {
+		f.Severity, f.quoted = SeverityInfo, true
 	}
 	// Fetch-and-run and secrets are matched by several passes (a pipeline,
 	// a download then a run, a reverse shell; a prose instruction and its
@@ -176,10 +181,12 @@ func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) 
 	if _, _, bodyLine, ok := skill.SplitFrontmatter(data); ok {
 		body = min(bodyLine-1, len(lines))
 	}
+	s.frontmatter = true
 	for i := 0; i < body; i++ {
 		s.checkLine(lines[i], i+1, ctxProse)
 		s.strongProse(lines[i], lines[i], i+1)
 	}
+	s.frontmatter = false
 	s.capabilities(lines[:body])
 	s.scanMarkdown(lines, body, true)
 	s.promptText(sk.Name, at.Name, 1, body)
@@ -271,14 +278,14 @@ next:
 	}
 }
 
-// rank orders findings by weight: info, quoted warn, warn, error.
+// rank orders findings by weight: info, quoted (info), warn, error.
 func rank(f Finding) int {
 	switch {
 	case f.Severity == SeverityError:
 		return 3
-	case f.Severity == SeverityWarn && !f.quoted:
-		return 2
 	case f.Severity == SeverityWarn:
+		return 2
+	case f.quoted:
 		return 1
 	}
 	return 0
@@ -620,8 +627,12 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 					break
 				}
 				inComment = false
-				if loc := reCommentDirective.FindStringIndex(rePragma.ReplaceAllString(comment.String(), "")); loc != nil {
-					s.add(RuleHTMLComment, SeverityWarn, ctxProse, commentStart, commentLine, 0)
+				if text := rePragma.ReplaceAllString(comment.String(), ""); reCommentDirective.MatchString(text) {
+					sev := SeverityInfo
+					if reCommentAddress.MatchString(text) {
+						sev = SeverityWarn
+					}
+					s.add(RuleHTMLComment, sev, ctxProse, commentStart, commentLine, 0)
 				}
 				comment.Reset()
 				rest = rest[j+3:]
@@ -1178,7 +1189,9 @@ func (s *scanner) commands(line string, n int, inline bool) (heredoc string) {
 			}
 			text = "…" + text[from:]
 		}
-		s.add(RuleUndeclaredBinary, SeverityWarn, ctxExec, n, w+": "+text, 0)
+		// A tool the frontmatter does not list is drift, not a threat:
+		// info (what the tool is made to do is for the other rules).
+		s.add(RuleUndeclaredBinary, SeverityInfo, ctxExec, n, w+": "+text, 0)
 	}
 	return heredoc
 }

@@ -29,12 +29,12 @@ type floor struct {
 // scanner conflicts on one line at most.
 var floors = []floor{
 	//  set                              malicious held ≥  benign blocked ≤, held ≤, flagged ≤
-	{"skillfortifybench", 33, 0, 0, 180},
-	{"cisco-skill-scanner-evals", 8, 0, 0, 3},
-	{"benign-anthropics-skills", 0, 4, 4, 9},
-	{"benign-trailofbits-skills", 0, 9, 9, 61},
-	{"benign-kdense-scientific-skills", 0, 3, 3, 120},
-	{"openclaw-skills", 0, 0, 0, 46},
+	{"skillfortifybench", 33, 0, 0, 0},
+	{"cisco-skill-scanner-evals", 8, 0, 0, 0},
+	{"benign-anthropics-skills", 0, 4, 4, 0},
+	{"benign-trailofbits-skills", 0, 9, 9, 1},
+	{"benign-kdense-scientific-skills", 0, 3, 3, 4},
+	{"openclaw-skills", 0, 0, 0, 1},
 }
 
 // moduleRoot returns the directory of the go.mod above the working
