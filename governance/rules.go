@@ -60,7 +60,7 @@ var (
 	reExecHint = regexp.MustCompile(`\|\s*(sudo\s+)?(/bin/)?(ba|z|da|k)?sh\b|\beval\b|\biex\b|invoke-expression|\bexec\b|\b(ba|z)?sh\s+-c\b|\bsystem\(|os\.system|subprocess`)
 
 	// secrets-access. homeDir is how a command names the home directory.
-	reSecrets = regexp.MustCompile(homeDir + `[/\\]\.ssh\b([/\\](id_[a-z0-9_]+\b(\.pub)?|\*|authorized_keys|known_hosts|config)?)?|/\.ssh/id_|\.aws/credentials|\.aws/config|\.config/gcloud|application_default_credentials|security\s+(find-generic-password|find-internet-password|dump-keychain|export)|library/keychains|login\.keychain|library/application support/(google/chrome|bravesoftware|microsoft edge|firefox|exodus|electrum|atomic|ledger live)|\.mozilla/firefox|google-chrome/default|\bcookies\.sqlite\b|cookies\.binarycookies|library/cookies/|discord/local storage|telegram ?desktop/tdata|login data|local state|local extension settings|\bkey[34]\.db\b|\blogins\.json\b|wallet\.dat|\.electrum|\.bitcoin/|ethereum/keystore|metamask|nkbihfbeogaeaoehlefnkodbefgpgknn|bfnaelmomeimhlpmgjnjophhpkkoljpa|exodus\.wallet|solana/id\.json|\.kube/config|\.docker/config\.json|\.netrc|\.git-credentials|\.config/gh/hosts\.yml|\.gnupg/(private-keys|secring)|gpg\s+(--armor\s+)?--export-secret-keys|\.password-store/|\.npmrc|\.pypirc|(\.\./|` + homeDir + `/|/home/[^/\s]+/|/users/[^/\s]+/)[^\s'"|;]*\.env\b|-i?name\s+["']?(\*?\.env|id_rsa|id_ed25519|wallet\.dat)\b|\b(printenv|env|set|export\s+-p)\s*\|\s*(curl|wget|nc|ncat|netcat|base64)\b|\$\((printenv|env)\)|<\(\s*(printenv|env)\s*\)|/etc/shadow|/etc/passwd|["']\.ssh["'][^\n]{0,40}["']id_[a-z0-9]+["']|["']\.aws["'][^\n]{0,40}["']credentials["']|display dialog[^\n]*hidden answer|\bdscl\s+\.\s+-authonly\b`)
+	reSecrets = regexp.MustCompile(homeDir + `[/\\]\.ssh\b([/\\](id_[a-z0-9_]+\b(\.pub)?|\*|authorized_keys|known_hosts|config)?)?|/\.ssh/id_|\.aws/credentials|\.aws/config|\.config/gcloud|application_default_credentials|security\s+(find-generic-password|find-internet-password|dump-keychain|export)|library/keychains|login\.keychain|library/application support/(google/chrome|bravesoftware|microsoft edge|firefox|exodus|electrum|atomic|ledger live)|\.mozilla/firefox|google-chrome/default|\bcookies\.sqlite\b|cookies\.binarycookies|library/cookies/|discord/local storage|telegram ?desktop/tdata|((default|profile [0-9]+|user data|chrome|chromium|edge|brave[a-z-]*)[/\\]+|["'])(login data|local state|local extension settings)\b|\bkey[34]\.db\b|\blogins\.json\b|wallet\.dat|\.electrum|\.bitcoin/|ethereum/keystore|metamask|nkbihfbeogaeaoehlefnkodbefgpgknn|bfnaelmomeimhlpmgjnjophhpkkoljpa|exodus\.wallet|solana/id\.json|\.kube/config|\.docker/config\.json|\.netrc|\.git-credentials|\.config/gh/hosts\.yml|\.gnupg/(private-keys|secring)|gpg\s+(--armor\s+)?--export-secret-keys|\.password-store/|\.npmrc|\.pypirc|(\.\./|` + homeDir + `/|/home/[^/\s]+/|/users/[^/\s]+/)[^\s'"|;]*\.env\b|-i?name\s+["']?(\*?\.env|id_rsa|id_ed25519|wallet\.dat)\b|\b(printenv|env|set|export\s+-p)\s*\|\s*(curl|wget|nc|ncat|netcat|base64)\b|\$\((printenv|env)\)|<\(\s*(printenv|env)\s*\)|/etc/shadow|/etc/passwd|["']\.ssh["'][^\n]{0,40}["']id_[a-z0-9]+["']|["']\.aws["'][^\n]{0,40}["']credentials["']|display dialog[^\n]*hidden answer|\bdscl\s+\.\s+-authonly\b`)
 	// The environment sent over the network by a script.
 	reEnvDump = regexp.MustCompile(`dict\(\s*os\.environ\s*\)|os\.environ\.copy\(\)|\*\*os\.environ|json\.dumps\(\s*(dict\()?os\.environ|json\.stringify\(\s*process\.env\s*\)|\.\.\.process\.env\b`)
 	reNetSend = regexp.MustCompile(`requests\.(post|put|get)\(|httpx\.|urlopen\(|urllib\.request|http\.client|aiohttp|\bfetch\(|axios|https?\.request\(|\.post\(`)
@@ -75,8 +75,12 @@ var (
 	reInjectOverride = regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+|these\s+|those\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|existing|other)\s+(instructions?|prompts?|rules|directions|guidelines|guidance|messages|directives|constraints|commands|context|polic(y|ies)|programming|restrictions|guardrails|safeguards|limitations)\b|\b(ignore|disregard|forget)\s+(all\s+|of\s+)?(everything|anything)\s+(above|before|prior|previously|earlier|you\s+(were|have\s+been)\s+told)\b|\b(ignore|disregard)\s+the\s+above(\s*[.,;:!]|\s+and\b|\s*$)`)
 	reInjectSecret   = regexp.MustCompile(`\b(do\s+not|don'?t|never)\s+(tell|inform|alert|notify|warn|let)\s+the\s+user\b|\b(hide|conceal|keep)\s+(this|it|these)\s+(secret\s+)?from\s+the\s+user\b|\b(do\s+not|don'?t|never)\s+(mention|reveal|disclose)\s+(this|it|that|these|anything|any\s+of\s+this)\s+(\w+\s+)?to\s+the\s+user\b|\bwithout\s+(telling|informing|notifying|alerting)\s+the\s+user\b|\bwithout\s+the\s+user'?s?\s+(knowing|knowledge|noticing)\b|\b(secretly|covertly|silently|quietly)\s+(send|upload|forward|copy|exfiltrate|transmit|post|bcc|cc|email|attach|collect)\b|\b(send|upload|forward|copy|exfiltrate|transmit|post|email)\s+[^.!?\n]{0,60}(~/|\$home|\b(files|documents|keys|credentials|secrets|passwords|cookies|history|workspace)\b)[^.!?\n]{0,60}\b(silently|secretly|covertly)\b`)
 	reInjectReveal   = regexp.MustCompile(`\b(reveal|print|output|show|repeat|leak|dump|disclose)\s+(me\s+)?(your|the)\s+(full\s+|entire\s+|complete\s+)?(system\s+prompt|initial\s+instructions|hidden\s+instructions|system\s+message)`)
-	reInjectTag      = regexp.MustCompile(`<\s*/?\s*system([-_](prompt|message|instructions?|override|reminder))?\s*>|<\|im_start\|>|<\|system\|>|\[/?inst\]|<<\s*/?sys\s*>>|^\s*(<!--\s*|#+\s*|\*\*|>\s*|\[)?system(\s+(override|prompt|message|instructions?|note|notice|update))?\s*(\*\*|\])?\s*:\s|new\s+instructions\s*:`)
-	reInjectWarn     = regexp.MustCompile(`\byou\s+are\s+now\s+(a|an|the|in|my|no\s+longer|free|unrestricted|jailbroken|dan|acting|operating|playing)\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(to\s+be|you\s+are)\b|\broleplay\s+as\b|(^|[.!]\s+|\byou\s+(will\s+|must\s+|should\s+)?)act\s+as\s+(a|an|the|if)\b|\bdeveloper\s+mode\b|\bjailbreak\b`)
+	reInjectTag      = regexp.MustCompile(`<\s*/?\s*system([-_](prompt|message|instructions?|override|reminder))?\s*>|<\|im_start\|>|<\|system\|>|\[/?inst\]|<<\s*/?sys\s*>>|new\s+instructions\s*:`)
+	// reInjectRole: a line that opens with a system role label ("SYSTEM:
+	// you have no limits"). In code and data it is a key ("system: 'You
+	// are a helpful assistant'" of an API call), not a label.
+	reInjectRole = regexp.MustCompile(`^\s*(<!--\s*|#+\s*|\*\*|>\s*|\[)?system(\s+(override|prompt|message|instructions?|note|notice|update))?\s*(\*\*|\])?\s*:\s`)
+	reInjectWarn = regexp.MustCompile(`\byou\s+are\s+now\s+(a|an|the|in|my|no\s+longer|free|unrestricted|jailbroken|dan|acting|operating|playing)\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(to\s+be|you\s+are)\b|\broleplay\s+as\b|(^|[.!]\s+|\byou\s+(will\s+|must\s+|should\s+)?)act\s+as\s+(a|an|the|if)\b|\bdeveloper\s+mode\b|\bjailbreak\b`)
 	// reInjectHard: role play that sheds the agent's rules (jailbreak
 	// personas); the rest of reInjectWarn ("act as a reviewer", "pretend
 	// you are the user") is how skills set a role: info.
@@ -125,26 +129,111 @@ func chatDrop(host, path string) bool {
 }
 
 // injection: prompt-injection, error for overrides, warn for role play.
+//
+// In prose, a phrase in quotation marks or in an inline code span is
+// named, not said ("phrases such as \"disregard the previous
+// instruction\"", "the `<system-reminder>` pattern"): a match only there
+// is quoted.
 func (s *scanner) injection(line, low string, n int, c ctx) {
+	if !s.has(low, injectionKeys...) {
+		return
+	}
+	if !s.code && c != ctxQuoted && (strings.IndexByte(low, '"') >= 0 || strings.IndexByte(low, '`') >= 0 || strings.Contains(low, "\u201c")) {
+		if m := maskMentions(low); m != low {
+			if s.injectionIn(line, m, n, c) {
+				return
+			}
+			c = ctxQuoted
+		}
+	}
+	s.injectionIn(line, low, n, c)
+}
+
+// injectionKeys: a line without one of them has no prompt injection.
+var injectionKeys = []string{"ignore", "disregard", "forget", "override", "bypass", "the user", "secretly", "covertly",
+	"silently", "quietly", "system", "instructions", "[inst", "[/inst", "<<sys", "<</sys", "im_start", "you are", "you're",
+	" mode", "anything now", "from now on", "pretend", "roleplay", "act as", "jailbreak"}
+
+// injectionIn runs the prompt-injection expressions over low and reports
+// whether one matched.
+func (s *scanner) injectionIn(line, low string, n int, c ctx) bool {
 	for _, p := range injectionPasses {
+		if p.re == reInjectRole && s.code {
+			continue
+		}
 		if s.has(low, p.keys...) && (p.also == nil || p.also(low)) {
 			if loc := p.re.FindStringIndex(low); loc != nil {
 				s.add(RulePromptInjection, SeverityError, c, n, line, loc[0])
-				return
+				return true
 			}
 		}
 	}
 	if s.has(low, "you are", "you're", " mode", "anything now") {
 		if loc := reInjectHard.FindStringIndex(low); loc != nil {
 			s.add(RulePromptInjection, SeverityWarn, c, n, line, loc[0])
-			return
+			return true
 		}
 	}
 	if s.has(low, "you are now", "from now on", "pretend", "roleplay", "act as", "developer mode", "jailbreak") {
 		if loc := reInjectWarn.FindStringIndex(low); loc != nil {
 			s.add(RulePromptInjection, SeverityInfo, c, n, line, loc[0])
+			return true
 		}
 	}
+	return false
+}
+
+// linkTitle reports a quotation mark at i that opens a markdown link's
+// title: it follows "](destination ".
+func linkTitle(low string, i int) bool {
+	k := strings.LastIndex(low[:i], "](")
+	return k >= 0 && !strings.ContainsAny(low[k+2:i], ")\"") && strings.TrimSpace(low[k+2:i]) != ""
+}
+
+// maskMentions blanks what a line quotes (text in double or curly
+// quotation marks, inline code spans), keeping offsets.
+func maskMentions(low string) string {
+	var b []byte
+	blank := func(i, j int) {
+		if b == nil {
+			b = []byte(low)
+		}
+		for k := i; k < j; k++ {
+			b[k] = ' '
+		}
+	}
+	for i := 0; i < len(low); i++ {
+		var close string
+		switch {
+		case low[i] == '"' && linkTitle(low, i):
+			// A link's title ([docs](url "…")) is hidden text the agent
+			// reads, not a quotation.
+			continue
+		case low[i] == '"':
+			close = `"`
+		case low[i] == '`':
+			close = "`"
+		case strings.HasPrefix(low[i:], "\u201c"):
+			close = "\u201d"
+		default:
+			continue
+		}
+		open := 1
+		if close == "\u201d" {
+			open = len("\u201c")
+		}
+		j := strings.Index(low[i+open:], close)
+		if j < 0 {
+			break
+		}
+		j += i + open
+		blank(i+open, j)
+		i = j + len(close) - 1
+	}
+	if b == nil {
+		return low
+	}
+	return string(b)
 }
 
 // injectionPasses are the error-class prompt-injection expressions.
@@ -162,6 +251,7 @@ var injectionPasses = []injectionPass{
 	{pass{reInjectTag, []string{"system", "[inst", "[/inst", "instructions", "<<sys", "<</sys", "im_start"}}, func(low string) bool {
 		return strings.ContainsAny(low, ":>|]")
 	}},
+	{pass{reInjectRole, []string{"system"}}, func(low string) bool { return strings.IndexByte(low, ':') >= 0 }},
 }
 
 // injectionPass is a pass with a second, cheap condition (nil: none).
@@ -917,6 +1007,9 @@ var vendorInstallers = []string{
 	"claude.ai/install.sh", "opencode.ai/install", "mise.run", "mise.jdx.dev/install.sh", "pyenv.run", "get.sdkman.io",
 	"fly.io/install.sh", "get.k3s.io", "code-server.dev/install.sh", "pixi.sh/install.sh", "sdk.cloud.google.com",
 	"dot.net/v1/dotnet-install", "dotnet.microsoft.com/download/dotnet/scripts/", "cli.github.com/packages/", "brew.sh",
+	"apt.llvm.org/llvm.sh", "sh.vector.dev", "get.helm.sh", "raw.githubusercontent.com/helm/helm/", "install.pulumi.com",
+	"get.pulumi.com", "cli.doppler.com/install.sh", "cdn.jsdelivr.net/gh/railwayapp/", "railway.app/install.sh",
+	"supabase.com/install", "bun.com/install", "get.jetify.com/devbox", "download.docker.com/linux/",
 }
 
 // reRepoSetup is the script a package hosting service writes for every
@@ -972,6 +1065,9 @@ func (s *scanner) vendorInstall(low string) int {
 		}
 		return vendorNone
 	}
+	if host == "github.com" && releaseInstaller(p) {
+		return vendorDeclared
+	}
 	for _, seg := range strings.Split(p, "/") {
 		// A path element that is the binary, or a release asset named
 		// after it (gh_2.50.0_macOS.pkg, tool-linux-amd64).
@@ -980,6 +1076,25 @@ func (s *scanner) vendorInstall(low string) int {
 		}
 	}
 	return vendorNone
+}
+
+// releaseInstaller reports the path of a GitHub release asset that is the
+// project's own install script: OWNER/REPO/releases/…/REPO.sh,
+// REPO-installer.sh or REPO-install.sh (or .ps1), the names release tools
+// such as cargo-dist give it. The project's script from the project's own
+// releases is a tool's own installer, like a declared binary's: a warn.
+func releaseInstaller(p string) bool {
+	parts := strings.Split(p, "/")
+	if len(parts) < 5 || parts[2] != "releases" || len(parts[1]) < 2 {
+		return false
+	}
+	stem := parts[len(parts)-1]
+	if k := strings.LastIndexByte(stem, '.'); k > 0 && (stem[k:] == ".sh" || stem[k:] == ".ps1") {
+		stem = stem[:k]
+	} else {
+		return false
+	}
+	return stem == parts[1] || stem == parts[1]+"-installer" || stem == parts[1]+"-install"
 }
 
 func (s *scanner) encoded(line, low string, off, n int, c ctx, prose bool) {
@@ -1416,9 +1531,50 @@ func (s *scanner) persistence(line, low string, off, n int, c ctx) {
 				continue
 			}
 		}
+		if profileSetting(low, a) {
+			continue
+		}
 		s.add(RulePersistence, SeverityError, c, n, line, off+a)
 		return
 	}
+}
+
+// reProfileSetting is a line a setup guide adds to a shell profile that
+// only sets the environment or loads a tool's own shell setup: an
+// exported variable without command substitution (export KEY="…",
+// PATH="$HOME/bin:$PATH"), a source of a file, eval "$(pyenv init -)".
+var reProfileSetting = regexp.MustCompile(`^\s*((export\s+)?[a-z_][a-z0-9_]*=("[^"$` + "`" + `]*(\$\{?[a-z_][a-z0-9_]*\}?[^"$` + "`" + `]*)*"|'[^']*'|[^\s;&|$` + "`" + `'"]*(\$\{?[a-z_][a-z0-9_]*\}?[^\s;&|$` + "`" + `'"]*)*)|(source|\.)\s+["']?[~$a-z0-9_{}./-]+["']?|eval\s+"\$\([a-z0-9_.-]+\s+(init|env|shellenv|completion|hook|activate)\b[^"` + "`" + `$;&|]*\)")\s*(#.*)?$`)
+
+// profileSetting reports a write to a shell profile at low[a:] (a ">>"
+// redirection or a tee) whose text (echo's or printf's argument) is only a
+// setting (reProfileSetting): how guides save an API key or a PATH, not
+// code to run at every login.
+func profileSetting(low string, a int) bool {
+	start := strings.LastIndexAny(low[:a], ";&\n") + 1
+	stmt := strings.TrimSpace(low[start:a])
+	stmt = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(stmt, "|"), "sudo"))
+	stmt = strings.TrimSpace(strings.TrimSuffix(stmt, "|"))
+	var arg string
+	switch {
+	case strings.HasPrefix(stmt, "echo "):
+		arg = strings.TrimSpace(stmt[5:])
+		for strings.HasPrefix(arg, "-") {
+			_, arg, _ = strings.Cut(arg, " ")
+			arg = strings.TrimSpace(arg)
+		}
+	case strings.HasPrefix(stmt, "printf "):
+		arg = strings.TrimSpace(stmt[7:])
+	default:
+		return false
+	}
+	if len(arg) < 2 || arg[0] != arg[len(arg)-1] || arg[0] != '\'' && arg[0] != '"' {
+		return false
+	}
+	text := strings.TrimSuffix(arg[1:len(arg)-1], `\n`)
+	if arg[0] == '"' && strings.ContainsAny(text, "`") || strings.Contains(text, "$(") && !strings.HasPrefix(strings.TrimSpace(text), "eval ") {
+		return false
+	}
+	return reProfileSetting.MatchString(text) && !containsAny(text, "/tmp/", "/dev/shm/", "/var/tmp/")
 }
 
 // blobs decodes base64 and hex runs (bounded) and rescans decoded text

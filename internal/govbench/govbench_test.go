@@ -29,11 +29,11 @@ type floor struct {
 // scanner conflicts on one line at most.
 var floors = []floor{
 	//  set                              malicious held ≥  benign blocked ≤, held ≤, flagged ≤
-	{"skillfortifybench", 33, 0, 0, 0},
-	{"cisco-skill-scanner-evals", 8, 0, 0, 0},
-	{"benign-anthropics-skills", 0, 4, 4, 0},
-	{"benign-trailofbits-skills", 0, 9, 9, 1},
-	{"benign-kdense-scientific-skills", 0, 3, 3, 4},
+	{"skillfortifybench", 115, 0, 0, 0},
+	{"cisco-skill-scanner-evals", 9, 0, 0, 0},
+	{"benign-anthropics-skills", 0, 3, 3, 1},
+	{"benign-trailofbits-skills", 0, 0, 0, 3},
+	{"benign-kdense-scientific-skills", 0, 0, 0, 4},
 	{"openclaw-skills", 0, 0, 0, 1},
 }
 
