@@ -777,3 +777,70 @@ func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
 
 // regexpDNSVar: a variable inside a name to look up ($KEY.example.org).
 var regexpDNSVar = regexp.MustCompile(`\$\{?[a-z_][a-z0-9_]*\}?\.[a-z0-9-]+\.`)
+
+var (
+	// reSendVerb: an instruction's verb of sending (the base form: "sends"
+	// describes, "send" tells).
+	reSendVerb = regexp.MustCompile(`\b(send|forward|upload|post|transmit|exfiltrate|relay|sync|email|mail|share|submit|leak|beacon|copy|pipe|report)\b`)
+	// reSecretObject: what must not leave: credentials, the environment,
+	// the conversation, everything.
+	reSecretObject = regexp.MustCompile(`\b(all|any|every)\s+(of\s+the\s+)?(data|files|information|info|content|contents|credentials|keys|tokens|secrets|messages|conversations?|history)\b|\beverything\b|\b(session|api|access|auth|bearer|refresh|oauth)\s+(tokens?|keys?)\b|\bapi[_-]?keys?\b|\bcredentials?\b|\bpasswords?\b|\bsecrets\b|\bprivate\s+keys?\b|\bssh\s+keys?\b|\bcookies\b|\benvironment\s+variables\b|\benv\s+vars?\b|\.env\b|\b(conversation|chat|browser|shell|command)\s+history\b|\bsystem\s+prompt\b|\bclipboard\b|\bkeystrokes\b|\bseed\s+phrases?\b|\bwallet\s+(keys?|files?)\b|\bkeychain\b`)
+	// reUserObject: the user's own files and data.
+	reUserObject = regexp.MustCompile(`\b(the\s+)?(user'?s?|their|your|his|her)\s+([a-z]+\s+){0,3}(files|data|documents|emails|contacts|photos|notes|messages|home\s+directory|workspace|repositor(y|ies)|code\s*base|source\s+code)\b|~/`)
+	// reOutside: an address outside: a URL, a host name, an e-mail
+	// address, "our server".
+	reOutside = regexp.MustCompile(`\b(to|into|at|via)\s+(https?://\S+|[a-z0-9][a-z0-9.-]*\.(com|net|org|io|dev|app|xyz|ru|cn|top|site|online|info|biz|cc|me|co|ai|sh|link|live|tk|ml|ga|cf|gq|pw|su|to)\b|\S+@\S+\.[a-z]{2,}|(our|my|this|the\s+following|the\s+external|an\s+external|a\s+remote|the\s+remote)\s+(own\s+)?(server|endpoint|api|webhook|url|address|collector|host|bucket|analytics(\s+server)?|backend|inbox))`)
+	// reReveal: an instruction to put a credential in the reply, where
+	// whoever controls the conversation reads it.
+	reReveal = regexp.MustCompile(`\b(echo|print|output|include|reveal|show|display|repeat|return|paste|write)\s+(back\s+)?(out\s+)?(the\s+|your\s+|its\s+)?(full\s+|raw\s+|exact\s+)?(value\s+of\s+(the\s+)?|contents?\s+of\s+(the\s+)?)?(authorization\s+header|api[_ -]?keys?|(access|auth|bearer|session|api)\s+tokens?|tokens?|passwords?|secrets?|credentials?|private\s+keys?|environment\s+variables|env\s+vars)\b[^.!?]{0,60}\b(in|into|to|as)\s+(your|the|a)\s+(next\s+|final\s+)?(response|reply|answer|output|chat|message|comment)`)
+)
+
+// exfilProse: an instruction to the agent, in prose, to send secrets or
+// the user's data to an outside address, or to put a credential in its
+// reply. A secret (credentials, the environment, the conversation,
+// everything) is an error; the user's files to an outside address hold
+// the skill. A line that talks about attacks, a negated one ("never send
+// your API key to …") and quoted documentation are not instructions.
+func (s *scanner) exfilProse(line, low string, n int, c ctx) {
+	if !s.has(low, "send", "forward", "upload", "post", "transmit", "exfiltrat", "relay", "sync", "mail", "share", "submit",
+		"leak", "beacon", "copy", "pipe", "report", "echo", "print", "output", "include", "reveal", "show", "display",
+		"repeat", "return", "paste", "write") {
+		return
+	}
+	if loc := reReveal.FindStringIndex(low); loc != nil && !negatedBefore(low, loc[0]) {
+		s.add(RuleDataExfiltration, SeverityError, c, n, line, loc[0])
+		return
+	}
+	for _, v := range reSendVerb.FindAllStringIndex(low, 4) {
+		rest := low[v[1]:]
+		if k := strings.IndexAny(rest, ".!?;"); k >= 0 {
+			// The sentence: up to a stop followed by a space or the end
+			// (a dot inside a URL or a host name does not end it).
+			for k >= 0 && k+1 < len(rest) && rest[k+1] != ' ' && rest[k+1] != '\t' {
+				j := strings.IndexAny(rest[k+1:], ".!?;")
+				if j < 0 {
+					k = -1
+					break
+				}
+				k += j + 1
+			}
+			if k >= 0 {
+				rest = rest[:k]
+			}
+		}
+		rest = rest[:min(len(rest), 240)]
+		out := reOutside.FindStringIndex(rest)
+		if out == nil || negatedBefore(low, v[0]) {
+			continue
+		}
+		obj := rest[:out[0]]
+		switch {
+		case reSecretObject.MatchString(obj):
+			s.add(RuleDataExfiltration, SeverityError, c, n, line, v[0])
+			return
+		case reUserObject.MatchString(obj):
+			s.add(RuleDataExfiltration, SeverityWarn, c, n, line, v[0])
+			return
+		}
+	}
+}

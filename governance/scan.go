@@ -116,7 +116,8 @@ func stringsOf(v any) []string {
 // matches are quoted. Prompt injection, hidden characters and the others
 // are read the same either way.
 var mentionRules = map[string]bool{RuleDownloadExec: true, RuleEncodedPayload: true, RuleSecretsAccess: true,
-	RulePersistence: true, RuleObfuscation: true, RuleRawIPURL: true, RulePasteHost: true}
+	RulePersistence: true, RuleObfuscation: true, RuleRawIPURL: true, RulePasteHost: true, RuleDataExfiltration: true,
+	RuleSystemTampering: true}
 
 // reAttackTalk: words of a text that describes attacks or their detection
 // (a security tutorial, an advisory, a detection rule's documentation)
@@ -965,6 +966,12 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 		defer func() { s.mention = false }()
 	}
 	s.checkLine(line, n, c)
+	// An instruction is one in prose too: prose reads as ctxExec here.
+	pc := c
+	if pc == ctxProse {
+		pc = ctxExec
+	}
+	s.exfilProse(line, s.lower(line), n, pc)
 	if c == ctxProse {
 		s.proseSecrets(line, s.lower(line), n)
 		// Fetch-and-run, decode-and-run and reverse shells are commands
@@ -1295,6 +1302,7 @@ func (s *scanner) execRules(line, text, low string, off, n int, c ctx, obfuscati
 	s.secrets(line, low, off, n, c)
 	s.credentialSend(line, low, off, n, c)
 	s.exfilShell(line, low, off, n, c)
+	s.tampering(line, low, off, n, c)
 	s.persistence(line, low, off, n, c)
 	s.bareIPs(line, low, off, n, c)
 }
