@@ -894,7 +894,7 @@ func runsStdin(seg string) bool {
 	if k >= len(words) {
 		return false
 	}
-	name := strings.Trim(words[k], "\"'`();&{}")
+	name := strings.Trim(words[k], "\"'`();&{}[],")
 	if j := strings.LastIndexAny(name, `/\`); j >= 0 {
 		name = name[j+1:]
 	}

@@ -64,6 +64,7 @@ type scanner struct {
 	sh shellLines // continued commands and variables of the current file's shell code
 
 	homoglyphBud int // lines of the current file still checked for look-alike letters
+	deobfBud     int // lines of the current file still read again deobfuscated
 
 	frontmatter bool   // reading SKILL.md's frontmatter lines
 	mention     bool   // the line mentions attacks: what runs in it is quoted (see attackTalk)
@@ -117,7 +118,7 @@ func stringsOf(v any) []string {
 // are read the same either way.
 var mentionRules = map[string]bool{RuleDownloadExec: true, RuleEncodedPayload: true, RuleSecretsAccess: true,
 	RulePersistence: true, RuleObfuscation: true, RuleRawIPURL: true, RulePasteHost: true, RuleDataExfiltration: true,
-	RuleSystemTampering: true}
+	RuleSystemTampering: true, RuleObfuscatedCode: true}
 
 // reAttackTalk: words of a text that describes attacks or their detection
 // (a security tutorial, an advisory, a detection rule's documentation)
@@ -163,6 +164,12 @@ func attackTalk(low string, spans []span) bool {
 	return reAttackTalk.Match(b)
 }
 
+// onePerLine are the rules that several passes may match on one line
+// (fetch-and-run as a pipeline and as a download then a run; a line
+// deobfuscated two ways): a line reports each once, at its worst.
+var onePerLine = map[string]bool{RuleDownloadExec: true, RuleSecretsAccess: true, RuleObfuscation: true,
+	RuleObfuscatedCode: true, RuleDataExfiltration: true, RuleSystemTampering: true}
+
 // add records a finding. In quoted context (documentation that quotes an
 // attack: a table row, a list of examples, a code block nobody is told to
 // run) a match is evidence of nothing: an info finding, kept for the
@@ -181,14 +188,13 @@ func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 	if c == ctxQuoted && sev != SeverityInfo {
 		f.Severity, f.quoted = SeverityInfo, true
 	}
-	// Fetch-and-run and secrets are matched by several passes (a pipeline,
-	// a download then a run, a reverse shell; a prose instruction and its
-	// inline code): a line reports each once, at its worst severity.
+	// A rule several passes match (onePerLine) reports a line once, at
+	// its worst severity.
 	dst := &s.findings
 	if s.sink != nil {
 		dst = s.sink
 	}
-	if rule == RuleDownloadExec || rule == RuleSecretsAccess {
+	if onePerLine[rule] {
 		for k := len(*dst) - 1; k >= 0 && k >= len(*dst)-8; k-- {
 			if g := &(*dst)[k]; g.Rule == rule && g.File == f.File && g.Line == f.Line {
 				if g.Severity != SeverityError && f.Severity == SeverityError {
@@ -238,6 +244,7 @@ func (s *scanner) startFile(name string) {
 	s.drop = dropped{}
 	s.sh = shellLines{budget: maxExpandBytes}
 	s.homoglyphBud = maxHomoglyphLines
+	s.deobfBud = maxDeobfLines
 	base := strings.ToLower(path.Base(name))
 	s.container = base == "dockerfile" || base == "containerfile" || strings.HasPrefix(base, "dockerfile.") ||
 		strings.HasSuffix(base, ".dockerfile") || strings.HasSuffix(base, ".containerfile")
@@ -1284,6 +1291,7 @@ func (s *scanner) checkExec(line, text string, off, n int, c ctx) {
 	}
 	s.execRules(line, text, low, off, n, c, true)
 	s.blobs(line, text, off, n, c)
+	s.deobfuscate(line, text, low, off, n, c)
 }
 
 // execRules runs checkExec's rules but the blob decoder. A command read
