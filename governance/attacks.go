@@ -1,9 +1,12 @@
 package governance
 
 import (
+	"math"
 	"regexp"
 	"strings"
 )
+
+func log2(x float64) float64 { return math.Log2(x) }
 
 // Rules of issue 20 beyond data-exfiltration (flow.go). Each runs on what
 // executes (execRules: code, commands, imperative lines); quoted
@@ -317,4 +320,397 @@ func decodeLiterals85(text string) []string {
 		}
 	}
 	return out
+}
+
+// More rules of issue 20, item 4.
+const (
+	// RuleSupplyChain: a package installed from a registry or index that
+	// is not the default (pip --index-url/--extra-index-url, npm
+	// --registry, a registry set in the configuration), or one whose name
+	// is one letter off a popular package's (a typosquat): a hold.
+	RuleSupplyChain = "supply-chain"
+	// RuleCryptoMining: a miner run (xmrig, a stratum pool, a wallet
+	// passed to one): an error.
+	RuleCryptoMining = "crypto-mining"
+	// RuleHardcodedCredential: a live-looking credential written into the
+	// skill (a cloud key, a token, a private key): a hold.
+	RuleHardcodedCredential = "hardcoded-credential"
+	// RuleDiscoveryAbuse: a name or description written to capture every
+	// request (trigger hijacking: "use this skill for every task", "before
+	// any other skill"): a hold. It attacks the very block the gateway
+	// builds.
+	RuleDiscoveryAbuse = "discovery-abuse"
+	// RuleCredentialHarvest: code that gathers credentials into one place
+	// (several secrets read into one structure, the environment filtered
+	// for secret names): a hold.
+	RuleCredentialHarvest = "credential-harvest"
+)
+
+var (
+	// reIndexURL: an install from another index or registry.
+	reIndexURL = regexp.MustCompile(`\b(pip3?|uv\s+pip|python[0-9.]*\s+-m\s+pip|pipx|poetry|pdm)\b[^|;&\n]*\s(--index-url|--extra-index-url|-i|--trusted-host)[\s=]+["']?(\S+)` +
+		`|\b(npm|pnpm|yarn|bun|npx)\b[^|;&\n]*\s--registry[\s=]+["']?(\S+)` +
+		`|\b(npm|pnpm|yarn)\s+config\s+set\s+(@[a-z0-9_-]+:)?registry[\s=]+["']?(\S+)` +
+		`|\bpip3?\s+config\s+set\s+global\.(extra-)?index-url\s+["']?(\S+)` +
+		`|\bgem\s+(install|sources)\b[^|;&\n]*\s(--source|-s|--add|-a)\s+["']?(\S+)`)
+	// reInstall: a package manager's install and what follows it.
+	reInstall = regexp.MustCompile(`\b(pip3?|uv\s+pip|uv\s+add|pipx|poetry\s+add|pdm\s+add|npm|pnpm|yarn|bun|npx|gem|cargo)\s+(install|i|add|-y|--yes|run)?\b([^|;&\n]*)`)
+)
+
+// officialIndexes are the package indexes a default install or a
+// project's documented one uses.
+var officialIndexes = []string{"pypi.org", "files.pythonhosted.org", "pypi.python.org", "download.pytorch.org",
+	"pypi.nvidia.com", "pypi.ngc.nvidia.com", "data.pyg.org", "storage.googleapis.com/jax-releases",
+	"registry.npmjs.org", "registry.yarnpkg.com", "npm.pkg.github.com", "rubygems.org", "wheels.myhloli.com",
+	"dl.fbaipublicfiles.com", "developer.download.nvidia.com", "anaconda.org", "conda.anaconda.org",
+	"mirrors.aliyun.com", "pypi.tuna.tsinghua.edu.cn", "registry.npmmirror.com", "download.openmmlab.com"}
+
+// popularPackages are names typosquats imitate (PyPI and npm).
+var popularPackages = strings.Fields(`requests numpy pandas scipy matplotlib seaborn scikit-learn tensorflow torch
+torchvision keras flask django fastapi uvicorn pydantic boto3 botocore urllib3 certifi setuptools wheel
+pillow beautifulsoup4 lxml pyyaml jinja2 click rich typer httpx aiohttp openai anthropic langchain
+transformers datasets tokenizers sqlalchemy psycopg2 pymongo redis celery pytest selenium playwright
+cryptography paramiko colorama tqdm python-dotenv dotenv jsonschema protobuf grpcio docker kubernetes
+express react react-dom lodash axios moment chalk commander debug request webpack typescript eslint
+prettier jquery vue next nodemon dotenv-cli yargs uuid async underscore body-parser cors mongoose
+socket.io jsonwebtoken bcrypt bcryptjs puppeteer cheerio discord.js node-fetch electron vite
+tailwindcss babel-core crypto-js coffee-script cross-env event-stream colors faker ua-parser-js`)
+
+// typosquat returns the popular package name is one edit from (a letter
+// swapped with its neighbour, dropped, doubled or replaced), or "".
+func typosquat(name string) string {
+	if len(name) < 5 {
+		return ""
+	}
+	for _, p := range popularPackages {
+		if p == name {
+			return ""
+		}
+	}
+	for _, p := range popularPackages {
+		if len(p) >= 5 && oneEdit(name, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// oneEdit reports a and b (a ≠ b) one edit apart: an adjacent swap, an
+// insertion, a deletion or a substitution; a substitution of a digit or a
+// separator is a version or a variant, not a typo (boto/boto3, py-yaml).
+func oneEdit(a, b string) bool {
+	if a == b || abs(len(a)-len(b)) > 1 {
+		return false
+	}
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	j, k := len(a), len(b)
+	for j > i && k > i && a[j-1] == b[k-1] {
+		j--
+		k--
+	}
+	da, db := a[i:j], b[i:k]
+	switch {
+	case len(da) == 2 && len(db) == 2:
+		return da[0] == db[1] && da[1] == db[0] // swapped
+	case len(da)+len(db) == 1:
+		d := da + db
+		return d[0] >= 'a' && d[0] <= 'z' && (i == 0 || i >= len(a) && i >= len(b) || true)
+	case len(da) == 1 && len(db) == 1:
+		return isLetter(da[0]) && isLetter(db[0])
+	}
+	return false
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' }
+
+// supplyChain: supply-chain.
+func (s *scanner) supplyChain(line, low string, off, n int, c ctx) {
+	if !s.has(low, "pip", "npm", "pnpm", "yarn", "bun", "npx", "gem", "cargo", "uv ", "poetry", "pdm") {
+		return
+	}
+	if s.has(low, "index-url", "-i ", "trusted-host", "registry", "--source", "sources") {
+		for _, m := range reIndexURL.FindAllStringSubmatchIndex(low, 4) {
+			u := ""
+			for g := len(m) - 2; g >= 2; g -= 2 {
+				if m[g] >= 0 {
+					u = low[m[g]:m[g+1]]
+					break
+				}
+			}
+			u = strings.Trim(u, `"'`)
+			if u == "" || strings.HasPrefix(u, "$") || strings.HasPrefix(u, "<") || strings.HasPrefix(u, "{") || !strings.Contains(u, ".") && !strings.Contains(u, "://") {
+				continue
+			}
+			official := false
+			for _, o := range officialIndexes {
+				official = official || strings.Contains(u, o)
+			}
+			if h := urlHost(u); official || h != "" && (exampleHost(h) || hostAllowed(h, s.opts.AllowedHosts)) || strings.HasPrefix(u, "file:") || strings.HasPrefix(u, "./") || strings.HasPrefix(u, "/") {
+				continue
+			}
+			s.add(RuleSupplyChain, SeverityWarn, c, n, line, off+m[0])
+			return
+		}
+	}
+	for _, m := range reInstall.FindAllStringSubmatchIndex(low, 4) {
+		for _, w := range strings.Fields(low[m[6]:m[7]]) {
+			w = strings.Trim(w, `"'`+"`")
+			if w == "" || w[0] == '-' || strings.ContainsAny(w, "/:$<>{}") {
+				continue
+			}
+			if k := strings.IndexAny(w, "=<>~!@["); k > 0 && w[0] != '@' {
+				w = w[:k]
+			}
+			if p := typosquat(w); p != "" || cmdNpx(low[m[0]:m[1]]) && nameTypo(w) != "" {
+				s.add(RuleSupplyChain, SeverityWarn, c, n, line, off+m[0])
+				return
+			}
+		}
+	}
+}
+
+// cmdNpx reports an install that runs the package at once (npx, bunx,
+// pipx run, uvx): a typo in any part of its name runs someone else's.
+func cmdNpx(cmd string) bool {
+	return strings.HasPrefix(cmd, "npx") || strings.HasPrefix(cmd, "bun") || strings.HasPrefix(cmd, "pipx")
+}
+
+// urlHost returns the host of a URL, or "".
+func urlHost(u string) string {
+	_, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return ""
+	}
+	h, _, _ := strings.Cut(rest, "/")
+	if k := strings.LastIndexByte(h, '@'); k >= 0 {
+		h = h[k+1:]
+	}
+	if k := strings.LastIndexByte(h, ':'); k >= 0 {
+		h = h[:k]
+	}
+	return h
+}
+
+// reMining: a miner, a mining pool or a miner's options.
+var reMining = regexp.MustCompile(`\bstratum(\+(tcp|ssl|tls))?://|\b(xmrig|xmr-stak|minerd|cpuminer|cgminer|bfgminer|ethminer|t-rex|nbminer|lolminer|phoenixminer|nanominer|gminer|srbminer|teamredminer)\b|--donate-level\b|\b(pool\.)?(supportxmr|minexmr|moneroocean|hashvault|c3pool|herominers|nanopool|f2pool|2miners|nicehash|ethermine|unmineable)\.(com|org|net|pro|stream)\b|\bcoinhive\b|\bcryptonight\b`)
+
+// cryptoMining: crypto-mining.
+func (s *scanner) cryptoMining(line, low string, off, n int, c ctx) {
+	if !s.has(low, "stratum", "xmr", "miner", "donate-level", "pool", "coinhive", "cryptonight", "nicehash", "ethermine", "unmineable", "2miners", "f2pool", "nanopool") {
+		return
+	}
+	if loc := reMining.FindStringIndex(low); loc != nil {
+		s.add(RuleCryptoMining, SeverityError, c, n, line, off+loc[0])
+	}
+}
+
+// reCredential: credentials in the formats their issuers give them.
+var reCredential = regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}|\bxox[abposr]-[0-9]{8,}-[0-9A-Za-z-]{16,}|hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{20,}|\bsk-ant-(api|admin)[0-9]{2}-[A-Za-z0-9_-]{40,}|\bsk-(proj-)?[A-Za-z0-9_-]{40,}\b|\b(sk|rk)_live_[0-9A-Za-z]{20,}|\bAIza[0-9A-Za-z_-]{35}\b|\bSG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{40,}|\bnpm_[A-Za-z0-9]{36}\b|\bhf_[A-Za-z0-9]{34,}\b|\bglpat-[A-Za-z0-9_-]{20}\b|\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}\b|-----BEGIN (RSA |EC |DSA |OPENSSH |ENCRYPTED )?PRIVATE KEY-----`)
+
+// hardcodedCredential: hardcoded-credential. Placeholders (EXAMPLE,
+// xxxx, your-key, 1234…) and low-entropy strings are not credentials; a
+// private key block counts with its body on the next line (see
+// scanner.keyBlock).
+func (s *scanner) hardcodedCredential(line string, n int, c ctx) {
+	if !containsAny(line, "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com", "sk-", "_live_", "AIza", "SG.", "npm_", "hf_", "glpat-", ":AA", "PRIVATE KEY-----") {
+		return
+	}
+	if containsAny(lowerASCII(line), "example", "e.g.", "sample", "fake", "placeholder", "dummy", "redacted") {
+		return // a credential shown as an example
+	}
+	for _, loc := range reCredential.FindAllStringIndex(line, 4) {
+		tok := line[loc[0]:loc[1]]
+		if strings.HasPrefix(tok, "-----BEGIN") {
+			s.keyBlock = n
+			continue
+		}
+		if placeholder(tok) {
+			continue
+		}
+		s.add(RuleHardcodedCredential, SeverityWarn, c, n, redactAt(line, loc[0], loc[1]), loc[0])
+		return
+	}
+}
+
+// keyBody: the line after a private key's BEGIN line is its body (base64)
+// when the key is real.
+func (s *scanner) keyBody(line string, n int, c ctx) {
+	if s.keyBlock == 0 || n != s.keyBlock+1 {
+		return
+	}
+	s.keyBlock = 0
+	t := strings.TrimSpace(line)
+	if len(t) >= 40 && strings.Trim(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") == "" && !placeholder(t) {
+		s.add(RuleHardcodedCredential, SeverityWarn, c, n-1, "-----BEGIN PRIVATE KEY----- (a key's body follows)", 0)
+	}
+}
+
+// placeholder reports a credential-shaped string that is an example:
+// EXAMPLE, xxxx, your/my/fake/dummy/test/sample, a run of one character,
+// a counting sequence, or too little entropy.
+func placeholder(tok string) bool {
+	low := strings.ToLower(tok)
+	if containsAny(low, "example", "xxxx", "your", "fake", "dummy", "sample", "placeholder", "redacted", "0000", "1234", "abcd", "test", "****", "....", "<", "replace", "insert", "changeme") {
+		return true
+	}
+	run, best := 1, 1
+	for i := 1; i < len(tok); i++ {
+		if tok[i] == tok[i-1] {
+			run++
+			best = max(best, run)
+		} else {
+			run = 1
+		}
+	}
+	return best >= 5 || entropy(tok) < 3.3
+}
+
+// entropy is the Shannon entropy of s in bits per character.
+func entropy(s string) float64 {
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	h := 0.0
+	for _, k := range counts {
+		if k > 0 {
+			p := float64(k) / float64(len(s))
+			h -= p * log2(p)
+		}
+	}
+	return h
+}
+
+// redactAt shows a credential's first characters only: a report must not
+// copy it.
+func redactAt(line string, a, b int) string {
+	keep := min(b, a+8)
+	return line[:keep] + "…(redacted)" + line[b:]
+}
+
+var (
+	// reHijack: a description that claims every request.
+	reHijack = regexp.MustCompile(`\b(use|invoke|call|load|activate|trigger|run|apply)\s+(this\s+skill\s+|me\s+)?(for|on|with|in|to)\s+(all|every|any)\s+(single\s+)?(requests?|tasks?|queries|query|questions?|messages?|prompts?|conversations?|inputs?|turns?|interactions?)\b|\balways\s+(use|invoke|call|load|activate|run|trigger|prefer|select|choose)\s+this\s+skill\b|\b(before|instead\s+of|over|above|ahead\s+of)\s+(any|all|every)\s+other\s+skills?\b|\b(takes|has|have|gets?)\s+(precedence|priority)\s+over\s+(all|any|every|other)\b|\bregardless\s+of\s+(the\s+)?(user'?s?\s+)?(request|task|query|question|topic|intent|context)\b|\b(ignore|disable|do\s+not\s+use|don'?t\s+use|never\s+use|bypass|replace)\s+(all\s+|any\s+|the\s+)?other\s+skills?\b`)
+	// reQualified: what narrows "any task" to a kind of task.
+	reQualified = regexp.MustCompile(`^\s*(involving|related|relating|about|that|with|where|which|regarding|concerning|on|for|in|using|when|if|where|of|like|around|to)\b`)
+)
+
+// discoveryAbuse: discovery-abuse, over a name or description as the
+// prompt holds it.
+func (s *scanner) discoveryAbuse(text string, n int) {
+	low := lowerASCII(text)
+	if !containsAny(low, "all", "every", "any", "always", "other skill", "precedence", "priority", "regardless") {
+		return
+	}
+	for _, loc := range reHijack.FindAllStringIndex(low, 4) {
+		if reQualified.MatchString(low[loc[1]:]) && !strings.Contains(low[loc[0]:loc[1]], "other skill") && !strings.Contains(low[loc[0]:loc[1]], "regardless") {
+			continue // "for any task involving PDFs"
+		}
+		if strings.Contains(low[loc[0]:loc[1]], "always") && reQualified.MatchString(low[loc[1]:]) {
+			continue // "always use this skill when …"
+		}
+		if negatedBefore(low, loc[0]) {
+			continue
+		}
+		s.add(RuleDiscoveryAbuse, SeverityWarn, ctxExec, n, text, loc[0])
+		return
+	}
+}
+
+// nameWords are words skill and package names are made of: a name part
+// one letter off one of them (reqeusts, parsre, confg, webbapp) imitates
+// it.
+var nameWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`parser config configuration validator validate diagnostics diagnostic requests
+	request webapp helper helpers formatter linter checker converter analyzer analyser generator manager monitor
+	reporter scanner tracker viewer runner builder installer updater uploader downloader extractor merger splitter
+	summarizer translator assistant client server utils utility utilities tools toolkit github gitlab docker
+	kubernetes python pytest javascript typescript markdown testing deploy deployer deployment security database
+	search browser calendar weather notes email slack discord telegram twitter youtube spotify notion google
+	openai claude anthropic openclaw clawhub wallet crypto bitcoin ethereum solana trading finance stocks invoice
+	report document documents spreadsheet excel powerpoint image video audio transcribe translate summarize
+	research scraper crawler fetcher agent memory scheduler reminder backup cleaner optimizer performance metrics
+	logger logging health status inspector auditor license version release changelog commit review refactor
+	format coverage benchmark profiler debugger tester schema migration query export import mirror proxy gateway
+	router network password secret vault session cookie oauth account profile contact weather market stock
+	polymarket airdrop token tokens sniper tracker whatsapp instagram facebook linkedin reddit amazon shopify
+	stripe paypal jira confluence trello asana figma canva dropbox drive sheets gmail outlook teams zoom`) {
+		m[w] = true
+	}
+	for _, p := range popularPackages {
+		m[p] = true
+	}
+	return m
+}()
+
+// nameTypo returns the word a name imitates: one of its parts (split at
+// - _ . and spaces) is one edit from a word of nameWords (a swap, a
+// dropped, doubled or inserted letter, a vowel for a vowel) and is not a
+// word itself; "" when none.
+func nameTypo(name string) string {
+	for p := range strings.FieldsFuncSeq(lowerASCII(name), func(r rune) bool { return r == '-' || r == '_' || r == '.' || r == ' ' || r == '/' || r == '@' }) {
+		if len(p) < 5 || nameWords[p] || strings.HasSuffix(p, "s") && nameWords[p[:len(p)-1]] {
+			continue
+		}
+		for w := range nameWords {
+			if len(w) >= 5 && typoOf(p, w) {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// typoOf reports p one typing slip from w: letters swapped, one dropped,
+// doubled or added, or a vowel written for another.
+func typoOf(p, w string) bool {
+	if realWords[p] || !oneEdit(p, w) {
+		return false
+	}
+	i := 0
+	for i < len(p) && i < len(w) && p[i] == w[i] {
+		i++
+	}
+	// An edit at the end is an inflection or a variant (update and
+	// updater, networkx), not a slip.
+	if i >= max(len(p), len(w))-1 {
+		return false
+	}
+	if len(p) != len(w) {
+		return true
+	}
+	// Same length: letters swapped, or in a long word a vowel for a vowel.
+	if p[i] == w[i+1] && p[i+1] == w[i] {
+		return true
+	}
+	return len(w) >= 8 && strings.IndexByte("aeiouy", p[i]) >= 0 && strings.IndexByte("aeiouy", w[i]) >= 0
+}
+
+// realWords are words one slip from a word of nameWords that are words
+// themselves.
+var realWords = map[string]bool{"stats": true, "state": true, "states": true, "expert": true, "report": true,
+	"import": true, "parse": true, "notes": true, "score": true, "store": true, "scope": true, "share": true,
+	"check": true, "checks": true, "sheet": true, "tokens": true, "memos": true, "agents": true, "query": true,
+	"queue": true, "server": true, "serve": true, "proxy": true, "secrets": true, "sessions": true, "monitors": true}
+
+// reImpersonate: a skill that says it stands in for another.
+var reImpersonate = regexp.MustCompile(`\bdrop-?in(\s+replacement)?\b|\breplacement\s+for\b|\b(the\s+)?(official|legitimate|original|real)\s+(\w+\s+)?(skill|helper|tool|package|version|client|cli)\b|\breplaces\s+the\b`)
+
+// impersonation: discovery-abuse for a name one letter off a known word
+// (a typosquat) in a skill that says it replaces another: a hold; the
+// typo alone is info.
+func (s *scanner) impersonation(name string, line int, text []byte) {
+	w := nameTypo(name)
+	if w == "" {
+		return
+	}
+	sev := SeverityInfo
+	if reImpersonate.Match(text) {
+		sev = SeverityWarn
+	}
+	s.add(RuleDiscoveryAbuse, sev, ctxExec, line, name+" (imitates "+w+")", 0)
 }

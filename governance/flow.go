@@ -67,10 +67,11 @@ type flowState struct {
 	found bool // a finding was made in this unit: one is enough
 	// inTriple: inside a triple-quoted string (Python), which is text
 	inTriple bool
+	harvest  map[string]bool // names that gathered several credentials
 }
 
 func (f *flowState) reset() {
-	f.names, f.urls = nil, nil
+	f.names, f.urls, f.harvest = nil, nil, nil
 	f.stmt.Reset()
 	f.first, f.depth, f.lines, f.found, f.inTriple = 0, 0, 0, false, false
 }
@@ -222,6 +223,21 @@ func (s *scanner) flowStmt(stmt, orig string, n int, line string, c ctx) {
 			f.names[name] = &tt
 		}
 	}
+	// Several credentials read into one structure, then serialized or
+	// written out: credential harvesting.
+	if len(lhs) == 1 && len(t.secrets) >= 2 && countSecretReads(val) >= 2 {
+		if f.harvest == nil {
+			f.harvest = map[string]bool{}
+		}
+		f.harvest[lhs[0]] = true
+	}
+	for name := range f.harvest {
+		if hasWord(stmt, name) && reSerialize.MatchString(stmt) && !f.found {
+			f.found = true
+			s.add(RuleCredentialHarvest, SeverityWarn, c, n, line, 0)
+			break
+		}
+	}
 	if len(lhs) == 1 {
 		if u := firstURL(val); u != "" {
 			if f.urls == nil {
@@ -326,6 +342,23 @@ func (s *scanner) taintOf(expr string) taint {
 		t.decoded = true
 	}
 	return t
+}
+
+// reSerialize: data turned into text or written out.
+var reSerialize = regexp.MustCompile(`\b(json\.dumps?|pickle\.dumps?|yaml\.dump|b64encode|base64|str|repr|print|json\.stringify|btoa|tostring)\s*\(|\.write\s*\(|\bwritefile(sync)?\s*\(`)
+
+// countSecretReads counts the credential variables an expression reads by
+// name.
+func countSecretReads(expr string) int {
+	n := 0
+	for _, m := range reEnvName.FindAllStringSubmatch(expr, 16) {
+		for _, g := range m[1:] {
+			if g != "" && secretName(g) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // hasWord reports name in expr as a whole identifier.

@@ -99,7 +99,8 @@ var pasteHosts = []string{"pastebin.com", "paste.ee", "hastebin.com", "ghostbin"
 	"interact.sh", "oast.fun", "oast.pro", "oast.me", "burpcollaborator.net", "hookbin.com", "beeceptor.com",
 	"paste.c-net.org", "pastebin.pl", "mega.nz", "mediafire.com", "filebin.net", "send.exploit.in", "ufile.io",
 	"paste.gg", "pastie.org", "ptpb.pw", "requestcatcher.com", "pixeldrain.com", "uguu.se", "oshi.at", "anonfile", "bore.pub",
-	"lhr.life", "pinggy.link", "webhook.cool"}
+	"lhr.life", "pinggy.link", "webhook.cool", "ngrok-free.dev", "ngrok.pizza", "localhost.run", "tunnelmole.net",
+	"pagekite.me", "telebit.cloud", "loophole.site", "localxpose.io", "expose.sh"}
 
 // pasteHost reports a host of the paste, file-drop, tunnel and request-bin
 // services.
@@ -730,8 +731,17 @@ func (s *scanner) revShell(line, low string, off, n int, c ctx, prose bool) {
 	}
 	if loc := reRevShell.FindStringIndex(low); loc != nil {
 		s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
+		return
+	}
+	// A bind shell: what a listener receives piped into a shell.
+	if loc := reBindShell.FindStringIndex(low); loc != nil {
+		s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
 	}
 }
+
+// reBindShell: a network listener whose input a shell runs (nc -l -p 4444
+// | /bin/bash).
+var reBindShell = regexp.MustCompile(`\b(nc|ncat|netcat)(\.[a-z]+)?\s+(-[a-z]+\s+(\d+\s+)?)*-[a-z]*l[a-z]*\b[^|;&\n]*\|\s*(sudo\s+)?(/usr)?(/bin/)?(ba|z|da|k)?sh\b`)
 
 // devTCPShell finds /dev/tcp/HOST/PORT (or udp) to a host that is not the
 // machine itself or the local network, on a line that binds a shell's

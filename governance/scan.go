@@ -65,6 +65,7 @@ type scanner struct {
 
 	homoglyphBud int // lines of the current file still checked for look-alike letters
 	deobfBud     int // lines of the current file still read again deobfuscated
+	keyBlock     int // the line of a private key's BEGIN line, for its body on the next
 
 	frontmatter bool   // reading SKILL.md's frontmatter lines
 	mention     bool   // the line mentions attacks: what runs in it is quoted (see attackTalk)
@@ -72,6 +73,7 @@ type scanner struct {
 	comment     string // how a line comment starts in the current file or code block ("" unknown)
 	code        bool   // reading code or data (a script, a data file, a code block), not prose
 	codeFile    bool   // the current file is code or data throughout
+	dataFile    bool   // the current file is configuration or data (dataExt)
 
 	flow flowState // what the current file's code reads and sends (flow.go)
 
@@ -118,7 +120,8 @@ func stringsOf(v any) []string {
 // are read the same either way.
 var mentionRules = map[string]bool{RuleDownloadExec: true, RuleEncodedPayload: true, RuleSecretsAccess: true,
 	RulePersistence: true, RuleObfuscation: true, RuleRawIPURL: true, RulePasteHost: true, RuleDataExfiltration: true,
-	RuleSystemTampering: true, RuleObfuscatedCode: true}
+	RuleSystemTampering: true, RuleObfuscatedCode: true, RuleSupplyChain: true, RuleCryptoMining: true,
+	RuleHardcodedCredential: true, RuleCredentialHarvest: true}
 
 // reAttackTalk: words of a text that describes attacks or their detection
 // (a security tutorial, an advisory, a detection rule's documentation)
@@ -245,6 +248,7 @@ func (s *scanner) startFile(name string) {
 	s.sh = shellLines{budget: maxExpandBytes}
 	s.homoglyphBud = maxHomoglyphLines
 	s.deobfBud = maxDeobfLines
+	s.keyBlock = 0
 	base := strings.ToLower(path.Base(name))
 	s.container = base == "dockerfile" || base == "containerfile" || strings.HasPrefix(base, "dockerfile.") ||
 		strings.HasSuffix(base, ".dockerfile") || strings.HasSuffix(base, ".containerfile")
@@ -252,7 +256,12 @@ func (s *scanner) startFile(name string) {
 	s.comment = commentMark[ext]
 	s.codeFile = scriptExt[ext] || execFiles[ext] || execFiles[base] || dataExt[ext] || s.container
 	s.code = s.codeFile
+	s.dataFile = dataExt[ext]
 }
+
+// reEndpointKey: a configuration key whose value is an address the code
+// connects to (base_url:, "endpoint":, webhook =).
+var reEndpointKey = regexp.MustCompile(`^\s*(-\s*)?["']?[a-z0-9_.-]*(url|uri|endpoint|host|server|webhook|callback|proxy|upstream|remote|origin)[a-z0-9_]*["']?\s*[:=]`)
 
 // commentMark is how a line comment starts in the files (by extension)
 // and code blocks (by language) whose comments the scanner knows; "" for
@@ -293,6 +302,9 @@ func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) 
 	s.capabilities(lines[:body])
 	s.scanMarkdown(lines, body, true)
 	s.promptText(sk.Name, at.Name, 1, body)
+	s.discoveryAbuse(sk.Name, at.Name)
+	s.discoveryAbuse(sk.Description, at.Description)
+	s.impersonation(sk.Name, at.Name, []byte(lowerASCII(string(data[:min(len(data), 64<<10)]))))
 	if at.DescriptionFromBody {
 		// The paragraph it was taken from.
 		last := at.Description
@@ -1142,13 +1154,23 @@ func (s *scanner) checkLine(line string, n int, c ctx) {
 	}
 	s.hiddenUnicode(line, n)
 	s.homoglyphs(line, n, c)
+	if s.depth == 0 {
+		s.keyBody(line, n, c)
+		s.hardcodedCredential(line, n, c)
+	}
 	text := line
 	if c != ctxProse && s.searchLine(s.lower(line)) {
 		text = maskSearchPatterns(line, s.lower(line))
 	}
 	low := s.lower(text)
 	s.injection(line, low, n, c)
-	s.urls(line, low, n, c)
+	uc := c
+	if s.dataFile && c == ctxQuoted && reEndpointKey.MatchString(low) {
+		// A configuration's endpoint is where the code connects, not an
+		// example: a paste host or an address there counts in full.
+		uc = ctxExec
+	}
+	s.urls(line, low, n, uc)
 	s.passwordArchive(line, low, n, c)
 	if c == ctxExec || c == ctxQuoted {
 		s.checkExec(line, text, 0, n, c)
@@ -1311,6 +1333,8 @@ func (s *scanner) execRules(line, text, low string, off, n int, c ctx, obfuscati
 	s.credentialSend(line, low, off, n, c)
 	s.exfilShell(line, low, off, n, c)
 	s.tampering(line, low, off, n, c)
+	s.supplyChain(line, low, off, n, c)
+	s.cryptoMining(line, low, off, n, c)
 	s.persistence(line, low, off, n, c)
 	s.bareIPs(line, low, off, n, c)
 }

@@ -40,7 +40,8 @@ const (
 // holdRules are the rules whose warn findings hold a skill
 // (WeightHold): each stands for a combination a reviewer would not let
 // through unread.
-var holdRules = map[string]bool{RuleDataExfiltration: true, RuleSystemTampering: true, RuleObfuscatedCode: true}
+var holdRules = map[string]bool{RuleDataExfiltration: true, RuleSystemTampering: true, RuleObfuscatedCode: true,
+	RuleSupplyChain: true, RuleHardcodedCredential: true, RuleDiscoveryAbuse: true, RuleCredentialHarvest: true}
 
 // Bands, by score (inclusive upper bounds).
 const (
