@@ -714,3 +714,47 @@ func (s *scanner) impersonation(name string, line int, text []byte) {
 	}
 	s.add(RuleDiscoveryAbuse, sev, ctxExec, line, name+" (imitates "+w+")", 0)
 }
+
+// RuleCovertInstruction: an instruction to the agent that works against
+// the user who runs it: act without their knowing (silently install,
+// hide the output from the user), persist instructions into the agent's
+// memory or system prompt, or act on a trigger phrase in a way the user
+// would not expect (when the user says "…", disable …). A hold.
+// (Telling the agent not to tell the user, or to override its
+// instructions, is prompt-injection.)
+const RuleCovertInstruction = "covert-instruction"
+
+var reCovert = regexp.MustCompile(
+	// acting unseen
+	`\b(silently|quietly|secretly|covertly|invisibly|stealthily)\s+(run|execute|install|download|delete|remove|modify|disable|overwrite|launch|start|schedule|add)\b` +
+		`|\b(hide|conceal|suppress|mask)\s+(this|these|the|any|all|its|their|your)?\s*(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|process(es)?|changes?)\s+(from|to)\s+the\s+user\b` +
+		`|\b(do\s+not|don'?t|never)\s+(show|display|print|output|log|report|reveal|mention)\s+(this|these|the|any|its)\s+(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|changes?)\s+(to|with)\s+the\s+user\b` +
+		// instructions persisted into the agent
+		`|\b(add|append|write|save|store|insert|put|inject)\s+(this|these|the\s+following|it|them)\s+(instructions?\s+|rules?\s+|lines?\s+|text\s+)?(permanently\s+)?(to|into|in)\s+(your\s+)?(long-term\s+)?(memory|memory\.md|soul\.md|system\s+prompt|global\s+(config|configuration|settings|instructions)|~/\.claude/claude\.md|user\s+(settings|instructions))\b` +
+		`|\bremember\s+(this|these|that|it)\s+(permanently|forever|for\s+(all|every)\s+future\s+(sessions?|conversations?|tasks?))\b` +
+		`|\bupdate\s+your\s+(own\s+)?(system\s+prompt|core\s+instructions|memory)\s+(so|to)\b` +
+		// a trigger phrase for an action against the user
+		`|\b(when(ever)?|if)\s+(the\s+user|anyone|someone|a\s+message|the\s+input)\s+(says?|types?|writes?|sends?|mentions?|includes?|contains?|enters?)\s+["'“‘][^"'”’]{2,40}["'”’],?\s+(then\s+)?(immediately\s+|silently\s+|secretly\s+)?(disable|ignore|bypass|reveal|grant|transfer|exfiltrate|delete|wipe|unlock|elevate)\b`)
+
+// reModal: a word before a verb that describes what may happen.
+var reModal = regexp.MustCompile(`^(would|could|might|may|can|cannot|can't|will|won't|should\s*n't|often|sometimes|it|which|that|they|tools?)$`)
+
+// covertInstruction: covert-instruction, over a prose line.
+func (s *scanner) covertInstruction(line, low string, n int, c ctx) {
+	if !s.has(low, "silently", "quietly", "secretly", "covertly", "invisibly", "stealthily", "hide", "conceal", "suppress",
+		"mask", "the user", "memory", "soul.md", "system prompt", "global", "claude.md", "remember", "update your", "when", "if ") {
+		return
+	}
+	for _, loc := range reCovert.FindAllStringIndex(low, 2) {
+		if negatedBefore(low, loc[0]) && !strings.HasPrefix(low[loc[0]:], "do") && !strings.HasPrefix(low[loc[0]:], "never") {
+			continue
+		}
+		// "… would silently disable the feature" describes; an
+		// instruction does not hedge.
+		if w := strings.Fields(low[max(0, loc[0]-24):loc[0]]); len(w) > 0 && reModal.MatchString(w[len(w)-1]) {
+			continue
+		}
+		s.add(RuleCovertInstruction, SeverityWarn, c, n, line, loc[0])
+		return
+	}
+}

@@ -1523,7 +1523,36 @@ func (s *scanner) proseSecrets(line, low string, n int) {
 var pkgSources = []string{"/etc/apt/sources.list.d/", "/etc/apt/keyrings", "/etc/apt/trusted.gpg.d/", "/etc/yum.repos.d/",
 	"/etc/zypp/repos.d/", "/etc/pki/rpm-gpg/"}
 
+// reAgentConfig: a write to the agent's own configuration, instructions,
+// memory or skills in the user's home (Claude Code's settings and hooks,
+// OpenClaw's workspace, Codex's, Cursor's, Gemini's): what the agent
+// loads at every start.
+var reAgentConfig = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?|rsync)\s+[^|;&\n]*\s|\bsed\s+-i[^|;&\n]*\s|\bcat\s*>>?)\s*["']?` + homeDir + `/\.(claude/(settings(\.local)?\.json|claude\.md|commands|agents|hooks|skills)|claude\.json|openclaw/|clawdbot/|moltbot/|codex/(config\.toml|agents\.md|instructions)|cursor/|gemini/(settings\.json|gemini\.md)|config/(opencode|goose|aider|zed/settings)|continue/)`)
+
+// reGitHooks: git hooks installed for every repository (error) or into
+// one (warn).
+var (
+	reGlobalHooks = regexp.MustCompile(`\bgit\s+config\s+(--global|--system)\s+core\.hookspath\b|` + homeDir + `/\.git-templates/hooks/|/usr/share/git-core/templates/hooks/`)
+	reRepoHooks   = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?)\s+[^|;&\n]*\s)\s*["']?(\./)?\.git/hooks/[a-z-]+`)
+)
+
 func (s *scanner) persistence(line, low string, off, n int, c ctx) {
+	if s.has(low, ".claude", ".openclaw", ".clawdbot", ".moltbot", ".codex", ".cursor", ".gemini", ".config/", ".continue") {
+		if loc := reAgentConfig.FindStringIndex(low); loc != nil {
+			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
+			return
+		}
+	}
+	if s.has(low, "hookspath", "hooks/") {
+		if loc := reGlobalHooks.FindStringIndex(low); loc != nil {
+			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
+			return
+		}
+		if loc := reRepoHooks.FindStringIndex(low); loc != nil {
+			s.add(RulePersistence, SeverityWarn, c, n, line, off+loc[0])
+			return
+		}
+	}
 	if !s.has(low, "cron", "@reboot", "bashrc", "zshrc", "bash_login", "fish/config", "profile", "zshenv", "zlogin", "launch",
 		"systemd", "systemctl", "login", "lssharedfilelist", "/etc/", "currentversion", "schtasks", "scheduledtask", "startup",
 		"autostart", "update-rc", "chkconfig") {

@@ -121,7 +121,7 @@ func stringsOf(v any) []string {
 var mentionRules = map[string]bool{RuleDownloadExec: true, RuleEncodedPayload: true, RuleSecretsAccess: true,
 	RulePersistence: true, RuleObfuscation: true, RuleRawIPURL: true, RulePasteHost: true, RuleDataExfiltration: true,
 	RuleSystemTampering: true, RuleObfuscatedCode: true, RuleSupplyChain: true, RuleCryptoMining: true,
-	RuleHardcodedCredential: true, RuleCredentialHarvest: true}
+	RuleHardcodedCredential: true, RuleCredentialHarvest: true, RuleCovertInstruction: true}
 
 // reAttackTalk: words of a text that describes attacks or their detection
 // (a security tutorial, an advisory, a detection rule's documentation)
@@ -991,6 +991,7 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 		pc = ctxExec
 	}
 	s.exfilProse(line, s.lower(line), n, pc)
+	s.covertInstruction(line, s.lower(line), n, pc)
 	if c == ctxProse {
 		s.proseSecrets(line, s.lower(line), n)
 		// Fetch-and-run, decode-and-run and reverse shells are commands

@@ -41,7 +41,8 @@ const (
 // (WeightHold): each stands for a combination a reviewer would not let
 // through unread.
 var holdRules = map[string]bool{RuleDataExfiltration: true, RuleSystemTampering: true, RuleObfuscatedCode: true,
-	RuleSupplyChain: true, RuleHardcodedCredential: true, RuleDiscoveryAbuse: true, RuleCredentialHarvest: true}
+	RuleSupplyChain: true, RuleHardcodedCredential: true, RuleDiscoveryAbuse: true, RuleCredentialHarvest: true,
+	RuleCovertInstruction: true}
 
 // Bands, by score (inclusive upper bounds).
 const (
