@@ -48,10 +48,10 @@ var (
 )
 
 // tamperKeys: a line without one of them has no system tampering.
-var tamperKeys = []string{"/var/log", "/var/audit", "_history", "shred", "history", "histfile", "histsize", "wevtutil",
+var tamperKeys = []string{"/var/log", "/var/audit", "_history", "shred", "history -c", "histfile", "histsize", "wevtutil",
 	"eventlog", "auditctl", "auditd", "syslog", "journald", "setenforce", "ufw", "firewalld", "apparmor", "clamav",
 	"falcon", "osquery", "crowdstrike", "spctl", "csrutil", "mppreference", "lsquarantine", "chmod", "nopasswd",
-	"usermod", "rm ", "mkfs", "dd ", ":()", "chown"}
+	"usermod", "rm -", "mkfs", "of=/dev", ":()", "chown"}
 
 // tampering: system-tampering.
 func (s *scanner) tampering(line, low string, off, n int, c ctx) {
@@ -109,7 +109,7 @@ func (s *scanner) deobfuscate(line, text, low string, off, n int, c ctx) {
 	if s.depth > 0 {
 		return
 	}
-	if s.has(low, "exec", "eval", "source", "sh ", "require") {
+	if s.has(low, "open(", "/tmp/.", "/var/tmp/.", "/dev/shm/.") && s.has(low, "exec", "eval", "source", "sh ", ". /", "require") {
 		if loc := reStagedExec.FindStringIndex(low); loc != nil {
 			s.add(RuleObfuscatedCode, SeverityWarn, c, n, line, off+loc[0])
 		}
@@ -135,7 +135,7 @@ func (s *scanner) deobfuscate(line, text, low string, off, n int, c ctx) {
 	hidden = len(forms)
 	joined := false
 	if strings.ContainsAny(low, `"'`) {
-		if s.has(low, "join", "+", "concat", ".", "&") && reJoin.MatchString(low) {
+		if (quoteJoin(low) || s.has(low, "join", "concat")) && reJoin.MatchString(low) {
 			if t := joinLiterals(text); t != text {
 				forms = append(forms, t)
 				joined = true
@@ -191,6 +191,31 @@ func (s *scanner) deobfuscate(line, text, low string, off, n int, c ctx) {
 
 // reRunCall: a call that runs the code or command it is given.
 var reRunCall = regexp.MustCompile(`\b(eval|exec|execsync|spawnsync|os\.system|os\.popen|subprocess\.(run|call|popen|check_output)|iex|invoke-expression|new\s+function|function)\s*\(`)
+
+// quoteJoin reports two string literals joined by an operator ("cu" +
+// "rl", 'cu' . 'rl', "cu" & "rl") in one pass over the line.
+func quoteJoin(low string) bool {
+	for i := 0; i < len(low); i++ {
+		if low[i] != '"' && low[i] != '\'' {
+			continue
+		}
+		j := i + 1
+		for j < len(low) && low[j] == ' ' {
+			j++
+		}
+		if j >= len(low) || low[j] != '+' && low[j] != '.' && low[j] != '&' {
+			continue
+		}
+		j++
+		for j < len(low) && low[j] == ' ' {
+			j++
+		}
+		if j < len(low) && (low[j] == '"' || low[j] == '\'') {
+			return true
+		}
+	}
+	return false
+}
 
 // looksLikeCode reports decoded text that reads as a command or code
 // rather than a word or a number.
@@ -455,6 +480,9 @@ func (s *scanner) supplyChain(line, low string, off, n int, c ctx) {
 			return
 		}
 	}
+	if !s.has(low, "install", " add ", " i ", "npx", "bunx", "pipx") {
+		return
+	}
 	for _, m := range reInstall.FindAllStringSubmatchIndex(low, 4) {
 		for _, w := range strings.Fields(low[m[6]:m[7]]) {
 			w = strings.Trim(w, `"'`+"`")
@@ -515,7 +543,9 @@ var reCredential = regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b|\bgh[pousr]_[
 // private key block counts with its body on the next line (see
 // scanner.keyBlock).
 func (s *scanner) hardcodedCredential(line string, n int, c ctx) {
-	if !containsAny(line, "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com", "sk-", "_live_", "AIza", "SG.", "npm_", "hf_", "glpat-", ":AA", "PRIVATE KEY-----") {
+	low := s.lower(line)
+	if !s.has(low, "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com",
+		" sk-", "\"sk-", "'sk-", "=sk-", "`sk-", "sk-proj", "sk-ant", "_live_", "aiza", "sg.", "npm_", "hf_", "glpat-", ":aa", "private key-----") || !longToken(line) && !strings.Contains(low, "private key-----") {
 		return
 	}
 	if containsAny(lowerASCII(line), "example", "e.g.", "sample", "fake", "placeholder", "dummy", "redacted") {
@@ -533,6 +563,23 @@ func (s *scanner) hardcodedCredential(line string, n int, c ctx) {
 		s.add(RuleHardcodedCredential, SeverityWarn, c, n, redactAt(line, loc[0], loc[1]), loc[0])
 		return
 	}
+}
+
+// longToken reports a run of 20 or more token characters (letters,
+// digits, _ - . : +): a credential has one, most lines do not.
+func longToken(line string) bool {
+	run := 0
+	for i := 0; i < len(line); i++ {
+		if c := line[i]; isAlnum(c) || c == '_' || c == '-' || c == '.' || c == ':' || c == '+' || c == '/' || c == '=' {
+			run++
+			if run >= 20 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 // keyBody: the line after a private key's BEGIN line is its body (base64)
@@ -724,28 +771,50 @@ func (s *scanner) impersonation(name string, line int, text []byte) {
 // instructions, is prompt-injection.)
 const RuleCovertInstruction = "covert-instruction"
 
-var reCovert = regexp.MustCompile(
+// covertPasses are covert-instruction's expressions, each run only on
+// lines holding all of its keyword groups (one keyword of each).
+var covertPasses = []struct {
+	keys [][]string
+	re   *regexp.Regexp
+}{
 	// acting unseen
-	`\b(silently|quietly|secretly|covertly|invisibly|stealthily)\s+(run|execute|install|download|delete|remove|modify|disable|overwrite|launch|start|schedule|add)\b` +
-		`|\b(hide|conceal|suppress|mask)\s+(this|these|the|any|all|its|their|your)?\s*(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|process(es)?|changes?)\s+(from|to)\s+the\s+user\b` +
-		`|\b(do\s+not|don'?t|never)\s+(show|display|print|output|log|report|reveal|mention)\s+(this|these|the|any|its)\s+(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|changes?)\s+(to|with)\s+the\s+user\b` +
-		// instructions persisted into the agent
-		`|\b(add|append|write|save|store|insert|put|inject)\s+(this|these|the\s+following|it|them)\s+(instructions?\s+|rules?\s+|lines?\s+|text\s+)?(permanently\s+)?(to|into|in)\s+(your\s+)?(long-term\s+)?(memory|memory\.md|soul\.md|system\s+prompt|global\s+(config|configuration|settings|instructions)|~/\.claude/claude\.md|user\s+(settings|instructions))\b` +
-		`|\bremember\s+(this|these|that|it)\s+(permanently|forever|for\s+(all|every)\s+future\s+(sessions?|conversations?|tasks?))\b` +
-		`|\bupdate\s+your\s+(own\s+)?(system\s+prompt|core\s+instructions|memory)\s+(so|to)\b` +
-		// a trigger phrase for an action against the user
-		`|\b(when(ever)?|if)\s+(the\s+user|anyone|someone|a\s+message|the\s+input)\s+(says?|types?|writes?|sends?|mentions?|includes?|contains?|enters?)\s+["'“‘][^"'”’]{2,40}["'”’],?\s+(then\s+)?(immediately\s+|silently\s+|secretly\s+)?(disable|ignore|bypass|reveal|grant|transfer|exfiltrate|delete|wipe|unlock|elevate)\b`)
+	{[][]string{{"silently", "quietly", "secretly", "covertly", "invisibly", "stealthily"}},
+		regexp.MustCompile(`\b(silently|quietly|secretly|covertly|invisibly|stealthily)\s+(run|execute|install|download|delete|remove|modify|disable|overwrite|launch|start|schedule|add)\b`)},
+	{[][]string{{"the user"}, {"hide", "conceal", "suppress", "mask"}},
+		regexp.MustCompile(`\b(hide|conceal|suppress|mask)\s+(this|these|the|any|all|its|their|your)?\s*(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|process(es)?|changes?)\s+(from|to)\s+the\s+user\b`)},
+	{[][]string{{"the user"}, {"not", "n't", "never"}},
+		regexp.MustCompile(`\b(do\s+not|don'?t|never)\s+(show|display|print|output|log|report|reveal|mention)\s+(this|these|the|any|its)\s+(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|changes?)\s+(to|with)\s+the\s+user\b`)},
+	// instructions persisted into the agent
+	{[][]string{{"memory", "soul.md", "system prompt", "global", "claude.md", "user settings", "user instructions"}, {"add", "append", "write", "save", "store", "insert", "put", "inject"}},
+		regexp.MustCompile(`\b(add|append|write|save|store|insert|put|inject)\s+(this|these|the\s+following|it|them)\s+(instructions?\s+|rules?\s+|lines?\s+|text\s+)?(permanently\s+)?(to|into|in)\s+(your\s+)?(long-term\s+)?(memory|memory\.md|soul\.md|system\s+prompt|global\s+(config|configuration|settings|instructions)|~/\.claude/claude\.md|user\s+(settings|instructions))\b`)},
+	{[][]string{{"remember"}, {"permanently", "forever", "future"}},
+		regexp.MustCompile(`\bremember\s+(this|these|that|it)\s+(permanently|forever|for\s+(all|every)\s+future\s+(sessions?|conversations?|tasks?))\b`)},
+	{[][]string{{"update your"}},
+		regexp.MustCompile(`\bupdate\s+your\s+(own\s+)?(system\s+prompt|core\s+instructions|memory)\s+(so|to)\b`)},
+	// a trigger phrase for an action against the user
+	{[][]string{{"disable", "ignore", "bypass", "reveal", "grant", "transfer", "exfiltrate", "delete", "wipe", "unlock", "elevate"}, {"when", "if "}, {"\"", "'", "\u201c", "\u2018"}},
+		regexp.MustCompile(`\b(when(ever)?|if)\s+(the\s+user|anyone|someone|a\s+message|the\s+input)\s+(says?|types?|writes?|sends?|mentions?|includes?|contains?|enters?)\s+["'“‘][^"'”’]{2,40}["'”’],?\s+(then\s+)?(immediately\s+|silently\s+|secretly\s+)?(disable|ignore|bypass|reveal|grant|transfer|exfiltrate|delete|wipe|unlock|elevate)\b`)},
+}
 
 // reModal: a word before a verb that describes what may happen.
 var reModal = regexp.MustCompile(`^(would|could|might|may|can|cannot|can't|will|won't|should\s*n't|often|sometimes|it|which|that|they|tools?)$`)
 
 // covertInstruction: covert-instruction, over a prose line.
 func (s *scanner) covertInstruction(line, low string, n int, c ctx) {
-	if !s.has(low, "silently", "quietly", "secretly", "covertly", "invisibly", "stealthily", "hide", "conceal", "suppress",
-		"mask", "the user", "memory", "soul.md", "system prompt", "global", "claude.md", "remember", "update your", "when", "if ") {
-		return
+	for _, p := range covertPasses {
+		ok := true
+		for _, g := range p.keys {
+			ok = ok && s.has(low, g...)
+		}
+		if ok && s.covertMatch(line, low, n, c, p.re) {
+			return
+		}
 	}
-	for _, loc := range reCovert.FindAllStringIndex(low, 2) {
+}
+
+// covertMatch reports (and adds) a covert-instruction match of re.
+func (s *scanner) covertMatch(line, low string, n int, c ctx, re *regexp.Regexp) bool {
+	for _, loc := range re.FindAllStringIndex(low, 2) {
 		if negatedBefore(low, loc[0]) && !strings.HasPrefix(low[loc[0]:], "do") && !strings.HasPrefix(low[loc[0]:], "never") {
 			continue
 		}
@@ -755,6 +824,7 @@ func (s *scanner) covertInstruction(line, low string, n int, c ctx) {
 			continue
 		}
 		s.add(RuleCovertInstruction, SeverityWarn, c, n, line, loc[0])
-		return
+		return true
 	}
+	return false
 }

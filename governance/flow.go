@@ -196,7 +196,7 @@ func (s *scanner) flowStmt(stmt, orig string, n int, line string, c ctx) {
 	if lhs == nil {
 		if names, v, ok := assignment(stmt); ok {
 			lhs, val = names, v
-		} else if strings.Contains(stmt, ".") {
+		} else if containsAny(stmt, ".update(", ".append(", ".extend(", ".push(", ".setdefault(", ".add(", ".write(") {
 			if m := reMutate.FindStringSubmatch(stmt); m != nil {
 				lhs, val = []string{m[1]}, m[3]
 			}
@@ -759,7 +759,7 @@ var reCurlAuth = regexp.MustCompile(`(\s-h|--header|-u|--user|--oauth2-bearer|-h
 // nc), put in a network tool's data (curl --data "$(env)", -d
 // "token=$KEY"), or looked up in a DNS name (dig $(echo $KEY | base64).x).
 func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
-	if strings.IndexByte(low, '$') < 0 && !s.has(low, "env", "printenv", "environ", "export -p") || !s.has(low, "curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "dig ", "nslookup",
+	if strings.IndexByte(low, '$') < 0 && !s.has(low, "printenv", "environ", "export -p", "env |", "env|", "(env", "`env", "env)") || !s.has(low, "curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "dig ", "nslookup",
 		"host ", "drill ", "http ", "https ", "invoke-webrequest", "invoke-restmethod", "iwr ", "irm ", "ping ", "xh ") {
 		return
 	}
@@ -840,8 +840,19 @@ func (s *scanner) exfilProse(line, low string, n int, c ctx) {
 		"repeat", "return", "paste", "write") {
 		return
 	}
-	if loc := reReveal.FindStringIndex(low); loc != nil && !negatedBefore(low, loc[0]) {
-		s.add(RuleDataExfiltration, SeverityError, c, n, line, loc[0])
+	if s.has(low, "response", "reply", "answer", "chat", "message", "comment", "output") &&
+		s.has(low, "header", "key", "token", "password", "secret", "credential", "env") {
+		if loc := reReveal.FindStringIndex(low); loc != nil && !negatedBefore(low, loc[0]) {
+			s.add(RuleDataExfiltration, SeverityError, c, n, line, loc[0])
+			return
+		}
+	}
+	// Something to send and somewhere outside, before the expressions.
+	if !s.has(low, "all ", "any ", "every", "token", "key", "credential", "password", "secret", "cookie", "env", "history",
+		"prompt", "clipboard", "keystroke", "seed", "wallet", "keychain", "user", "their", "your", "his ", "her ", "~/") ||
+		!s.has(low, "://", "@", "server", "endpoint", "webhook", " api", " url", "address", "collector", "host", "bucket",
+			"analytics", "backend", "inbox", ".com", ".net", ".org", ".io", ".dev", ".app", ".xyz", ".ru", ".cn", ".top",
+			".site", ".online", ".info", ".biz", ".cc", ".me", ".co", ".ai", ".sh", ".link", ".live", ".to") {
 		return
 	}
 	for _, v := range reSendVerb.FindAllStringIndex(low, 4) {

@@ -285,3 +285,18 @@ func TestCovertAndPersistence(t *testing.T) {
 		}
 	}
 }
+
+// A private key with its body is a credential; the BEGIN line alone (a
+// format shown) is not.
+func TestPrivateKeyBlock(t *testing.T) {
+	body := "MIIEowIBAAKCAQEAx3kQ7vLm2pZ9rT4wYc8nB1sHdJ6fGuA3eK5oXq2Wz0RtVb"
+	for _, tc := range []struct{ data, want string }{
+		{"-----BEGIN RSA PRIVATE KEY-----\n" + body + "\n-----END RSA PRIVATE KEY-----\n", SeverityWarn},
+		{"The file starts with -----BEGIN RSA PRIVATE KEY----- and ends with its END line.\n", ""},
+	} {
+		r := Scan(&Input{SkillMD: []byte(fm + "Hi.\n"), Files: []File{{Path: "keys/id.pem", Data: []byte(tc.data)}}}, Options{})
+		if got := severityOf(r, RuleHardcodedCredential); got != tc.want {
+			t.Errorf("%q: %q, want %q: %+v", tc.data, got, tc.want, r.Findings)
+		}
+	}
+}

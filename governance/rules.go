@@ -139,49 +139,51 @@ func (s *scanner) injection(line, low string, n int, c ctx) {
 	if !s.has(low, injectionKeys...) {
 		return
 	}
+	sev, at := s.findInjection(low)
+	if sev == "" {
+		return
+	}
 	if !s.code && c != ctxQuoted && (strings.IndexByte(low, '"') >= 0 || strings.IndexByte(low, '`') >= 0 || strings.Contains(low, "\u201c")) {
 		if m := maskMentions(low); m != low {
-			if s.injectionIn(line, m, n, c) {
-				return
+			if sev2, at2 := s.findInjection(m); sev2 != "" {
+				sev, at = sev2, at2
+			} else {
+				c = ctxQuoted
 			}
-			c = ctxQuoted
 		}
 	}
-	s.injectionIn(line, low, n, c)
+	s.add(RulePromptInjection, sev, c, n, line, at)
 }
 
 // injectionKeys: a line without one of them has no prompt injection.
 var injectionKeys = []string{"ignore", "disregard", "forget", "override", "bypass", "the user", "secretly", "covertly",
 	"silently", "quietly", "system", "instructions", "[inst", "[/inst", "<<sys", "<</sys", "im_start", "you are", "you're",
-	" mode", "anything now", "from now on", "pretend", "roleplay", "act as", "jailbreak"}
+	"dan mode", "god mode", "anything now", "from now on", "pretend", "roleplay", "act as", "jailbreak", "developer mode"}
 
-// injectionIn runs the prompt-injection expressions over low and reports
-// whether one matched.
-func (s *scanner) injectionIn(line, low string, n int, c ctx) bool {
+// findInjection runs the prompt-injection expressions over low: the
+// severity and offset of the first match, or "".
+func (s *scanner) findInjection(low string) (string, int) {
 	for _, p := range injectionPasses {
 		if p.re == reInjectRole && s.code {
 			continue
 		}
 		if s.has(low, p.keys...) && (p.also == nil || p.also(low)) {
 			if loc := p.re.FindStringIndex(low); loc != nil {
-				s.add(RulePromptInjection, SeverityError, c, n, line, loc[0])
-				return true
+				return SeverityError, loc[0]
 			}
 		}
 	}
-	if s.has(low, "you are", "you're", " mode", "anything now") {
+	if s.has(low, "you are", "you're", "dan mode", "god mode", "jailbreak mode", "anything now") {
 		if loc := reInjectHard.FindStringIndex(low); loc != nil {
-			s.add(RulePromptInjection, SeverityWarn, c, n, line, loc[0])
-			return true
+			return SeverityWarn, loc[0]
 		}
 	}
 	if s.has(low, "you are now", "from now on", "pretend", "roleplay", "act as", "developer mode", "jailbreak") {
 		if loc := reInjectWarn.FindStringIndex(low); loc != nil {
-			s.add(RulePromptInjection, SeverityInfo, c, n, line, loc[0])
-			return true
+			return SeverityInfo, loc[0]
 		}
 	}
-	return false
+	return "", 0
 }
 
 // linkTitle reports a quotation mark at i that opens a markdown link's
@@ -318,11 +320,9 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 	}
 	// A bare paste host (no URL on the line: URLs were classified above).
 	if c != ctxProse && len(low) >= 3 && !strings.Contains(low, "://") {
-		if !s.grams.valid || s.grams.of != low {
-			s.grams.build(low)
-		}
+		g := s.gramsOf(low)
 		for _, p := range pasteHosts {
-			if len(p) >= 3 && !s.grams.may(p) {
+			if len(p) >= 3 && !g.may(p) {
 				continue
 			}
 			if k := strings.Index(low, p); k >= 0 && (k == 0 || !isAlnum(low[k-1]) && low[k-1] != '-') {
@@ -509,10 +509,7 @@ func (s *scanner) has(low string, subs ...string) bool {
 	if len(low) < 3 {
 		return containsAny(low, subs...)
 	}
-	g := &s.grams
-	if !g.valid || g.of != low {
-		g.build(low)
-	}
+	g := s.gramsOf(low)
 	for _, x := range subs {
 		if len(x) >= 3 && !g.may(x) {
 			continue
@@ -522,6 +519,16 @@ func (s *scanner) has(low string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// gramsOf returns the bitmap of low, built when low is not the line it
+// was last built for.
+func (s *scanner) gramsOf(low string) *grams {
+	g := &s.grams
+	if !g.valid || g.of != low {
+		g.build(low)
+	}
+	return g
 }
 
 // grams is the bitmap of has: one bit per hash of a 3-byte sequence.
@@ -1537,13 +1544,14 @@ var (
 )
 
 func (s *scanner) persistence(line, low string, off, n int, c ctx) {
-	if s.has(low, ".claude", ".openclaw", ".clawdbot", ".moltbot", ".codex", ".cursor", ".gemini", ".config/", ".continue") {
+	if (strings.IndexByte(low, '>') >= 0 || s.has(low, "tee ", "cp ", "mv ", "install ", "ln -", "rsync", "sed -i")) &&
+		s.has(low, ".claude", ".openclaw", ".clawdbot", ".moltbot", ".codex", ".cursor", ".gemini", ".config/", ".continue") {
 		if loc := reAgentConfig.FindStringIndex(low); loc != nil {
 			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
 			return
 		}
 	}
-	if s.has(low, "hookspath", "hooks/") {
+	if s.has(low, "hookspath", "git/hooks/", "templates/hooks/") {
 		if loc := reGlobalHooks.FindStringIndex(low); loc != nil {
 			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
 			return

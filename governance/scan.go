@@ -73,6 +73,7 @@ type scanner struct {
 	comment     string // how a line comment starts in the current file or code block ("" unknown)
 	code        bool   // reading code or data (a script, a data file, a code block), not prose
 	codeFile    bool   // the current file is code or data throughout
+	flowOn      bool   // the code read is a program's (not shell's): follow its data (flow.go)
 	dataFile    bool   // the current file is configuration or data (dataExt)
 
 	flow flowState // what the current file's code reads and sends (flow.go)
@@ -257,7 +258,19 @@ func (s *scanner) startFile(name string) {
 	s.codeFile = scriptExt[ext] || execFiles[ext] || execFiles[base] || dataExt[ext] || s.container
 	s.code = s.codeFile
 	s.dataFile = dataExt[ext]
+	s.flowOn = flowExt[ext]
 }
+
+// flowExt are the files (by extension) and flowLangs the code blocks (by
+// language) whose data the flow analysis follows: programs. Shell is read
+// command by command (exfilShell).
+var (
+	flowExt = map[string]bool{".py": true, ".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".tsx": true,
+		".jsx": true, ".rb": true, ".pl": true, ".php": true, ".ps1": true, ".psm1": true, ".lua": true, ".go": true}
+	flowLangs = map[string]bool{"python": true, "py": true, "python3": true, "js": true, "javascript": true,
+		"node": true, "mjs": true, "cjs": true, "ts": true, "typescript": true, "ruby": true, "rb": true, "perl": true,
+		"pl": true, "php": true, "powershell": true, "ps1": true, "pwsh": true, "lua": true, "go": true, "jsx": true, "tsx": true}
+)
 
 // reEndpointKey: a configuration key whose value is an address the code
 // connects to (base_url:, "endpoint":, webhook =).
@@ -633,7 +646,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			if c, l, _ := fenceOpen(trim); l >= fenceLen && c == fenceChar && strings.TrimSpace(trim[l:]) == "" {
 				inFence = false
 				s.flowFlush(line, fenceCtx)
-				s.comment = ""
+				s.comment, s.flowOn = "", false
 				s.sh.endBlock()
 				lastText, prevBlank = line, false
 				continue
@@ -673,6 +686,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			fenceShell := shellLangs[lang]
 			fenceDiagram = lang == "" || plainLangs[lang]
 			s.comment = commentMark[lang]
+			s.flowOn = flowLangs[lang]
 			fenceCmds = fenceShell && lang != ""
 			fenceCtx = ctxQuoted
 			// A shell block runs; a block of code in another language, or
@@ -1150,7 +1164,7 @@ func (s *scanner) checkLine(line string, n int, c ctx) {
 		// A comment in code does not run; it is read like prose (an
 		// instruction to the agent in it still counts).
 		c = ctxProse
-	} else if s.code && s.depth == 0 && c != ctxProse {
+	} else if s.code && s.flowOn && s.depth == 0 && c != ctxProse {
 		s.flowLine(line, n, c)
 	}
 	s.hiddenUnicode(line, n)
