@@ -33,7 +33,7 @@ var (
 			`|\bspctl\s+--master-disable\b|\bcsrutil\s+disable\b|\bset-mppreference\b[^\n]*-disable\w*\s+\$?true|\badd-mppreference\b[^\n]*-exclusion` +
 			`|\bdefaults\s+write\s+com\.apple\.launchservices\s+lsquarantine\s+-bool\s+(false|no)\b` +
 			// privileges raised
-			`|\bchmod\s+(-[a-z]+\s+)*([ugoa]*\+[a-z]*s[a-z]*|[0-7]?[4-7][0-7]{3})\s+\S` +
+			`|\bchmod\s+(-[a-z]+\s+)*((u|ug|ugo|a)?\+[rwx]*s[rwx]*|[0-7]?[4-7][0-7]{3})\s+\S` +
 			`|\bnopasswd\s*:|\busermod\s+(-[a-z]+\s+)*-a?g\s+(sudo|wheel|admin|root)\b` +
 			`|\bchmod\s+(-[a-z]+\s+)*[0-7]?777\s+/(\s|$|\*)` +
 			// the disk or the home directory wiped, a fork bomb
@@ -388,7 +388,9 @@ var officialIndexes = []string{"pypi.org", "files.pythonhosted.org", "pypi.pytho
 	"pypi.nvidia.com", "pypi.ngc.nvidia.com", "data.pyg.org", "storage.googleapis.com/jax-releases",
 	"registry.npmjs.org", "registry.yarnpkg.com", "npm.pkg.github.com", "rubygems.org", "wheels.myhloli.com",
 	"dl.fbaipublicfiles.com", "developer.download.nvidia.com", "anaconda.org", "conda.anaconda.org",
-	"mirrors.aliyun.com", "pypi.tuna.tsinghua.edu.cn", "registry.npmmirror.com", "download.openmmlab.com"}
+	"mirrors.aliyun.com", "pypi.tuna.tsinghua.edu.cn", "registry.npmmirror.com", "download.openmmlab.com",
+	"test.pypi.org", "pypi.douban.com", "mirrors.cloud.tencent.com", "repo.huaweicloud.com", "mirrors.ustc.edu.cn",
+	"pypi.mirrors.ustc.edu.cn", "mirror.baidu.com", "download.pytorch-geometric.com", "pypi.ngc.nvidia.com"}
 
 // popularPackages are names typosquats imitate (PyPI and npm).
 var popularPackages = strings.Fields(`requests numpy pandas scipy matplotlib seaborn scikit-learn tensorflow torch

@@ -1534,7 +1534,12 @@ var pkgSources = []string{"/etc/apt/sources.list.d/", "/etc/apt/keyrings", "/etc
 // memory or skills in the user's home (Claude Code's settings and hooks,
 // OpenClaw's workspace, Codex's, Cursor's, Gemini's): what the agent
 // loads at every start.
-var reAgentConfig = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?|rsync)\s+[^|;&\n]*\s|\bsed\s+-i[^|;&\n]*\s|\bcat\s*>>?)\s*["']?` + homeDir + `/\.(claude/(settings(\.local)?\.json|claude\.md|commands|agents|hooks|skills)|claude\.json|openclaw/|clawdbot/|moltbot/|codex/(config\.toml|agents\.md|instructions)|cursor/|gemini/(settings\.json|gemini\.md)|config/(opencode|goose|aider|zed/settings)|continue/)`)
+var reAgentConfig = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?|rsync)\s+[^|;&\n]*\s|\bsed\s+-i[^|;&\n]*\s|\bcat\s*>>?)\s*["']?` + homeDir + `/\.(claude/(settings(\.local)?\.json|claude\.md|hooks)|claude\.json|openclaw/(openclaw\.json|workspace/[a-z_-]*\.md|agents/[^/\s]+/agent/)|clawdbot/|moltbot/|codex/(config\.toml|agents\.md|instructions)|cursor/(mcp\.json|rules)|gemini/(settings\.json|gemini\.md)|config/(opencode|goose|aider|zed/settings)|continue/config)`)
+
+// reAgentSkills: a write into the agent's skills, commands or subagents
+// in the home directory (an installer's work, or one skill replacing
+// another): a warn.
+var reAgentSkills = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?|rsync)\s+[^|;&\n]*\s|\bsed\s+-i[^|;&\n]*\s|\bcat\s*>>?)\s*["']?` + homeDir + `/\.(claude/(commands|agents|skills)|openclaw/(skills|workspace/skills)|codex/skills|cursor/skills)/`)
 
 // reGitHooks: git hooks installed for every repository (error) or into
 // one (warn).
@@ -1548,6 +1553,10 @@ func (s *scanner) persistence(line, low string, off, n int, c ctx) {
 		s.has(low, ".claude", ".openclaw", ".clawdbot", ".moltbot", ".codex", ".cursor", ".gemini", ".config/", ".continue") {
 		if loc := reAgentConfig.FindStringIndex(low); loc != nil {
 			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
+			return
+		}
+		if loc := reAgentSkills.FindStringIndex(low); loc != nil {
+			s.add(RulePersistence, SeverityWarn, c, n, line, off+loc[0])
 			return
 		}
 	}

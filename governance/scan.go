@@ -695,9 +695,18 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			if fenceShell || (codeLangs[lang] || plainLangs[lang]) && !negSection && (section || introducesCode(lastText)) {
 				fenceCtx = ctxExec
 			}
+			// A block the text shows as an example of an attack or of what
+			// not to do (under a "Malicious patterns" or "What this skill
+			// does not do" heading, or after "a stealer looks like this:")
+			// quotes it, shell included, unless the line before tells the
+			// reader to run it.
+			shown := negSection || reBadExample.MatchString(lowerASCII(lastText)) || attackTalk(lowerASCII(lastText), codeSpans(lastText))
+			if shown && !introducesCode(lastText) {
+				fenceCtx = ctxQuoted
+			}
 			// In SKILL.md a block of code is what the agent runs or writes
-			// from, unless the text shows it as what not to do.
-			if isSkillMD && codeLangs[lang] && !negSection && !reBadExample.MatchString(lowerASCII(lastText)) {
+			// from, unless the text shows it as an example.
+			if isSkillMD && codeLangs[lang] && !shown {
 				fenceCtx = ctxExec
 			}
 			fenceRun = fenceShell || plainLangs[lang] && fenceCtx == ctxExec
