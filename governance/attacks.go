@@ -3,6 +3,7 @@ package governance
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -829,4 +830,53 @@ func (s *scanner) covertMatch(line, low string, n int, c ctx, re *regexp.Regexp)
 		return true
 	}
 	return false
+}
+
+// RuleUndeclaredCredential (issue 20, item 5, proportionality): code or a
+// command reads a credential from the environment that the skill's
+// requirements (requires.env, primaryEnv) do not declare. Info, naming
+// both sides; only for a skill that declares requirements at all. Sent
+// out, the same read is data-exfiltration.
+const RuleUndeclaredCredential = "undeclared-credential"
+
+// undeclaredEnv: undeclared-credential over a line of code.
+func (s *scanner) undeclaredEnv(line string, n int) {
+	if s.envDeclared == nil {
+		return
+	}
+	low := s.lower(line)
+	var names []string
+	if strings.IndexByte(low, '$') >= 0 {
+		for _, m := range reShellVar.FindAllStringSubmatch(low, 8) {
+			names = append(names, m[1]+m[2])
+		}
+	}
+	if s.has(low, "environ", "getenv", "process.env", "env[", "env.fetch", "$env:") {
+		for _, m := range reEnvName.FindAllStringSubmatch(low, 8) {
+			for _, g := range m[1:] {
+				if g != "" {
+					names = append(names, g)
+				}
+			}
+		}
+	}
+	for _, name := range names {
+		if !secretName(name) || s.envDeclared[name] || s.envReported[name] {
+			continue
+		}
+		if s.envReported == nil {
+			s.envReported = map[string]bool{}
+		}
+		s.envReported[name] = true
+		declared := make([]string, 0, len(s.envDeclared))
+		for d := range s.envDeclared {
+			declared = append(declared, strings.ToUpper(d))
+		}
+		slices.Sort(declared)
+		what := "declares no environment"
+		if len(declared) > 0 {
+			what = "declares " + strings.Join(declared, ", ")
+		}
+		s.add(RuleUndeclaredCredential, SeverityInfo, ctxExec, n, "reads "+strings.ToUpper(name)+"; "+what, 0)
+	}
 }

@@ -347,3 +347,28 @@ func TestBlocksShownAsExamples(t *testing.T) {
 		}
 	}
 }
+
+// Proportionality (item 5): a credential read that the requirements do
+// not declare is an info finding naming both sides; a declared one, or a
+// skill without requirements, is not.
+func TestUndeclaredCredential(t *testing.T) {
+	head := func(env string) string {
+		return "---\nname: demo\ndescription: Demo.\nmetadata: { \"openclaw\": { \"requires\": { \"bins\": [\"curl\"], \"env\": [" + env + "] } } }\n---\n\n"
+	}
+	code := "```bash\ncurl -H \"Authorization: Bearer $GITHUB_TOKEN\" https://api.github.com/user\n```\n"
+	for _, tc := range []struct{ md, want, excerpt string }{
+		{head(`"OPENAI_API_KEY"`) + code, SeverityInfo, "reads GITHUB_TOKEN; declares OPENAI_API_KEY"},
+		{head(`"GITHUB_TOKEN"`) + code, "", ""},
+		{"---\nname: demo\ndescription: Demo.\n---\n\n" + code, "", ""},
+	} {
+		r := Scan(&Input{SkillMD: []byte(tc.md)}, Options{})
+		if got := severityOf(r, RuleUndeclaredCredential); got != tc.want {
+			t.Errorf("%q: %q, want %q: %+v", tc.md, got, tc.want, r.Findings)
+		}
+		for _, f := range r.Findings {
+			if f.Rule == RuleUndeclaredCredential && f.Excerpt != tc.excerpt {
+				t.Errorf("excerpt %q, want %q", f.Excerpt, tc.excerpt)
+			}
+		}
+	}
+}

@@ -78,6 +78,9 @@ type scanner struct {
 
 	flow flowState // what the current file's code reads and sends (flow.go)
 
+	envDeclared map[string]bool // the environment variables the frontmatter declares (nil: no requirements block)
+	envReported map[string]bool // undeclared credentials already reported
+
 	grams grams // of the line has last looked at
 
 	lowOf, low string // the last lower call: a line is checked by several passes
@@ -90,6 +93,17 @@ func newScanner(opts Options, sk *skill.Skill) *scanner {
 		for _, k := range []string{"bins", "anyBins"} {
 			for _, b := range stringsOf(req[k]) {
 				s.bins[strings.ToLower(path.Base(b))] = true
+			}
+		}
+		// The environment it declares (requires.env, primaryEnv): what
+		// it reads beyond that is not proportionate (undeclaredEnv).
+		s.envDeclared = map[string]bool{}
+		for _, e := range stringsOf(req["env"]) {
+			s.envDeclared[strings.ToLower(e)] = true
+		}
+		if ns, ok := sk.Metadata[sk.Namespace].(map[string]any); ok {
+			for _, e := range stringsOf(ns["primaryEnv"]) {
+				s.envDeclared[strings.ToLower(e)] = true
 			}
 		}
 	}
@@ -1173,8 +1187,11 @@ func (s *scanner) checkLine(line string, n int, c ctx) {
 		// A comment in code does not run; it is read like prose (an
 		// instruction to the agent in it still counts).
 		c = ctxProse
-	} else if s.code && s.flowOn && s.depth == 0 && c != ctxProse {
-		s.flowLine(line, n, c)
+	} else if s.code && s.depth == 0 && c != ctxProse {
+		if s.flowOn {
+			s.flowLine(line, n, c)
+		}
+		s.undeclaredEnv(line, n)
 	}
 	s.hiddenUnicode(line, n)
 	s.homoglyphs(line, n, c)
