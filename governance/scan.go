@@ -141,12 +141,12 @@ var mentionRules = map[string]bool{RuleDownloadExec: true, RuleEncodedPayload: t
 // reAttackTalk: words of a text that describes attacks or their detection
 // (a security tutorial, an advisory, a detection rule's documentation)
 // rather than asks for one.
-var reAttackTalk = regexp.MustCompile(`\b(attack(s|ers?|ed|ing)?|exploit\w*|vulnerab\w*|malicious|malware|pocs?|proof[- ]of[- ]concept|exfiltrat\w*|adversar\w*|arbitrary\s+(code|commands?)|(prompt|command|code|sql|shell|template)\s+injection|backdoor\w*|compromis\w*|cve-\d{4}|stealers?|infostealers?|weaponi[sz]\w*|rce|threat\s+actors?|ransomware|trojans?|red[- ]team\w*|detects?|detection|ioc|iocs|indicators?\s+of)\b`)
+var reAttackTalk = regexp.MustCompile(`\b(attack(s|ers?|ed|ing)?|exploit\w*|vulnerab\w*|malicious|malware|pocs?|proof[- ]of[- ]concept|exfiltrat\w*|adversar\w*|arbitrary\s+(code|commands?)|(prompt|command|code|sql|shell|template)\s+injection|backdoor\w*|compromis\w*|cve-\d{4}|stealers?|infostealers?|weaponi[sz]\w*|rce|threat\s+actors?|ransomware|trojans?|red[- ]team\w*|ioc|iocs|indicators?\s+of)\b`)
 
 // attackWords are the keywords of reAttackTalk, a cheap check first.
 var attackWords = []string{"attack", "exploit", "vulnerab", "malicious", "malware", "poc", "proof", "exfiltrat", "adversar",
 	"arbitrary", "injection", "backdoor", "compromis", "cve-", "stealer", "weaponi", "rce", "threat", "ransomware",
-	"trojan", "red team", "red-team", "detect", "ioc", "indicator"}
+	"trojan", "red team", "red-team", "ioc", "indicator"}
 
 // attackTalk reports a line (lowercased) whose words, outside its code
 // spans and its URLs, host names and paths, talk about attacks.
@@ -843,7 +843,7 @@ var (
 	reNotNegHeading = regexp.MustCompile(`\b(forget|skip|ignore|optional|required|must|important|work|working|load|loading|start|found|open|connect|respond|show|appear|fail|error|troubleshoot\w*)\b|\?`)
 	// reBadExample: a line that introduces a block of code as what not to
 	// do, or as an attack shown.
-	reBadExample = regexp.MustCompile(`\b(vulnerable|insecure|unsafe|bad|wrong|incorrect|don'?t|do\s+not|avoid|never|anti-?pattern|malicious|attack\w*|exploit\w*|before|dangerous|flagged|detects?|e\.g)\b|❌`)
+	reBadExample = regexp.MustCompile(`\b(vulnerable|insecure|unsafe|bad|wrong|incorrect|don'?t|do\s+not|avoid|never|anti-?pattern|malicious|attack\w*|exploit\w*|before|dangerous)\b|❌`)
 	reIntroRun   = regexp.MustCompile(`\b(run|execute|paste|install|save|register|set ?up|enter|type|launch|start|once|first)\b`)
 )
 
