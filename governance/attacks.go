@@ -402,7 +402,8 @@ cryptography paramiko colorama tqdm python-dotenv dotenv jsonschema protobuf grp
 express react react-dom lodash axios moment chalk commander debug request webpack typescript eslint
 prettier jquery vue next nodemon dotenv-cli yargs uuid async underscore body-parser cors mongoose
 socket.io jsonwebtoken bcrypt bcryptjs puppeteer cheerio discord.js node-fetch electron vite
-tailwindcss babel-core crypto-js coffee-script cross-env event-stream colors faker ua-parser-js`)
+tailwindcss babel-core crypto-js coffee-script cross-env event-stream colors faker ua-parser-js preact color
+pyyaml ruamel.yaml`)
 
 // typosquat returns the popular package name is one edit from (a letter
 // swapped with its neighbour, dropped, doubled or replaced), or "".
@@ -416,7 +417,9 @@ func typosquat(name string) string {
 		}
 	}
 	for _, p := range popularPackages {
-		if len(p) >= 5 && oneEdit(name, p) {
+		// A letter more or less at the end is a variant (color and
+		// colors), as for names: typoOf.
+		if len(p) >= 5 && typoOf(name, p) {
 			return p
 		}
 	}
