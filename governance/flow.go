@@ -530,9 +530,15 @@ func (s *scanner) flowSinks(stmt string, n int, line string, c ctx) {
 		get := strings.Contains(stmt[loc[0]:loc[1]], ".get")
 		dest := firstURL(args)
 		if dest == "" {
-			// The first argument named: a URL assigned before.
+			// The first argument named: a URL assigned before; or a name
+			// holding one used in it (f"{self.base_url}/search").
 			if name := firstIdent(args); name != "" {
 				dest = f.urls[name]
+			}
+			for name, u := range f.urls {
+				if dest == "" && hasWord(args, name) {
+					dest = u
+				}
 			}
 		}
 		s.flowAdd(exfilSeverity(t, dest, get), n, line, c)
