@@ -848,6 +848,10 @@ func (s *scanner) undeclaredEnv(line string, n int) {
 		return
 	}
 	low := s.lower(line)
+	if !s.has(low, "token", "secret", "key", "pass", "pwd", "cred", "dsn", "cookie", "jwt", "bearer", "pat",
+		"database_url", "db_url", "webhook_url", "connection_string") {
+		return
+	}
 	var names []string
 	if strings.IndexByte(low, '$') >= 0 {
 		for _, m := range reShellVar.FindAllStringSubmatch(low, 8) {

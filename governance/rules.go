@@ -1550,14 +1550,16 @@ var (
 
 func (s *scanner) persistence(line, low string, off, n int, c ctx) {
 	if (strings.IndexByte(low, '>') >= 0 || s.has(low, "tee ", "cp ", "mv ", "install ", "ln -", "rsync", "sed -i")) &&
-		s.has(low, ".claude", ".openclaw", ".clawdbot", ".moltbot", ".codex", ".cursor", ".gemini", ".config/", ".continue") {
+		s.has(low, "/.claude", "/.openclaw", "/.clawdbot", "/.moltbot", "/.codex", "/.cursor", "/.gemini", "/.config/", "/.continue") {
 		if loc := reAgentConfig.FindStringIndex(low); loc != nil {
 			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
 			return
 		}
-		if loc := reAgentSkills.FindStringIndex(low); loc != nil {
-			s.add(RulePersistence, SeverityWarn, c, n, line, off+loc[0])
-			return
+		if s.has(low, "skills/", "commands/", "agents/") {
+			if loc := reAgentSkills.FindStringIndex(low); loc != nil {
+				s.add(RulePersistence, SeverityWarn, c, n, line, off+loc[0])
+				return
+			}
 		}
 	}
 	if s.has(low, "hookspath", "git/hooks/", "templates/hooks/") {

@@ -714,7 +714,10 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			// does not do" heading, or after "a stealer looks like this:")
 			// quotes it, shell included, unless the line before tells the
 			// reader to run it.
-			shown := negSection || reBadExample.MatchString(lowerASCII(lastText)) || attackTalk(lowerASCII(lastText), codeSpans(lastText))
+			lt := s.lower(lastText)
+			shown := negSection || strings.Contains(lt, "❌") ||
+				s.has(lt, badExampleWords...) && reBadExample.MatchString(lt) ||
+				s.has(lt, attackWords...) && attackTalk(lt, codeSpans(lastText))
 			if shown && !introducesCode(lastText) {
 				fenceCtx = ctxQuoted
 			}
@@ -844,7 +847,10 @@ var (
 	// reBadExample: a line that introduces a block of code as what not to
 	// do, or as an attack shown.
 	reBadExample = regexp.MustCompile(`\b(vulnerable|insecure|unsafe|bad|wrong|incorrect|don'?t|do\s+not|avoid|never|anti-?pattern|malicious|attack\w*|exploit\w*|before|dangerous)\b|❌`)
-	reIntroRun   = regexp.MustCompile(`\b(run|execute|paste|install|save|register|set ?up|enter|type|launch|start|once|first)\b`)
+	// badExampleWords: a line without one of them is no reBadExample.
+	badExampleWords = []string{"vulnerab", "insecure", "unsafe", "bad", "wrong", "incorrect", "don't", "dont", "do not",
+		"avoid", "never", "pattern", "malicious", "attack", "exploit", "before", "dangerous"}
+	reIntroRun = regexp.MustCompile(`\b(run|execute|paste|install|save|register|set ?up|enter|type|launch|start|once|first)\b`)
 )
 
 // codeLangs are code-fence languages whose code an agent can run.
