@@ -19,6 +19,12 @@ var (
 	reSetupHeading     = regexp.MustCompile(`(?i)prerequisite|install|setup|set up|getting started|quick ?start|requirements|before you (begin|start)`)
 	reHeredoc          = regexp.MustCompile(`<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
 	reCommentDirective = regexp.MustCompile(`(?i)\b(ignore|disregard|you must|you should|you are|assistant|agent|ai model|llm|claude|chatgpt|do not tell|don'?t tell|instructions?|execute|run the|send|upload|exfiltrate|always|never)\b`)
+	// reCommentAddress: a comment that speaks to the agent and tells it
+	// to do something: addressed to it ("agent:", "Claude,"), "you
+	// must …", or one of the verbs of an attack. A comment with only a
+	// word of reCommentDirective ("do not execute", "always keep this
+	// table sorted", "agent-project") is a note to editors: info.
+	reCommentAddress = regexp.MustCompile(`(?i)\b(ai|agent|assistant|claude|chatgpt|llm|model|codex|copilot|gemini)\s*[:,]|\b(you|the\s+(agent|assistant|ai|model))\s+(must|should|shall|will|need\s+to|are\s+(required|instructed)\s+to|have\s+to)\s+\w|\b(ignore|disregard|exfiltrate|do\s+not\s+(tell|mention|reveal|inform|show)|don'?t\s+(tell|mention|reveal|inform|show)|without\s+(telling|informing|asking))\b|\b(send|upload|post|forward|transmit|copy)\b[^.\n]{0,80}\b(to|into)\b`)
 
 	// download-exec
 	reProcSubst   = regexp.MustCompile(`(\b((ba|z|k|da)?sh|source|python[0-9.]*|perl|ruby|node|php)|(^|[\s;&|(])\.)\s+<\(\s*(curl|wget)\b|<\s*<\(\s*(curl|wget)\b|\b((ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(\.exe)?\s+(-[a-z]+\s+)*-(c|e|r|command)\s+["']?(\$\(|` + "`" + `)\s*(curl|wget|iwr|irm)\b|\beval\s+["']?(\$\(|` + "`" + `)\s*(curl|wget)\b`)
@@ -54,7 +60,7 @@ var (
 	reExecHint = regexp.MustCompile(`\|\s*(sudo\s+)?(/bin/)?(ba|z|da|k)?sh\b|\beval\b|\biex\b|invoke-expression|\bexec\b|\b(ba|z)?sh\s+-c\b|\bsystem\(|os\.system|subprocess`)
 
 	// secrets-access. homeDir is how a command names the home directory.
-	reSecrets = regexp.MustCompile(homeDir + `[/\\]\.ssh\b([/\\](id_[a-z0-9_]+\b(\.pub)?|\*|authorized_keys|known_hosts|config)?)?|/\.ssh/id_|\.aws/credentials|\.aws/config|\.config/gcloud|application_default_credentials|security\s+(find-generic-password|find-internet-password|dump-keychain|export)|library/keychains|login\.keychain|library/application support/(google/chrome|bravesoftware|microsoft edge|firefox|exodus|electrum|atomic|ledger live)|\.mozilla/firefox|google-chrome/default|\bcookies\.sqlite\b|cookies\.binarycookies|library/cookies/|discord/local storage|telegram ?desktop/tdata|login data|local state|local extension settings|\bkey[34]\.db\b|\blogins\.json\b|wallet\.dat|\.electrum|\.bitcoin/|ethereum/keystore|metamask|nkbihfbeogaeaoehlefnkodbefgpgknn|bfnaelmomeimhlpmgjnjophhpkkoljpa|exodus\.wallet|solana/id\.json|\.kube/config|\.docker/config\.json|\.netrc|\.git-credentials|\.config/gh/hosts\.yml|\.gnupg/(private-keys|secring)|gpg\s+(--armor\s+)?--export-secret-keys|\.password-store/|\.npmrc|\.pypirc|(\.\./|` + homeDir + `/|/home/[^/\s]+/|/users/[^/\s]+/)[^\s'"|;]*\.env\b|-i?name\s+["']?(\*?\.env|id_rsa|id_ed25519|wallet\.dat)\b|\b(printenv|env|set|export\s+-p)\s*\|\s*(curl|wget|nc|ncat|netcat|base64)\b|\$\((printenv|env)\)|<\(\s*(printenv|env)\s*\)|/etc/shadow|/etc/passwd|["']\.ssh["'][^\n]{0,40}["']id_[a-z0-9]+["']|["']\.aws["'][^\n]{0,40}["']credentials["']|display dialog[^\n]*hidden answer|\bdscl\s+\.\s+-authonly\b`)
+	reSecrets = regexp.MustCompile(homeDir + `[/\\]\.ssh\b([/\\](id_[a-z0-9_]+\b(\.pub)?|\*|authorized_keys|known_hosts|config)?)?|/\.ssh/id_|\.aws/credentials|\.aws/config|\.config/gcloud|application_default_credentials|security\s+(find-generic-password|find-internet-password|dump-keychain|export)|library/keychains|login\.keychain|library/application support/(google/chrome|bravesoftware|microsoft edge|firefox|exodus|electrum|atomic|ledger live)|\.mozilla/firefox|google-chrome/default|\bcookies\.sqlite\b|cookies\.binarycookies|library/cookies/|discord/local storage|telegram ?desktop/tdata|((default|profile [0-9]+|user data|chrome|chromium|edge|brave[a-z-]*)[/\\]+|["'])(login data|local state|local extension settings)\b|\bkey[34]\.db\b|\blogins\.json\b|wallet\.dat|\.electrum|\.bitcoin/|ethereum/keystore|metamask|nkbihfbeogaeaoehlefnkodbefgpgknn|bfnaelmomeimhlpmgjnjophhpkkoljpa|exodus\.wallet|solana/id\.json|\.kube/config|\.docker/config\.json|\.netrc|\.git-credentials|\.config/gh/hosts\.yml|\.gnupg/(private-keys|secring)|gpg\s+(--armor\s+)?--export-secret-keys|\.password-store/|\.npmrc|\.pypirc|(\.\./|` + homeDir + `/|/home/[^/\s]+/|/users/[^/\s]+/)[^\s'"|;]*\.env\b|-i?name\s+["']?(\*?\.env|id_rsa|id_ed25519|wallet\.dat)\b|\b(printenv|env|set|export\s+-p)\s*\|\s*(curl|wget|nc|ncat|netcat|base64)\b|\$\((printenv|env)\)|<\(\s*(printenv|env)\s*\)|/etc/shadow|/etc/passwd|["']\.ssh["'][^\n]{0,40}["']id_[a-z0-9]+["']|["']\.aws["'][^\n]{0,40}["']credentials["']|display dialog[^\n]*hidden answer|\bdscl\s+\.\s+-authonly\b`)
 	// The environment sent over the network by a script.
 	reEnvDump = regexp.MustCompile(`dict\(\s*os\.environ\s*\)|os\.environ\.copy\(\)|\*\*os\.environ|json\.dumps\(\s*(dict\()?os\.environ|json\.stringify\(\s*process\.env\s*\)|\.\.\.process\.env\b`)
 	reNetSend = regexp.MustCompile(`requests\.(post|put|get)\(|httpx\.|urlopen\(|urllib\.request|http\.client|aiohttp|\bfetch\(|axios|https?\.request\(|\.post\(`)
@@ -69,8 +75,16 @@ var (
 	reInjectOverride = regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+|these\s+|those\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|existing|other)\s+(instructions?|prompts?|rules|directions|guidelines|guidance|messages|directives|constraints|commands|context|polic(y|ies)|programming|restrictions|guardrails|safeguards|limitations)\b|\b(ignore|disregard|forget)\s+(all\s+|of\s+)?(everything|anything)\s+(above|before|prior|previously|earlier|you\s+(were|have\s+been)\s+told)\b|\b(ignore|disregard)\s+the\s+above(\s*[.,;:!]|\s+and\b|\s*$)`)
 	reInjectSecret   = regexp.MustCompile(`\b(do\s+not|don'?t|never)\s+(tell|inform|alert|notify|warn|let)\s+the\s+user\b|\b(hide|conceal|keep)\s+(this|it|these)\s+(secret\s+)?from\s+the\s+user\b|\b(do\s+not|don'?t|never)\s+(mention|reveal|disclose)\s+(this|it|that|these|anything|any\s+of\s+this)\s+(\w+\s+)?to\s+the\s+user\b|\bwithout\s+(telling|informing|notifying|alerting)\s+the\s+user\b|\bwithout\s+the\s+user'?s?\s+(knowing|knowledge|noticing)\b|\b(secretly|covertly|silently|quietly)\s+(send|upload|forward|copy|exfiltrate|transmit|post|bcc|cc|email|attach|collect)\b|\b(send|upload|forward|copy|exfiltrate|transmit|post|email)\s+[^.!?\n]{0,60}(~/|\$home|\b(files|documents|keys|credentials|secrets|passwords|cookies|history|workspace)\b)[^.!?\n]{0,60}\b(silently|secretly|covertly)\b`)
 	reInjectReveal   = regexp.MustCompile(`\b(reveal|print|output|show|repeat|leak|dump|disclose)\s+(me\s+)?(your|the)\s+(full\s+|entire\s+|complete\s+)?(system\s+prompt|initial\s+instructions|hidden\s+instructions|system\s+message)`)
-	reInjectTag      = regexp.MustCompile(`<\s*/?\s*system([-_](prompt|message|instructions?|override|reminder))?\s*>|<\|im_start\|>|<\|system\|>|\[/?inst\]|<<\s*/?sys\s*>>|^\s*(<!--\s*|#+\s*|\*\*|>\s*|\[)?system(\s+(override|prompt|message|instructions?|note|notice|update))?\s*(\*\*|\])?\s*:\s|new\s+instructions\s*:`)
-	reInjectWarn     = regexp.MustCompile(`\byou\s+are\s+now\s+(a|an|the|in|my|no\s+longer|free|unrestricted|jailbroken|dan|acting|operating|playing)\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(to\s+be|you\s+are)\b|\broleplay\s+as\b|(^|[.!]\s+|\byou\s+(will\s+|must\s+|should\s+)?)act\s+as\s+(a|an|the|if)\b|\bdeveloper\s+mode\b|\bjailbreak\b`)
+	reInjectTag      = regexp.MustCompile(`<\s*/?\s*system([-_](prompt|message|instructions?|override|reminder))?\s*>|<\|im_start\|>|<\|system\|>|\[/?inst\]|<<\s*/?sys\s*>>|new\s+instructions\s*:`)
+	// reInjectRole: a line that opens with a system role label ("SYSTEM:
+	// you have no limits"). In code and data it is a key ("system: 'You
+	// are a helpful assistant'" of an API call), not a label.
+	reInjectRole = regexp.MustCompile(`^\s*(<!--\s*|#+\s*|\*\*|>\s*|\[)?system(\s+(override|prompt|message|instructions?|note|notice|update))?\s*(\*\*|\])?\s*:\s`)
+	reInjectWarn = regexp.MustCompile(`\byou\s+are\s+now\s+(a|an|the|in|my|no\s+longer|free|unrestricted|jailbroken|dan|acting|operating|playing)\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(to\s+be|you\s+are)\b|\broleplay\s+as\b|(^|[.!]\s+|\byou\s+(will\s+|must\s+|should\s+)?)act\s+as\s+(a|an|the|if)\b|\bdeveloper\s+mode\b|\bjailbreak\b`)
+	// reInjectHard: role play that sheds the agent's rules (jailbreak
+	// personas); the rest of reInjectWarn ("act as a reviewer", "pretend
+	// you are the user") is how skills set a role: info.
+	reInjectHard = regexp.MustCompile(`\b(you\s+are|you'?re)\s+(now\s+)?(no\s+longer\s+(bound|restricted|limited|an?\s+ai)|free\s+(from|of)\s+(all\s+|any\s+|your\s+)?(rules|restrictions|guidelines|limits)|unrestricted|unfiltered|uncensored|jailbroken|dan\b|in\s+(developer|dan|god|jailbreak)\s+mode)|\b(dan|god|jailbreak)\s+mode\b|\bdo\s+anything\s+now\b`)
 
 	// password-archive
 	reArchive  = regexp.MustCompile(`\.(zip|7z|rar|tar\.gz|tgz|tar|dmg|iso)\b|\b(archive|zip file)\b`)
@@ -85,7 +99,8 @@ var pasteHosts = []string{"pastebin.com", "paste.ee", "hastebin.com", "ghostbin"
 	"interact.sh", "oast.fun", "oast.pro", "oast.me", "burpcollaborator.net", "hookbin.com", "beeceptor.com",
 	"paste.c-net.org", "pastebin.pl", "mega.nz", "mediafire.com", "filebin.net", "send.exploit.in", "ufile.io",
 	"paste.gg", "pastie.org", "ptpb.pw", "requestcatcher.com", "pixeldrain.com", "uguu.se", "oshi.at", "anonfile", "bore.pub",
-	"lhr.life", "pinggy.link", "webhook.cool"}
+	"lhr.life", "pinggy.link", "webhook.cool", "ngrok-free.dev", "ngrok.pizza", "localhost.run", "tunnelmole.net",
+	"pagekite.me", "telebit.cloud", "loophole.site", "localxpose.io", "expose.sh"}
 
 // pasteHost reports a host of the paste, file-drop, tunnel and request-bin
 // services.
@@ -115,20 +130,113 @@ func chatDrop(host, path string) bool {
 }
 
 // injection: prompt-injection, error for overrides, warn for role play.
+//
+// In prose, a phrase in quotation marks or in an inline code span is
+// named, not said ("phrases such as \"disregard the previous
+// instruction\"", "the `<system-reminder>` pattern"): a match only there
+// is quoted.
 func (s *scanner) injection(line, low string, n int, c ctx) {
+	if !s.has(low, injectionKeys...) {
+		return
+	}
+	sev, at := s.findInjection(low)
+	if sev == "" {
+		return
+	}
+	if !s.code && c != ctxQuoted && (strings.IndexByte(low, '"') >= 0 || strings.IndexByte(low, '`') >= 0 || strings.Contains(low, "\u201c")) {
+		if m := maskMentions(low); m != low {
+			if sev2, at2 := s.findInjection(m); sev2 != "" {
+				sev, at = sev2, at2
+			} else {
+				c = ctxQuoted
+			}
+		}
+	}
+	s.add(RulePromptInjection, sev, c, n, line, at)
+}
+
+// injectionKeys: a line without one of them has no prompt injection.
+var injectionKeys = []string{"ignore", "disregard", "forget", "override", "bypass", "the user", "secretly", "covertly",
+	"silently", "quietly", "system", "instructions", "[inst", "[/inst", "<<sys", "<</sys", "im_start", "you are", "you're",
+	"dan mode", "god mode", "anything now", "from now on", "pretend", "roleplay", "act as", "jailbreak", "developer mode"}
+
+// findInjection runs the prompt-injection expressions over low: the
+// severity and offset of the first match, or "".
+func (s *scanner) findInjection(low string) (string, int) {
 	for _, p := range injectionPasses {
+		if p.re == reInjectRole && s.code {
+			continue
+		}
 		if s.has(low, p.keys...) && (p.also == nil || p.also(low)) {
 			if loc := p.re.FindStringIndex(low); loc != nil {
-				s.add(RulePromptInjection, SeverityError, c, n, line, loc[0])
-				return
+				return SeverityError, loc[0]
 			}
+		}
+	}
+	if s.has(low, "you are", "you're", "dan mode", "god mode", "jailbreak mode", "anything now") {
+		if loc := reInjectHard.FindStringIndex(low); loc != nil {
+			return SeverityWarn, loc[0]
 		}
 	}
 	if s.has(low, "you are now", "from now on", "pretend", "roleplay", "act as", "developer mode", "jailbreak") {
 		if loc := reInjectWarn.FindStringIndex(low); loc != nil {
-			s.add(RulePromptInjection, SeverityWarn, c, n, line, loc[0])
+			return SeverityInfo, loc[0]
 		}
 	}
+	return "", 0
+}
+
+// linkTitle reports a quotation mark at i that opens a markdown link's
+// title: it follows "](destination ".
+func linkTitle(low string, i int) bool {
+	k := strings.LastIndex(low[:i], "](")
+	return k >= 0 && !strings.ContainsAny(low[k+2:i], ")\"") && strings.TrimSpace(low[k+2:i]) != ""
+}
+
+// maskMentions blanks what a line quotes (text in double or curly
+// quotation marks, inline code spans), keeping offsets.
+func maskMentions(low string) string {
+	var b []byte
+	blank := func(i, j int) {
+		if b == nil {
+			b = []byte(low)
+		}
+		for k := i; k < j; k++ {
+			b[k] = ' '
+		}
+	}
+	for i := 0; i < len(low); i++ {
+		var close string
+		switch {
+		case low[i] == '"' && linkTitle(low, i):
+			// A link's title ([docs](url "…")) is hidden text the agent
+			// reads, not a quotation.
+			continue
+		case low[i] == '"':
+			close = `"`
+		case low[i] == '`':
+			close = "`"
+		case strings.HasPrefix(low[i:], "\u201c"):
+			close = "\u201d"
+		default:
+			continue
+		}
+		open := 1
+		if close == "\u201d" {
+			open = len("\u201c")
+		}
+		j := strings.Index(low[i+open:], close)
+		if j < 0 {
+			break
+		}
+		j += i + open
+		blank(i+open, j)
+		i = j + len(close) - 1
+	}
+	if b == nil {
+		return low
+	}
+	return string(b)
 }
 
 // injectionPasses are the error-class prompt-injection expressions.
@@ -146,6 +254,7 @@ var injectionPasses = []injectionPass{
 	{pass{reInjectTag, []string{"system", "[inst", "[/inst", "instructions", "<<sys", "<</sys", "im_start"}}, func(low string) bool {
 		return strings.ContainsAny(low, ":>|]")
 	}},
+	{pass{reInjectRole, []string{"system"}}, func(low string) bool { return strings.IndexByte(low, ':') >= 0 }},
 }
 
 // injectionPass is a pass with a second, cheap condition (nil: none).
@@ -205,15 +314,15 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 		if xmlnsValue(low, j) {
 			continue // an XML namespace name, not a host to reach
 		}
-		s.host(host, line, n, j, c)
+		// homepage: … names the project: nothing is sent there (a paste
+		// host or an address is still what it is).
+		s.host(host, line, n, j, c, s.frontmatter && metadataURL(low, j))
 	}
 	// A bare paste host (no URL on the line: URLs were classified above).
 	if c != ctxProse && len(low) >= 3 && !strings.Contains(low, "://") {
-		if !s.grams.valid || s.grams.of != low {
-			s.grams.build(low)
-		}
+		g := s.gramsOf(low)
 		for _, p := range pasteHosts {
-			if len(p) >= 3 && !s.grams.may(p) {
+			if len(p) >= 3 && !g.may(p) {
 				continue
 			}
 			if k := strings.Index(low, p); k >= 0 && (k == 0 || !isAlnum(low[k-1]) && low[k-1] != '-') {
@@ -222,6 +331,18 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 			}
 		}
 	}
+}
+
+// reMetaKey is a frontmatter key whose value is a link about the skill
+// (its homepage, repository, documentation, licence, author), as the key
+// ends just before a URL: YAML ("homepage: https://…") or JSON
+// ("homepage": "https://…").
+var reMetaKey = regexp.MustCompile(`(^|[\s{,"'])(homepage|home|repository|repo|source|sourceurl|source_url|website|docs|documentation|doc|bugs|issues|changelog|funding|author|authors|license|licence|support|icon|logo|readme|project|projecturl|project_url)["']?\s*:\s*["']?[a-z]*$`)
+
+// metadataURL reports a URL (its "://" at j of the lowercased line low)
+// that is the value of a metadata key of the frontmatter.
+func metadataURL(low string, j int) bool {
+	return reMetaKey.MatchString(low[max(0, j-48):j])
 }
 
 // xmlnsValue reports a URL (its "://" at j) that is the value of an
@@ -241,8 +362,8 @@ func xmlnsValue(low string, j int) bool {
 	return attr == "xmlns" || strings.HasPrefix(attr, "xmlns:")
 }
 
-// host classifies one URL host.
-func (s *scanner) host(host, line string, n, at int, c ctx) {
+// host classifies one URL host; a metadata link is not egress.
+func (s *scanner) host(host, line string, n, at int, c ctx, meta bool) {
 	if host == "" || s.hosts[host] {
 		return
 	}
@@ -256,11 +377,17 @@ func (s *scanner) host(host, line string, n, at int, c ctx) {
 		s.add(RulePasteHost, SeverityError, c, n, line, at)
 		return
 	}
+	if meta {
+		return
+	}
 	s.hosts[host] = true // an ordinary host: classified once
 	if !plausibleHost(host) || exampleHost(host) || hostAllowed(host, s.opts.AllowedHosts) {
 		return
 	}
-	s.add(RuleNetworkEgress, SeverityWarn, ctxExec, n, line, at)
+	// A host by itself is a weak signal (most skills name the services
+	// they use): info, not flagged. What is sent there, and how, is for
+	// the other rules.
+	s.add(RuleNetworkEgress, SeverityInfo, ctxExec, n, line, at)
 }
 
 // ipHost parses dotted, decimal and hex IPv4 literals.
@@ -382,10 +509,7 @@ func (s *scanner) has(low string, subs ...string) bool {
 	if len(low) < 3 {
 		return containsAny(low, subs...)
 	}
-	g := &s.grams
-	if !g.valid || g.of != low {
-		g.build(low)
-	}
+	g := s.gramsOf(low)
 	for _, x := range subs {
 		if len(x) >= 3 && !g.may(x) {
 			continue
@@ -395,6 +519,16 @@ func (s *scanner) has(low string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// gramsOf returns the bitmap of low, built when low is not the line it
+// was last built for.
+func (s *scanner) gramsOf(low string) *grams {
+	g := &s.grams
+	if !g.valid || g.of != low {
+		g.build(low)
+	}
+	return g
 }
 
 // grams is the bitmap of has: one bit per hash of a 3-byte sequence.
@@ -561,13 +695,26 @@ func assetStem(seg string) string {
 	return ""
 }
 
-// vendorSeverity: warn for a vendor's own install script, else error.
+// vendorSeverity: info for a well-known official install script (the way
+// the tool's own documentation installs it), warn for another tool's own
+// installer (on a code host, under a declared binary's name: the host is
+// not the vendor's own), else error.
 func (s *scanner) vendorSeverity(low string) string {
-	if s.vendorInstall(low) {
+	switch s.vendorInstall(low) {
+	case vendorOfficial:
+		return SeverityInfo
+	case vendorDeclared:
 		return SeverityWarn
 	}
 	return SeverityError
 }
+
+// What vendorInstall makes of a fetch-and-run.
+const (
+	vendorNone     = iota
+	vendorOfficial // a well-known official installer or a package host's setup script
+	vendorDeclared // a script named after a declared binary, or on a domain named after one
+)
 
 // addExec adds an execution-rule finding at low[at:] (offset off in line);
 // in prose a match in a negated clause counts as quoted documentation.
@@ -591,8 +738,17 @@ func (s *scanner) revShell(line, low string, off, n int, c ctx, prose bool) {
 	}
 	if loc := reRevShell.FindStringIndex(low); loc != nil {
 		s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
+		return
+	}
+	// A bind shell: what a listener receives piped into a shell.
+	if loc := reBindShell.FindStringIndex(low); loc != nil {
+		s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
 	}
 }
+
+// reBindShell: a network listener whose input a shell runs (nc -l -p 4444
+// | /bin/bash).
+var reBindShell = regexp.MustCompile(`\b(nc|ncat|netcat)(\.[a-z]+)?\s+(-[a-z]+\s+(\d+\s+)?)*-[a-z]*l[a-z]*\b[^|;&\n]*\|\s*(sudo\s+)?(/usr)?(/bin/)?(ba|z|da|k)?sh\b`)
 
 // devTCPShell finds /dev/tcp/HOST/PORT (or udp) to a host that is not the
 // machine itself or the local network, on a line that binds a shell's
@@ -755,7 +911,7 @@ func runsStdin(seg string) bool {
 	if k >= len(words) {
 		return false
 	}
-	name := strings.Trim(words[k], "\"'`();&{}")
+	name := strings.Trim(words[k], "\"'`();&{}[],")
 	if j := strings.LastIndexAny(name, `/\`); j >= 0 {
 		name = name[j+1:]
 	}
@@ -868,6 +1024,9 @@ var vendorInstallers = []string{
 	"claude.ai/install.sh", "opencode.ai/install", "mise.run", "mise.jdx.dev/install.sh", "pyenv.run", "get.sdkman.io",
 	"fly.io/install.sh", "get.k3s.io", "code-server.dev/install.sh", "pixi.sh/install.sh", "sdk.cloud.google.com",
 	"dot.net/v1/dotnet-install", "dotnet.microsoft.com/download/dotnet/scripts/", "cli.github.com/packages/", "brew.sh",
+	"apt.llvm.org/llvm.sh", "sh.vector.dev", "get.helm.sh", "raw.githubusercontent.com/helm/helm/", "install.pulumi.com",
+	"get.pulumi.com", "cli.doppler.com/install.sh", "cdn.jsdelivr.net/gh/railwayapp/", "railway.app/install.sh",
+	"supabase.com/install", "bun.com/install", "get.jetify.com/devbox", "download.docker.com/linux/",
 }
 
 // reRepoSetup is the script a package hosting service writes for every
@@ -882,10 +1041,10 @@ var reRepoSetup = regexp.MustCompile(`^(dl\.cloudsmith\.io/public/[a-z0-9._-]+/[
 // host whose path names a declared binary, or one on a host named after a
 // declared binary (deno.land for deno, get.scoop.sh for scoop). It is still
 // a finding (warn), not an error.
-func (s *scanner) vendorInstall(low string) bool {
+func (s *scanner) vendorInstall(low string) int {
 	i := strings.Index(low, "https://")
 	if i < 0 || strings.Contains(low[i+8:], "http://") || strings.Count(low, "://") != 1 {
-		return false
+		return vendorNone
 	}
 	u := low[i+8:]
 	end := strings.IndexAny(u, " \t\"'|)`")
@@ -898,11 +1057,11 @@ func (s *scanner) vendorInstall(low string) bool {
 	}
 	for _, v := range vendorInstallers {
 		if strings.HasPrefix(u, v) && (len(u) == len(v) || strings.HasSuffix(v, "/") || strings.ContainsRune("/?#.", rune(u[len(v)]))) {
-			return true
+			return vendorOfficial
 		}
 	}
 	if k := strings.IndexAny(u, "?#"); k >= 0 && reRepoSetup.MatchString(u[:k]) || reRepoSetup.MatchString(u) {
-		return true
+		return vendorOfficial
 	}
 	code := false
 	for _, h := range []string{"github.com", "raw.githubusercontent.com", "objects.githubusercontent.com", "gitlab.com", "bitbucket.org"} {
@@ -912,22 +1071,47 @@ func (s *scanner) vendorInstall(low string) bool {
 	}
 	if !code && !hostAllowed(host, s.opts.AllowedHosts) {
 		if _, ip := ipHost(host); ip || pasteHost(host) || !plausibleHost(host) {
-			return false
+			return vendorNone
 		}
 		// A domain named after a declared binary: the label before the
 		// top-level domain is the binary's name (deno.land, get.scoop.sh).
 		name := host[:strings.LastIndexByte(host, '.')]
 		name = name[strings.LastIndexByte(name, '.')+1:]
-		return len(name) >= 2 && s.bins[name]
+		if len(name) >= 2 && s.bins[name] {
+			return vendorDeclared
+		}
+		return vendorNone
+	}
+	if host == "github.com" && releaseInstaller(p) {
+		return vendorDeclared
 	}
 	for _, seg := range strings.Split(p, "/") {
 		// A path element that is the binary, or a release asset named
 		// after it (gh_2.50.0_macOS.pkg, tool-linux-amd64).
 		if s.bins[seg] || s.bins[assetStem(seg)] {
-			return true
+			return vendorDeclared
 		}
 	}
-	return false
+	return vendorNone
+}
+
+// releaseInstaller reports the path of a GitHub release asset that is the
+// project's own install script: OWNER/REPO/releases/…/REPO.sh,
+// REPO-installer.sh or REPO-install.sh (or .ps1), the names release tools
+// such as cargo-dist give it. The project's script from the project's own
+// releases is a tool's own installer, like a declared binary's: a warn.
+func releaseInstaller(p string) bool {
+	parts := strings.Split(p, "/")
+	if len(parts) < 5 || parts[2] != "releases" || len(parts[1]) < 2 {
+		return false
+	}
+	stem := parts[len(parts)-1]
+	if k := strings.LastIndexByte(stem, '.'); k > 0 && (stem[k:] == ".sh" || stem[k:] == ".ps1") {
+		stem = stem[:k]
+	} else {
+		return false
+	}
+	return stem == parts[1] || stem == parts[1]+"-installer" || stem == parts[1]+"-install"
 }
 
 func (s *scanner) encoded(line, low string, off, n int, c ctx, prose bool) {
@@ -972,8 +1156,14 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 		}
 		if loc := p.re.FindStringIndex(low); loc != nil {
 			sv := sev()
-			if p.re == reHexEsc && fetcher(unescapeANSIC(text[loc[0]:loc[1]])) {
-				sv = SeverityError // the escapes spell a command
+			if p.re == reHexEsc {
+				dec := unescapeANSIC(text[loc[0]:loc[1]])
+				if !printable([]byte(dec)) || !hasLetters(dec) {
+					continue // bytes (a file's magic, a NOP sled), not hidden text
+				}
+				if fetcher(dec) {
+					sv = SeverityError // the escapes spell a command
+				}
 			}
 			s.add(RuleObfuscation, sv, c, n, line, off+loc[0])
 			return
@@ -992,6 +1182,17 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 			}
 		}
 	}
+}
+
+// hasLetters reports text with at least three ASCII letters.
+func hasLetters(s string) bool {
+	n := 0
+	for i := 0; i < len(s) && n < 3; i++ {
+		if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
+			n++
+		}
+	}
+	return n >= 3
 }
 
 func fetcher(s string) bool {
@@ -1329,7 +1530,48 @@ func (s *scanner) proseSecrets(line, low string, n int) {
 var pkgSources = []string{"/etc/apt/sources.list.d/", "/etc/apt/keyrings", "/etc/apt/trusted.gpg.d/", "/etc/yum.repos.d/",
 	"/etc/zypp/repos.d/", "/etc/pki/rpm-gpg/"}
 
+// reAgentConfig: a write to the agent's own configuration, instructions,
+// memory or skills in the user's home (Claude Code's settings and hooks,
+// OpenClaw's workspace, Codex's, Cursor's, Gemini's): what the agent
+// loads at every start.
+var reAgentConfig = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?|rsync)\s+[^|;&\n]*\s|\bsed\s+-i[^|;&\n]*\s|\bcat\s*>>?)\s*["']?` + homeDir + `/\.(claude/(settings(\.local)?\.json|claude\.md|hooks)|claude\.json|openclaw/(openclaw\.json|workspace/[a-z_-]*\.md|agents/[^/\s]+/agent/)|clawdbot/|moltbot/|codex/(config\.toml|agents\.md|instructions)|cursor/(mcp\.json|rules)|gemini/(settings\.json|gemini\.md)|config/(opencode|goose|aider|zed/settings)|continue/config)`)
+
+// reAgentSkills: a write into the agent's skills, commands or subagents
+// in the home directory (an installer's work, or one skill replacing
+// another): a warn.
+var reAgentSkills = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?|rsync)\s+[^|;&\n]*\s|\bsed\s+-i[^|;&\n]*\s|\bcat\s*>>?)\s*["']?` + homeDir + `/\.(claude/(commands|agents|skills)|openclaw/(skills|workspace/skills)|codex/skills|cursor/skills)/`)
+
+// reGitHooks: git hooks installed for every repository (error) or into
+// one (warn).
+var (
+	reGlobalHooks = regexp.MustCompile(`\bgit\s+config\s+(--global|--system)\s+core\.hookspath\b|` + homeDir + `/\.git-templates/hooks/|/usr/share/git-core/templates/hooks/`)
+	reRepoHooks   = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?)\s+[^|;&\n]*\s)\s*["']?(\./)?\.git/hooks/[a-z-]+`)
+)
+
 func (s *scanner) persistence(line, low string, off, n int, c ctx) {
+	if (strings.IndexByte(low, '>') >= 0 || s.has(low, "tee ", "cp ", "mv ", "install ", "ln -", "rsync", "sed -i")) &&
+		s.has(low, "/.claude", "/.openclaw", "/.clawdbot", "/.moltbot", "/.codex", "/.cursor", "/.gemini", "/.config/", "/.continue") {
+		if loc := reAgentConfig.FindStringIndex(low); loc != nil {
+			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
+			return
+		}
+		if s.has(low, "skills/", "commands/", "agents/") {
+			if loc := reAgentSkills.FindStringIndex(low); loc != nil {
+				s.add(RulePersistence, SeverityWarn, c, n, line, off+loc[0])
+				return
+			}
+		}
+	}
+	if s.has(low, "hookspath", "git/hooks/", "templates/hooks/") {
+		if loc := reGlobalHooks.FindStringIndex(low); loc != nil {
+			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
+			return
+		}
+		if loc := reRepoHooks.FindStringIndex(low); loc != nil {
+			s.add(RulePersistence, SeverityWarn, c, n, line, off+loc[0])
+			return
+		}
+	}
 	if !s.has(low, "cron", "@reboot", "bashrc", "zshrc", "bash_login", "fish/config", "profile", "zshenv", "zlogin", "launch",
 		"systemd", "systemctl", "login", "lssharedfilelist", "/etc/", "currentversion", "schtasks", "scheduledtask", "startup",
 		"autostart", "update-rc", "chkconfig") {
@@ -1347,9 +1589,50 @@ func (s *scanner) persistence(line, low string, off, n int, c ctx) {
 				continue
 			}
 		}
+		if profileSetting(low, a) {
+			continue
+		}
 		s.add(RulePersistence, SeverityError, c, n, line, off+a)
 		return
 	}
+}
+
+// reProfileSetting is a line a setup guide adds to a shell profile that
+// only sets the environment or loads a tool's own shell setup: an
+// exported variable without command substitution (export KEY="…",
+// PATH="$HOME/bin:$PATH"), a source of a file, eval "$(pyenv init -)".
+var reProfileSetting = regexp.MustCompile(`^\s*((export\s+)?[a-z_][a-z0-9_]*=("[^"$` + "`" + `]*(\$\{?[a-z_][a-z0-9_]*\}?[^"$` + "`" + `]*)*"|'[^']*'|[^\s;&|$` + "`" + `'"]*(\$\{?[a-z_][a-z0-9_]*\}?[^\s;&|$` + "`" + `'"]*)*)|(source|\.)\s+["']?[~$a-z0-9_{}./-]+["']?|eval\s+"\$\([a-z0-9_.-]+\s+(init|env|shellenv|completion|hook|activate)\b[^"` + "`" + `$;&|]*\)")\s*(#.*)?$`)
+
+// profileSetting reports a write to a shell profile at low[a:] (a ">>"
+// redirection or a tee) whose text (echo's or printf's argument) is only a
+// setting (reProfileSetting): how guides save an API key or a PATH, not
+// code to run at every login.
+func profileSetting(low string, a int) bool {
+	start := strings.LastIndexAny(low[:a], ";&\n") + 1
+	stmt := strings.TrimSpace(low[start:a])
+	stmt = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(stmt, "|"), "sudo"))
+	stmt = strings.TrimSpace(strings.TrimSuffix(stmt, "|"))
+	var arg string
+	switch {
+	case strings.HasPrefix(stmt, "echo "):
+		arg = strings.TrimSpace(stmt[5:])
+		for strings.HasPrefix(arg, "-") {
+			_, arg, _ = strings.Cut(arg, " ")
+			arg = strings.TrimSpace(arg)
+		}
+	case strings.HasPrefix(stmt, "printf "):
+		arg = strings.TrimSpace(stmt[7:])
+	default:
+		return false
+	}
+	if len(arg) < 2 || arg[0] != arg[len(arg)-1] || arg[0] != '\'' && arg[0] != '"' {
+		return false
+	}
+	text := strings.TrimSuffix(arg[1:len(arg)-1], `\n`)
+	if arg[0] == '"' && strings.ContainsAny(text, "`") || strings.Contains(text, "$(") && !strings.HasPrefix(strings.TrimSpace(text), "eval ") {
+		return false
+	}
+	return reProfileSetting.MatchString(text) && !containsAny(text, "/tmp/", "/dev/shm/", "/var/tmp/")
 }
 
 // blobs decodes base64 and hex runs (bounded) and rescans decoded text
@@ -1398,9 +1681,7 @@ func (s *scanner) blobs(line, text string, off, n int, c ctx) {
 			if f.Rule == RuleNetworkEgress || f.Rule == RuleUndeclaredBinary {
 				continue
 			}
-			if worst == "" || f.Severity == SeverityError {
-				worst = f.Severity
-			}
+			worst = worse(worst, f.Severity)
 		}
 		if worst != "" {
 			dec := strings.TrimSpace(string(data))
@@ -1427,6 +1708,15 @@ func (s *scanner) rescan(text string) []Finding {
 	s.depth--
 	s.sink, s.hosts = saveSink, saveHosts
 	return out
+}
+
+// worse returns the worse of two severities, an info finding counting as
+// none ("" when both are).
+func worse(a, b string) string {
+	if b == SeverityError || b == SeverityWarn && a == "" {
+		return b
+	}
+	return a
 }
 
 func isB64(c byte) bool {

@@ -64,6 +64,22 @@ type scanner struct {
 	sh shellLines // continued commands and variables of the current file's shell code
 
 	homoglyphBud int // lines of the current file still checked for look-alike letters
+	deobfBud     int // lines of the current file still read again deobfuscated
+	keyBlock     int // the line of a private key's BEGIN line, for its body on the next
+
+	frontmatter bool   // reading SKILL.md's frontmatter lines
+	mention     bool   // the line mentions attacks: what runs in it is quoted (see attackTalk)
+	container   bool   // the file is a Dockerfile: what it runs runs inside an image being built
+	comment     string // how a line comment starts in the current file or code block ("" unknown)
+	code        bool   // reading code or data (a script, a data file, a code block), not prose
+	codeFile    bool   // the current file is code or data throughout
+	flowOn      bool   // the code read is a program's (not shell's): follow its data (flow.go)
+	dataFile    bool   // the current file is configuration or data (dataExt)
+
+	flow flowState // what the current file's code reads and sends (flow.go)
+
+	envDeclared map[string]bool // the environment variables the frontmatter declares (nil: no requirements block)
+	envReported map[string]bool // undeclared credentials already reported
 
 	grams grams // of the line has last looked at
 
@@ -79,6 +95,17 @@ func newScanner(opts Options, sk *skill.Skill) *scanner {
 		for _, k := range []string{"bins", "anyBins"} {
 			for _, b := range stringsOf(req[k]) {
 				s.bins[strings.ToLower(path.Base(b))] = true
+			}
+		}
+		// The environment it declares (requires.env, primaryEnv): what
+		// it reads beyond that is not proportionate (undeclaredEnv).
+		s.envDeclared = map[string]bool{}
+		for _, e := range stringsOf(req["env"]) {
+			s.envDeclared[strings.ToLower(e)] = true
+		}
+		if ns, ok := sk.Metadata[sk.Namespace].(map[string]any); ok {
+			for _, e := range stringsOf(ns["primaryEnv"]) {
+				s.envDeclared[strings.ToLower(e)] = true
 			}
 		}
 	}
@@ -104,20 +131,90 @@ func stringsOf(v any) []string {
 	return nil
 }
 
-// add records a finding; quoted context downgrades errors to warn.
+// mentionRules are the rules of what runs or is reached: in a line that
+// mentions an attack rather than asks for one (scanner.mention) their
+// matches are quoted. Prompt injection, hidden characters and the others
+// are read the same either way.
+var mentionRules = map[string]bool{RuleDownloadExec: true, RuleEncodedPayload: true, RuleSecretsAccess: true,
+	RulePersistence: true, RuleObfuscation: true, RuleRawIPURL: true, RulePasteHost: true, RuleDataExfiltration: true,
+	RuleSystemTampering: true, RuleObfuscatedCode: true, RuleSupplyChain: true, RuleCryptoMining: true,
+	RuleHardcodedCredential: true, RuleCredentialHarvest: true, RuleCovertInstruction: true}
+
+// reAttackTalk: words of a text that describes attacks or their detection
+// (a security tutorial, an advisory, a detection rule's documentation)
+// rather than asks for one.
+var reAttackTalk = regexp.MustCompile(`\b(attack(s|ers?|ed|ing)?|exploit\w*|vulnerab\w*|malicious|malware|pocs?|proof[- ]of[- ]concept|exfiltrat\w*|adversar\w*|arbitrary\s+(code|commands?)|(prompt|command|code|sql|shell|template)\s+injection|backdoor\w*|compromis\w*|cve-\d{4}|stealers?|infostealers?|weaponi[sz]\w*|rce|threat\s+actors?|ransomware|trojans?|red[- ]team\w*|ioc|iocs|indicators?\s+of)\b`)
+
+// attackWords are the keywords of reAttackTalk, a cheap check first.
+var attackWords = []string{"attack", "exploit", "vulnerab", "malicious", "malware", "poc", "proof", "exfiltrat", "adversar",
+	"arbitrary", "injection", "backdoor", "compromis", "cve-", "stealer", "weaponi", "rce", "threat", "ransomware",
+	"trojan", "red team", "red-team", "ioc", "indicator"}
+
+// attackTalk reports a line (lowercased) whose words, outside its code
+// spans and its URLs, host names and paths, talk about attacks.
+func attackTalk(low string, spans []span) bool {
+	b := []byte(low)
+	for _, sp := range spans {
+		for k := sp.off; k < sp.off+len(sp.text) && k < len(b); k++ {
+			b[k] = ' '
+		}
+	}
+	// Words with a dot or a slash inside: "attacker.example.com" is a
+	// name, not a word of the sentence.
+	for i := 0; i < len(b); {
+		if b[i] == ' ' || b[i] == '\t' {
+			i++
+			continue
+		}
+		j := i
+		name := false
+		for j < len(b) && b[j] != ' ' && b[j] != '\t' {
+			if (b[j] == '.' || b[j] == '/' || b[j] == '@') && j+1 < len(b) && b[j+1] != ' ' && b[j+1] != '\t' {
+				name = true
+			}
+			j++
+		}
+		if name {
+			for k := i; k < j; k++ {
+				b[k] = ' '
+			}
+		}
+		i = j
+	}
+	return reAttackTalk.Match(b)
+}
+
+// onePerLine are the rules that several passes may match on one line
+// (fetch-and-run as a pipeline and as a download then a run; a line
+// deobfuscated two ways): a line reports each once, at its worst.
+var onePerLine = map[string]bool{RuleDownloadExec: true, RuleSecretsAccess: true, RuleObfuscation: true,
+	RuleObfuscatedCode: true, RuleDataExfiltration: true, RuleSystemTampering: true}
+
+// add records a finding. In quoted context (documentation that quotes an
+// attack: a table row, a list of examples, a code block nobody is told to
+// run) a match is evidence of nothing: an info finding, kept for the
+// reviewer and the score's record but neither flagged nor held.
 func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 	f := Finding{Rule: rule, Severity: sev, File: s.file, Line: line, Excerpt: excerpt(text, at)}
-	if c == ctxQuoted && sev == SeverityError {
-		f.Severity, f.quoted = SeverityWarn, true
+	if s.mention && mentionRules[rule] {
+		c = ctxQuoted
 	}
-	// Fetch-and-run and secrets are matched by several passes (a pipeline,
-	// a download then a run, a reverse shell; a prose instruction and its
-	// inline code): a line reports each once, at its worst severity.
+	if s.container && rule == RulePersistence {
+		// A Dockerfile's commands run inside the image it builds: a
+		// shell profile written there is the image's, not the user's.
+		// (What it fetches and runs still runs, in the build.)
+		c = ctxQuoted
+	}
+	if c == ctxQuoted && sev != SeverityInfo {
+		f.Severity, f.quoted = SeverityInfo, true
+	}
+	// A rule several passes match (onePerLine) reports a line once, at
+	// its worst severity.
 	dst := &s.findings
 	if s.sink != nil {
 		dst = s.sink
 	}
-	if rule == RuleDownloadExec || rule == RuleSecretsAccess {
+	if onePerLine[rule] {
 		for k := len(*dst) - 1; k >= 0 && k >= len(*dst)-8; k-- {
 			if g := &(*dst)[k]; g.Rule == rule && g.File == f.File && g.Line == f.Line {
 				if g.Severity != SeverityError && f.Severity == SeverityError {
@@ -159,12 +256,59 @@ func splitLines(data []byte) []string {
 }
 
 func (s *scanner) startFile(name string) {
+	s.flowFlush("", ctxExec) // a statement the last file left open
+	s.flow.reset()
 	s.file = name
 	s.arcLine, s.pwLine, s.pwCheckedTo, s.pwPending = 0, 0, 0, s.pwPending[:0]
 	s.perRule = map[string]int{}
 	s.drop = dropped{}
 	s.sh = shellLines{budget: maxExpandBytes}
 	s.homoglyphBud = maxHomoglyphLines
+	s.deobfBud = maxDeobfLines
+	s.keyBlock = 0
+	base := strings.ToLower(path.Base(name))
+	s.container = base == "dockerfile" || base == "containerfile" || strings.HasPrefix(base, "dockerfile.") ||
+		strings.HasSuffix(base, ".dockerfile") || strings.HasSuffix(base, ".containerfile")
+	ext := strings.ToLower(path.Ext(name))
+	s.comment = commentMark[ext]
+	s.codeFile = scriptExt[ext] || execFiles[ext] || execFiles[base] || dataExt[ext] || s.container
+	s.code = s.codeFile
+	s.dataFile = dataExt[ext]
+	s.flowOn = flowExt[ext]
+}
+
+// flowExt are the files (by extension) and flowLangs the code blocks (by
+// language) whose data the flow analysis follows: programs. Shell is read
+// command by command (exfilShell).
+var (
+	flowExt = map[string]bool{".py": true, ".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".tsx": true,
+		".jsx": true, ".rb": true, ".pl": true, ".php": true, ".ps1": true, ".psm1": true, ".lua": true, ".go": true}
+	flowLangs = map[string]bool{"python": true, "py": true, "python3": true, "js": true, "javascript": true,
+		"node": true, "mjs": true, "cjs": true, "ts": true, "typescript": true, "ruby": true, "rb": true, "perl": true,
+		"pl": true, "php": true, "powershell": true, "ps1": true, "pwsh": true, "lua": true, "go": true, "jsx": true, "tsx": true}
+)
+
+// reEndpointKey: a configuration key whose value is an address the code
+// connects to (base_url:, "endpoint":, webhook =).
+var reEndpointKey = regexp.MustCompile(`^\s*(-\s*)?["']?[a-z0-9_.-]*(url|uri|endpoint|host|server|webhook|callback|proxy|upstream|remote|origin)[a-z0-9_]*["']?\s*[:=]`)
+
+// commentMark is how a line comment starts in the files (by extension)
+// and code blocks (by language) whose comments the scanner knows; "" for
+// the others, markdown above all (# is a heading there).
+var commentMark = map[string]string{".sh": "#", ".bash": "#", ".zsh": "#", ".ksh": "#", ".fish": "#", ".py": "#",
+	".rb": "#", ".pl": "#", ".ps1": "#", ".psm1": "#", ".r": "#", ".command": "#", ".envrc": "#",
+	".js": "//", ".mjs": "//", ".cjs": "//", ".ts": "//", ".tsx": "//", ".jsx": "//", ".go": "//", ".java": "//",
+	".c": "//", ".cc": "//", ".cpp": "//", ".rs": "//", ".swift": "//", ".kt": "//", ".php": "//", ".cs": "//",
+	"sh": "#", "bash": "#", "zsh": "#", "shell": "#", "ksh": "#", "fish": "#", "python": "#", "py": "#", "python3": "#",
+	"ruby": "#", "rb": "#", "perl": "#", "pl": "#", "powershell": "#", "ps1": "#", "pwsh": "#", "r": "#",
+	"js": "//", "javascript": "//", "node": "//", "mjs": "//", "cjs": "//", "ts": "//", "typescript": "//",
+	"go": "//", "java": "//", "c": "//", "cpp": "//", "rust": "//", "rs": "//", "php": "//", "csharp": "//", "cs": "//"}
+
+// commentLine reports a line that is only a comment (mark "#" or "//"): it
+// does not run. A "#!" first line is not one.
+func commentLine(line, mark string) bool {
+	t := strings.TrimLeft(line, " \t")
+	return mark != "" && strings.HasPrefix(t, mark) && !strings.HasPrefix(t, "#!")
 }
 
 // scanSkillMD scans SKILL.md: frontmatter as prose (it goes into prompts),
@@ -178,13 +322,18 @@ func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) 
 	if _, _, bodyLine, ok := skill.SplitFrontmatter(data); ok {
 		body = min(bodyLine-1, len(lines))
 	}
+	s.frontmatter = true
 	for i := 0; i < body; i++ {
 		s.checkLine(lines[i], i+1, ctxProse)
 		s.strongProse(lines[i], lines[i], i+1)
 	}
+	s.frontmatter = false
 	s.capabilities(lines[:body])
 	s.scanMarkdown(lines, body, true)
 	s.promptText(sk.Name, at.Name, 1, body)
+	s.discoveryAbuse(sk.Name, at.Name)
+	s.discoveryAbuse(sk.Description, at.Description)
+	s.impersonation(sk.Name, at.Name, []byte(lowerASCII(string(data[:min(len(data), 64<<10)]))))
 	if at.DescriptionFromBody {
 		// The paragraph it was taken from.
 		last := at.Description
@@ -273,14 +422,14 @@ next:
 	}
 }
 
-// rank orders findings by weight: info, quoted warn, warn, error.
+// rank orders findings by weight: info, quoted (info), warn, error.
 func rank(f Finding) int {
 	switch {
 	case f.Severity == SeverityError:
 		return 3
-	case f.Severity == SeverityWarn && !f.quoted:
-		return 2
 	case f.Severity == SeverityWarn:
+		return 2
+	case f.quoted:
 		return 1
 	}
 	return 0
@@ -347,7 +496,7 @@ func (s *scanner) scanFile(f File) {
 // (documentation-like) except the values of keys that hold commands.
 var dataExt = map[string]bool{".json": true, ".jsonc": true, ".json5": true, ".yaml": true, ".yml": true, ".toml": true,
 	".xml": true, ".ini": true, ".cfg": true, ".conf": true, ".csv": true, ".tsv": true, ".lock": true, ".svg": true,
-	".properties": true}
+	".properties": true, ".yar": true, ".yara": true}
 
 // reCmdKey is a key whose value is a command: package.json scripts (the
 // install hooks run by npm install), devcontainer and CI commands, systemd
@@ -480,6 +629,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		fenceCmds    bool // a fence labeled as shell: its commands are checked against requires
 		fenceRun     bool // a fence of shell commands (or plain text to run): read as the shell reads it
 		fenceQuote   bool // the fence is in a blockquote
+		fenceDiagram bool // an unlabelled or plain-text fence: it may hold a diagram
 		inPre        bool // in an HTML <pre> block
 		preCtx       ctx
 		preRun       bool // the <pre> block holds shell commands
@@ -506,11 +656,18 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		if inFence {
 			if c, l, _ := fenceOpen(trim); l >= fenceLen && c == fenceChar && strings.TrimSpace(trim[l:]) == "" {
 				inFence = false
+				s.flowFlush(line, fenceCtx)
+				s.comment, s.flowOn = "", false
 				s.sh.endBlock()
 				lastText, prevBlank = line, false
 				continue
 			}
+			// A line of a diagram in a block of plain text ("-> shell
+			// evaluates $(env)") shows a step, it is not one.
+			s.mention = fenceDiagram && diagramLine(line)
+			s.code = true
 			s.checkLine(line, n, fenceCtx)
+			s.mention, s.code = false, s.codeFile
 			if fenceRun {
 				code := line
 				if fenceQuote {
@@ -538,12 +695,32 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 				lang = ""
 			}
 			fenceShell := shellLangs[lang]
+			fenceDiagram = lang == "" || plainLangs[lang]
+			s.comment = commentMark[lang]
+			s.flowOn = flowLangs[lang]
 			fenceCmds = fenceShell && lang != ""
 			fenceCtx = ctxQuoted
 			// A shell block runs; a block of code in another language, or
 			// of plain text, runs when the text introduces it as something
 			// to run ("Run this:") or it is under a setup heading.
 			if fenceShell || (codeLangs[lang] || plainLangs[lang]) && !negSection && (section || introducesCode(lastText)) {
+				fenceCtx = ctxExec
+			}
+			// A block the text shows as an example of an attack or of what
+			// not to do (under a "Malicious patterns" or "What this skill
+			// does not do" heading, or after "a stealer looks like this:")
+			// quotes it, shell included, unless the line before tells the
+			// reader to run it.
+			lt := s.lower(lastText)
+			shown := negSection || strings.Contains(lt, "❌") ||
+				s.has(lt, badExampleWords...) && reBadExample.MatchString(lt) ||
+				s.has(lt, attackWords...) && attackTalk(lt, codeSpans(lastText))
+			if shown && !introducesCode(lastText) {
+				fenceCtx = ctxQuoted
+			}
+			// In SKILL.md a block of code is what the agent runs or writes
+			// from, unless the text shows it as an example.
+			if isSkillMD && codeLangs[lang] && !shown {
 				fenceCtx = ctxExec
 			}
 			fenceRun = fenceShell || plainLangs[lang] && fenceCtx == ctxExec
@@ -590,7 +767,9 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 				s.sh.endBlock()
 			}
 			inIndented, prevBlank, lastText = true, false, line
+			s.code = true
 			s.checkLine(line, n, ctxExec)
+			s.code = s.codeFile
 			s.shell(line, n, ctxExec, true)
 			continue
 		}
@@ -617,8 +796,12 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 					break
 				}
 				inComment = false
-				if loc := reCommentDirective.FindStringIndex(rePragma.ReplaceAllString(comment.String(), "")); loc != nil {
-					s.add(RuleHTMLComment, SeverityWarn, ctxProse, commentStart, commentLine, 0)
+				if text := rePragma.ReplaceAllString(comment.String(), ""); reCommentDirective.MatchString(text) {
+					sev := SeverityInfo
+					if reCommentAddress.MatchString(text) {
+						sev = SeverityWarn
+					}
+					s.add(RuleHTMLComment, sev, ctxProse, commentStart, commentLine, 0)
 				}
 				comment.Reset()
 				rest = rest[j+3:]
@@ -658,7 +841,13 @@ var (
 	reDocHeading    = regexp.MustCompile(`\b(malicious|attacks?|attackers?|red\s+flags?|indicators?|iocs?|detects?|detection|detected|flags|flagged|suspicious|threats?|examples?\s+of|warning\s+signs|anti-?patterns?|looks\s+for)\b`)
 	reNegHeading    = regexp.MustCompile(`\b(does\s+not|doesn'?t|will\s+not|won'?t|do\s+not|don'?t|never|out\s+of\s+scope|non-goals?|limitations)\b`)
 	reNotNegHeading = regexp.MustCompile(`\b(forget|skip|ignore|optional|required|must|important|work|working|load|loading|start|found|open|connect|respond|show|appear|fail|error|troubleshoot\w*)\b|\?`)
-	reIntroRun      = regexp.MustCompile(`\b(run|execute|paste|install|save|register|set ?up|enter|type|launch|start|once|first)\b`)
+	// reBadExample: a line that introduces a block of code as what not to
+	// do, or as an attack shown.
+	reBadExample = regexp.MustCompile(`\b(vulnerable|insecure|unsafe|bad|wrong|incorrect|don'?t|do\s+not|avoid|never|anti-?pattern|malicious|attack\w*|exploit\w*|before|dangerous)\b|❌`)
+	// badExampleWords: a line without one of them is no reBadExample.
+	badExampleWords = []string{"vulnerab", "insecure", "unsafe", "bad", "wrong", "incorrect", "don't", "dont", "do not",
+		"avoid", "never", "pattern", "malicious", "attack", "exploit", "before", "dangerous"}
+	reIntroRun = regexp.MustCompile(`\b(run|execute|paste|install|save|register|set ?up|enter|type|launch|start|once|first)\b`)
 )
 
 // codeLangs are code-fence languages whose code an agent can run.
@@ -727,6 +916,8 @@ func preClose(line string) (content string, closed bool) {
 // shows it and a person copies it (tags dropped, entities decoded), which
 // is what runs.
 func (s *scanner) preLine(line, content string, n int, c ctx, run bool) {
+	s.code = true
+	defer func() { s.code = s.codeFile }()
 	s.checkLine(line, n, c)
 	code := preText(content)
 	if code != content {
@@ -824,8 +1015,23 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 	// Hidden Unicode, prompt injection and hosts over the whole line;
 	// execution rules over inline code spans (and the whole line when it
 	// is imperative).
-	s.checkLine(line, n, c)
 	spans := codeSpans(line)
+	// A descriptive line that talks about attacks (a security tutorial,
+	// an advisory, a scanner's documentation) mentions the commands it
+	// shows: what runs in it is quoted. Instructions (imperative lines)
+	// are not excused by their words.
+	if c == ctxProse && s.has(s.lower(line), attackWords...) && attackTalk(s.lower(line), spans) {
+		s.mention = true
+		defer func() { s.mention = false }()
+	}
+	s.checkLine(line, n, c)
+	// An instruction is one in prose too: prose reads as ctxExec here.
+	pc := c
+	if pc == ctxProse {
+		pc = ctxExec
+	}
+	s.exfilProse(line, s.lower(line), n, pc)
+	s.covertInstruction(line, s.lower(line), n, pc)
 	if c == ctxProse {
 		s.proseSecrets(line, s.lower(line), n)
 		// Fetch-and-run, decode-and-run and reverse shells are commands
@@ -980,15 +1186,35 @@ func imperativeStart(t string) bool {
 
 // checkLine runs the line rules over one line in context c.
 func (s *scanner) checkLine(line string, n int, c ctx) {
+	if c != ctxProse && commentLine(line, s.comment) {
+		// A comment in code does not run; it is read like prose (an
+		// instruction to the agent in it still counts).
+		c = ctxProse
+	} else if s.code && s.depth == 0 && c != ctxProse {
+		if s.flowOn {
+			s.flowLine(line, n, c)
+		}
+		s.undeclaredEnv(line, n)
+	}
 	s.hiddenUnicode(line, n)
 	s.homoglyphs(line, n, c)
+	if s.depth == 0 {
+		s.keyBody(line, n, c)
+		s.hardcodedCredential(line, n, c)
+	}
 	text := line
 	if c != ctxProse && s.searchLine(s.lower(line)) {
 		text = maskSearchPatterns(line, s.lower(line))
 	}
 	low := s.lower(text)
 	s.injection(line, low, n, c)
-	s.urls(line, low, n, c)
+	uc := c
+	if s.dataFile && c == ctxQuoted && reEndpointKey.MatchString(low) {
+		// A configuration's endpoint is where the code connects, not an
+		// example: a paste host or an address there counts in full.
+		uc = ctxExec
+	}
+	s.urls(line, low, n, uc)
 	s.passwordArchive(line, low, n, c)
 	if c == ctxExec || c == ctxQuoted {
 		s.checkExec(line, text, 0, n, c)
@@ -1061,12 +1287,33 @@ func hidden(r rune) bool {
 	return unicode.Is(unicode.Cf, r) || (r >= 0xE0000 && r <= 0xE007F)
 }
 
+// diagramLine reports a line that starts with an arrow or a box-drawing
+// character: a step of a diagram, not a command.
+func diagramLine(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	for _, p := range []string{"->", "=>", "<-", "|--", "+--", "`--", "\u2192", "\u21d2", "\u2190", "\u2193", "\u25bc"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	r, _ := utf8.DecodeRuneInString(t)
+	return r >= 0x2500 && r <= 0x257F // box drawing
+}
+
 func legitJoiner(line string, i int, r, prev rune) bool {
 	if r == 0xFEFF && i == 0 {
 		return true
 	}
 	if r == 0xAD { // soft hyphen: a typographic hint
 		return true
+	}
+	// One zero-width character or direction mark before a code fence at
+	// the start of a line keeps the fence from opening or closing: how
+	// markdown shows a fence inside a fence.
+	if (r >= 0x200B && r <= 0x200F || r == 0x2060 || r == 0xFEFF) && strings.TrimLeft(line[:i], " \t>") == "" {
+		if rest := line[i+utf8.RuneLen(r):]; strings.HasPrefix(rest, "```") || strings.HasPrefix(rest, "~~~") {
+			return true
+		}
 	}
 	if r >= 0x600 && r <= 0x605 || r == 0x6DD || r == 0x70F || r == 0x890 || r == 0x891 || r == 0x8E2 || r == 0x110BD || r == 0x110CD {
 		return true // prepended concatenation marks: visible signs
@@ -1110,6 +1357,7 @@ func (s *scanner) checkExec(line, text string, off, n int, c ctx) {
 	}
 	s.execRules(line, text, low, off, n, c, true)
 	s.blobs(line, text, off, n, c)
+	s.deobfuscate(line, text, low, off, n, c)
 }
 
 // execRules runs checkExec's rules but the blob decoder. A command read
@@ -1127,6 +1375,10 @@ func (s *scanner) execRules(line, text, low string, off, n int, c ctx, obfuscati
 	}
 	s.secrets(line, low, off, n, c)
 	s.credentialSend(line, low, off, n, c)
+	s.exfilShell(line, low, off, n, c)
+	s.tampering(line, low, off, n, c)
+	s.supplyChain(line, low, off, n, c)
+	s.cryptoMining(line, low, off, n, c)
 	s.persistence(line, low, off, n, c)
 	s.bareIPs(line, low, off, n, c)
 }
@@ -1175,7 +1427,9 @@ func (s *scanner) commands(line string, n int, inline bool) (heredoc string) {
 			}
 			text = "…" + text[from:]
 		}
-		s.add(RuleUndeclaredBinary, SeverityWarn, ctxExec, n, w+": "+text, 0)
+		// A tool the frontmatter does not list is drift, not a threat:
+		// info (what the tool is made to do is for the other rules).
+		s.add(RuleUndeclaredBinary, SeverityInfo, ctxExec, n, w+": "+text, 0)
 	}
 	return heredoc
 }

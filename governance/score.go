@@ -11,26 +11,38 @@ const (
 )
 
 // Finding weights: each finding adds its category's weight, and each
-// category is capped.
+// category is capped. Info findings (weak signals: a host named, a tool
+// not declared, an attack pattern quoted in documentation) weigh
+// nothing: they neither flag nor hold a skill.
+//
+// The tiers: an error blocks (what a reviewer would call malicious
+// without more context); a hold-class warn alone reaches the high band,
+// which quarantines (a suspicious combination: a credential sent to
+// another service, obfuscated code that runs); the other warns flag
+// (weak signals, rare on ordinary skills) and reach the high band only
+// in numbers.
 const (
 	WeightError      = 25  // any error finding
 	CapError         = 100 // errors block anyway; the score shows how many
-	WeightEgress     = 4   // one network-egress warn (one per host)
-	CapEgress        = 20
-	WeightDrift      = 3 // one undeclared-binary warn (one per binary)
-	CapDrift         = 15
+	WeightHold       = 60  // a warn of a hold-class rule (holdRules): quarantine by itself
+	CapHold          = 75
 	WeightInjection  = 10 // prompt-injection warn, html-comment-directive warn
 	CapInjection     = 20
 	WeightEvasion    = 10 // obfuscation or encoded-payload warn
 	CapEvasion       = 20
 	WeightUnscanned  = 10 // a file that could not be scanned
 	CapUnscanned     = 20
-	WeightQuoted     = 2 // an attack pattern quoted in documentation (downgraded to warn)
-	CapQuoted        = 10
 	WeightOtherWarn  = 5 // any other warn
 	CapOtherWarn     = 10
 	MitigationNoErrs = -5 // no error finding
 )
+
+// holdRules are the rules whose warn findings hold a skill
+// (WeightHold): each stands for a combination a reviewer would not let
+// through unread.
+var holdRules = map[string]bool{RuleDataExfiltration: true, RuleSystemTampering: true, RuleObfuscatedCode: true,
+	RuleSupplyChain: true, RuleHardcodedCredential: true, RuleDiscoveryAbuse: true, RuleCredentialHarvest: true,
+	RuleCovertInstruction: true}
 
 // Bands, by score (inclusive upper bounds).
 const (
@@ -83,14 +95,10 @@ func category(f Finding) (name string, weight, limit int) {
 		return "error", WeightError, CapError
 	case f.Severity == SeverityInfo:
 		return "info", 0, 0
-	case f.quoted:
-		return "quoted", WeightQuoted, CapQuoted
+	case holdRules[f.Rule]:
+		return "hold", WeightHold, CapHold
 	}
 	switch f.Rule {
-	case RuleNetworkEgress:
-		return "egress", WeightEgress, CapEgress
-	case RuleUndeclaredBinary:
-		return "drift", WeightDrift, CapDrift
 	case RulePromptInjection, RuleHTMLComment:
 		return "injection", WeightInjection, CapInjection
 	case RuleObfuscation, RuleEncodedPayload:

@@ -392,9 +392,7 @@ func (s *scanner) homoglyphs(line string, n int, c ctx) {
 		if before[f.Rule] || f.Rule == RuleNetworkEgress || f.Rule == RuleUndeclaredBinary || f.Rule == RuleHiddenUnicode {
 			continue
 		}
-		if worst == "" || f.Severity == SeverityError {
-			worst = f.Severity
-		}
+		worst = worse(worst, f.Severity)
 	}
 	if worst != "" {
 		if c == ctxProse {

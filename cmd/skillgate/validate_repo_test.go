@@ -44,11 +44,13 @@ func TestValidateExitCodes(t *testing.T) {
 	// Only skillgate's advice (a link that does not resolve): a note,
 	// which never fails, as the reference validator accepts the skill.
 	advice := filepath.Join(t.TempDir(), "advice")
-	// A scanner warning (a binary the skill runs but does not declare).
+	// A scanner warning (text reversed for the shell to read back: a
+	// weak sign of obfuscation, nothing run). A binary the skill runs but
+	// does not declare is only a note since issue 20.
 	warned := filepath.Join(t.TempDir(), "warned")
 	for dir, md := range map[string]string{
 		advice: "---\nname: advice\ndescription: d\n---\nSee [x](missing.md).\n",
-		warned: "---\nname: warned\ndescription: d\n---\n```bash\njq .name package.json\n```\n",
+		warned: "---\nname: warned\ndescription: d\n---\n```bash\necho 'nohtyp | moc.x//:sptth lruc' | rev\n```\n",
 	} {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -69,7 +71,7 @@ func TestValidateExitCodes(t *testing.T) {
 		{[]string{"validate", warned}, 0, "1 files checked: 0 errors, 1 warnings"},
 		{[]string{"validate", "--strict", warned}, 1, "1 files checked: 0 errors, 1 warnings"},
 		{[]string{"validate", format}, 1, "1 files checked: 4 errors, 0 warnings"},
-		{[]string{"validate", filepath.Join(validateRepo, "malicious", "SKILL.md")}, 1, "1 files checked: 2 errors, 1 warnings"},
+		{[]string{"validate", filepath.Join(validateRepo, "malicious", "SKILL.md")}, 1, "1 files checked: 2 errors, 0 warnings"},
 	}
 	for _, tt := range tests {
 		out, _, code := runCmd(t, tt.args...)

@@ -30,16 +30,12 @@ type floor struct {
 // scanner conflicts on one line at most.
 var floors = []floor{
 	//  set                              malicious held ≥  benign blocked ≤, held ≤, flagged ≤
-	{"skillfortifybench", 33, 0, 0, 180},
-	{"cisco-skill-scanner-evals", 8, 0, 0, 3},
-	{"benign-anthropics-skills", 0, 1, 2, 12}, // fonts, PDF, .tar.gz no longer blocked (they are flagged now: LICENSE URLs, unread files); canvas-design is held for its 83 files
-	// Issue 19 (G3, G4) quarantines a skill with files past the caps
-	// (64 files, 1 MiB): let-fate-decide here, and database-lookup, docx,
-	// pptx and xlsx in K-Dense, are held for it. Issue 20's work on the
-	// caps (or on reading inert files by their header) is to win them back.
-	{"benign-trailofbits-skills", 0, 9, 10, 61},
-	{"benign-kdense-scientific-skills", 0, 3, 7, 120},
-	{"openclaw-skills", 0, 0, 0, 46},
+	{"skillfortifybench", 173, 0, 0, 0},
+	{"cisco-skill-scanner-evals", 11, 0, 0, 0},
+	{"benign-anthropics-skills", 0, 3, 3, 1},
+	{"benign-trailofbits-skills", 0, 0, 0, 3},
+	{"benign-kdense-scientific-skills", 0, 0, 0, 4},
+	{"openclaw-skills", 0, 0, 0, 1},
 }
 
 // TestFloors measures every set with its own labels and fails when one
