@@ -32,9 +32,14 @@ var floors = []floor{
 	//  set                              malicious held ≥  benign blocked ≤, held ≤, flagged ≤
 	{"skillfortifybench", 173, 0, 0, 0},
 	{"cisco-skill-scanner-evals", 11, 0, 0, 0},
-	{"benign-anthropics-skills", 0, 3, 3, 1},
-	{"benign-trailofbits-skills", 0, 0, 0, 3},
-	{"benign-kdense-scientific-skills", 0, 0, 0, 4},
+	// Every benign skill held below is held only for files past the caps
+	// (64 files, 1 MiB), quarantined since issue 19 (G3, G4): canvas-design
+	// and claude-api here, let-fate-decide in Trail of Bits, database-lookup,
+	// docx, pptx and xlsx in K-Dense. Raising the caps, or reading inert
+	// files by their header, is issue 20's next step.
+	{"benign-anthropics-skills", 0, 0, 2, 2},
+	{"benign-trailofbits-skills", 0, 0, 1, 3},
+	{"benign-kdense-scientific-skills", 0, 0, 4, 4},
 	{"openclaw-skills", 0, 0, 0, 1},
 }
 
