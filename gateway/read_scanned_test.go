@@ -35,17 +35,18 @@ func (g *gw) read(t *testing.T, agent, p string) (int, string) {
 }
 
 // overCaps adds to files two skills whose last file the scanner does not
-// read: many (64 notes, then the scripts) and heavy (four files of 256 KiB
-// fill its 1 MiB, then the script). script gives each script's content.
+// read: many (MaxFiles notes, then the scripts) and heavy (files of 256 KiB
+// fill its MaxSkillBytes, then the script). script gives each script's
+// content.
 func overCaps(files map[string]string, script func(name string) string) {
 	files["skills/many/SKILL.md"] = skillMD("many", "Has many files.", "")
 	for i := range governance.MaxFiles {
-		files[fmt.Sprintf("skills/many/n%02d.txt", i)] = "a note\n"
+		files[fmt.Sprintf("skills/many/n%03d.txt", i)] = "a note\n"
 	}
 	files["skills/many/z1.sh"] = script("many/z1.sh")
 	files["skills/many/z2.sh"] = script("many/z2.sh")
 	files["skills/heavy/SKILL.md"] = skillMD("heavy", "Has heavy files.", "")
-	for i := range 4 {
+	for i := range governance.MaxSkillBytes / governance.MaxFileBytes {
 		files[fmt.Sprintf("skills/heavy/d%d.txt", i)] = strings.Repeat("d", governance.MaxFileBytes)
 	}
 	files["skills/heavy/z.sh"] = script("heavy/z.sh")
@@ -93,12 +94,12 @@ func TestUnscannedFilesHoldTheSkill(t *testing.T) {
 		code int
 		body string // the whole body for 200, a part of it for 403
 	}{
-		{"skills/many/n00.txt", 200, "a note\n"},
-		{"skills/many/n63.txt", 200, "a note\n"},
-		{"skills/many/z1.sh", 403, "skills/many/z1.sh was not scanned by governance (over the 64-file limit of a skill directory); it is not served"},
-		{"skills/many/z2.sh", 403, "skills/many/z2.sh was not scanned by governance (over the 64-file limit of a skill directory); it is not served"},
+		{"skills/many/n000.txt", 200, "a note\n"},
+		{fmt.Sprintf("skills/many/n%03d.txt", governance.MaxFiles-1), 200, "a note\n"},
+		{"skills/many/z1.sh", 403, "skills/many/z1.sh was not scanned by governance (over the 256-file limit of a skill directory); it is not served"},
+		{"skills/many/z2.sh", 403, "skills/many/z2.sh was not scanned by governance (over the 256-file limit of a skill directory); it is not served"},
 		{"skills/heavy/d3.txt", 200, files["skills/heavy/d3.txt"]},
-		{"skills/heavy/z.sh", 403, "skills/heavy/z.sh was not scanned by governance (over the 1 MiB limit of a skill directory); it is not served"},
+		{"skills/heavy/z.sh", 403, "skills/heavy/z.sh was not scanned by governance (over the 2 MiB limit of a skill directory); it is not served"},
 		{"skills/many/SKILL.md", 200, files["skills/many/SKILL.md"]},
 		{"skills/many/nope.txt", 404, "no such file"},
 	} {

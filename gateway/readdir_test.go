@@ -194,8 +194,8 @@ func TestReadScanned(t *testing.T) {
 			{Path: "fifo", Err: "not a regular file"},
 			{Path: "private/", Err: "a directory the gateway cannot read"},
 			{Path: "raced.bin", Err: "over the 256 KiB file limit"},
-			{Path: "w.txt", Err: "over the 1 MiB limit of a skill directory"},
-			{Path: "z1", Err: "over the 64-file limit of a skill directory: this and 1 more files are not read"},
+			{Path: "w.txt", Err: "over the 2 MiB limit of a skill directory"},
+			{Path: "z1", Err: "over the 256-file limit of a skill directory: this and 1 more files are not read"},
 		},
 		Skipped: []governance.File{{Path: "z2"}},
 	}
@@ -212,9 +212,9 @@ func TestReadScanned(t *testing.T) {
 		{"fifo", "", 404, "no such file: skills/d/fifo (not a regular file)"},
 		{"private/notes.txt", "", 403, "skills/d/private/notes.txt was not scanned by governance (in a directory the gateway cannot read); it is not served"},
 		{"private/deeper/x", "", 403, "skills/d/private/deeper/x was not scanned by governance (in a directory the gateway cannot read); it is not served"},
-		{"w.txt", "", 403, "skills/d/w.txt was not scanned by governance (over the 1 MiB limit of a skill directory); it is not served"},
-		{"z1", "", 403, "skills/d/z1 was not scanned by governance (over the 64-file limit of a skill directory); it is not served"},
-		{"z2", "", 403, "skills/d/z2 was not scanned by governance (over the 64-file limit of a skill directory); it is not served"},
+		{"w.txt", "", 403, "skills/d/w.txt was not scanned by governance (over the 2 MiB limit of a skill directory); it is not served"},
+		{"z1", "", 403, "skills/d/z1 was not scanned by governance (over the 256-file limit of a skill directory); it is not served"},
+		{"z2", "", 403, "skills/d/z2 was not scanned by governance (over the 256-file limit of a skill directory); it is not served"},
 		{"nope", "", 404, "no such file: skills/d/nope"},
 		{"privatex", "", 404, "no such file: skills/d/privatex"},
 	} {

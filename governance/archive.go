@@ -16,7 +16,7 @@ import (
 )
 
 // Bounds on what the archives of one skill may make the scanner read. A
-// skill directory is at most 1 MiB (MaxSkillBytes), but 1 MiB of archives
+// skill directory is at most 2 MiB (MaxSkillBytes), but 1 MiB of archives
 // could expand a thousandfold and nest: these keep the work of one scan
 // within a small multiple of an ordinary skill's, whatever the archives
 // hold. Past any of them the scanner stops reading and reports an
@@ -27,8 +27,8 @@ const (
 	// all the archives of a skill, nested ones included.
 	maxArchiveEntries = 1000
 	// maxArchiveBytes: uncompressed bytes read out of all the archives of
-	// a skill, nested ones included: as much again as a skill directory.
-	maxArchiveBytes = MaxSkillBytes
+	// a skill, nested ones included.
+	maxArchiveBytes = 1 << 20
 	// maxMemberBytes: one member, as one file of a skill directory.
 	maxMemberBytes = MaxFileBytes
 	// maxArchiveDepth: archives inside archives: a zip in a .tar.gz is

@@ -86,10 +86,11 @@ func TestUnscannedQuarantines(t *testing.T) {
 			t.Fatalf("file %d: admitted %v, refused %+v", i, ok, refused)
 		}
 	}
-	if u := b.Unread(); len(u) != 1 || u[0].Path != "f64" || u[0].Size != 1 || u[0].ETag != "64" {
+	at := func(i int) (string, string) { return fmt.Sprintf("f%02d", i), fmt.Sprint(i) }
+	if u := b.Unread(); len(u) != 1 || u[0].Path != first(at(MaxFiles)) || u[0].Size != 1 || u[0].ETag != second(at(MaxFiles)) {
 		t.Errorf("Unread = %+v", u)
 	}
-	if s := b.Skipped(); len(s) != 2 || s[0].Path != "f65" || s[0].Size != 1 || s[0].ETag != "65" || s[1].Path != "f66" {
+	if s := b.Skipped(); len(s) != 2 || s[0].Path != first(at(MaxFiles+1)) || s[0].Size != 1 || s[0].ETag != second(at(MaxFiles+1)) || s[1].Path != first(at(MaxFiles+2)) {
 		t.Errorf("Skipped = %+v", s)
 	}
 	if _, refused := b.AdmitFile(File{Path: "zz", Size: MaxFileBytes + 1, ETag: "big"}); refused != nil {
@@ -100,3 +101,6 @@ func TestUnscannedQuarantines(t *testing.T) {
 		t.Errorf("a file over the size cap: %v %+v, want refused with its size and ETag", ok, refused)
 	}
 }
+
+func first(a, _ string) string  { return a }
+func second(_, b string) string { return b }

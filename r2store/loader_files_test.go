@@ -165,16 +165,32 @@ func TestLoaderFileCaps(t *testing.T) {
 	many := map[string]string{}
 	var manyWant []governance.File
 	for i := range governance.MaxFiles + 1 {
-		name := fmt.Sprintf("f%02d.txt", i)
+		name := fmt.Sprintf("f%03d.txt", i)
 		many["skills/s/"+name] = name
 		if i < governance.MaxFiles {
 			manyWant = append(manyWant, governance.File{Path: name, Data: []byte(name)})
 		}
 	}
-	manyWant = append(manyWant, governance.File{Path: "f64.txt", Size: 7,
-		Err: "over the 64-file limit of a skill directory: this and 0 more files are not read"})
+	manyWant = append(manyWant, governance.File{Path: fmt.Sprintf("f%03d.txt", governance.MaxFiles), Size: 8,
+		Err: "over the 256-file limit of a skill directory: this and 0 more files are not read"})
 
-	quarter := strings.Repeat("q", 250*kib) // four fit in 1 MiB, five do not
+	// Files of 250 KiB: MaxSkillBytes holds n of them, then two more do not
+	// fit, and a small one after them still does.
+	quarter := strings.Repeat("q", 250*kib)
+	n := governance.MaxSkillBytes / (250 * kib)
+	over := map[string]string{}
+	var overWant []governance.File
+	for i := range n + 2 {
+		name := fmt.Sprintf("%02d", i)
+		over["skills/s/"+name] = quarter
+		if i < n {
+			overWant = append(overWant, governance.File{Path: name, Data: []byte(quarter)})
+		} else {
+			overWant = append(overWant, governance.File{Path: name, Err: "over the 2 MiB limit of a skill directory", Size: 250 * kib})
+		}
+	}
+	over["skills/s/zz"] = "small"
+	overWant = append(overWant, governance.File{Path: "zz", Data: []byte("small")})
 	tests := []struct {
 		name     string
 		files    map[string]string // under skills/s/, besides SKILL.md
@@ -182,7 +198,7 @@ func TestLoaderFileCaps(t *testing.T) {
 		wantGets int64
 	}{
 		{
-			name:     "65 files",
+			name:     "one file past the count",
 			files:    many,
 			want:     manyWant,
 			wantGets: 1 + governance.MaxFiles,
@@ -200,19 +216,10 @@ func TestLoaderFileCaps(t *testing.T) {
 			wantGets: 2,
 		},
 		{
-			name: "over 1 MiB in all",
-			files: map[string]string{
-				"skills/s/1": quarter, "skills/s/2": quarter, "skills/s/3": quarter, "skills/s/4": quarter,
-				"skills/s/5": quarter, "skills/s/6": quarter, "skills/s/7": "small",
-			},
-			want: []governance.File{
-				{Path: "1", Data: []byte(quarter)}, {Path: "2", Data: []byte(quarter)},
-				{Path: "3", Data: []byte(quarter)}, {Path: "4", Data: []byte(quarter)},
-				{Path: "5", Err: "over the 1 MiB limit of a skill directory", Size: 250 * kib},
-				{Path: "6", Err: "over the 1 MiB limit of a skill directory", Size: 250 * kib},
-				{Path: "7", Data: []byte("small")},
-			},
-			wantGets: 6,
+			name:     "over the bytes of a skill in all",
+			files:    over,
+			want:     overWant,
+			wantGets: int64(n + 2), // SKILL.md, the n that fit and the small one
 		},
 	}
 	for _, tt := range tests {

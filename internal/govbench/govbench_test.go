@@ -32,14 +32,11 @@ var floors = []floor{
 	//  set                              malicious held ≥  benign blocked ≤, held ≤, flagged ≤
 	{"skillfortifybench", 173, 0, 0, 0},
 	{"cisco-skill-scanner-evals", 11, 0, 0, 0},
-	// Every benign skill held below is held only for files past the caps
-	// (64 files, 1 MiB), quarantined since issue 19 (G3, G4): canvas-design
-	// and claude-api here, let-fate-decide in Trail of Bits, database-lookup,
-	// docx, pptx and xlsx in K-Dense. Raising the caps, or reading inert
-	// files by their header, is issue 20's next step.
-	{"benign-anthropics-skills", 0, 0, 2, 2},
-	{"benign-trailofbits-skills", 0, 0, 1, 3},
-	{"benign-kdense-scientific-skills", 0, 0, 4, 4},
+	// canvas-design is held only for its files past the read caps (a
+	// 5.4 MB font collection, over MaxSkillBytes).
+	{"benign-anthropics-skills", 0, 0, 1, 1},
+	{"benign-trailofbits-skills", 0, 0, 0, 2},
+	{"benign-kdense-scientific-skills", 0, 0, 0, 0},
 	{"openclaw-skills", 0, 0, 0, 1},
 }
 
