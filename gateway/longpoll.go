@@ -202,18 +202,27 @@ func (l *pollLimits) waiting() int {
 }
 
 // pollClient names the client a long poll counts against: its bearer
-// token (hashed: the map is no place for a secret), else its source
-// address.
-func pollClient(r *http.Request) string {
+// token (hashed: the map is no place for a secret) when tokens are
+// checked, else its source address (without tokens, any header would
+// make a new client).
+func (s *Server) pollClient(r *http.Request) string {
+	if !s.auth.Load().agentAuthed() {
+		return "addr:" + remoteHost(r)
+	}
 	if _, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.TrimSpace(tok) != "" {
 		sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
 		return "token:" + hex.EncodeToString(sum[:16])
 	}
+	return "addr:" + remoteHost(r)
+}
+
+// remoteHost is the request's source address without its port.
+func remoteHost(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		host = r.RemoteAddr
+		return r.RemoteAddr
 	}
-	return "addr:" + host
+	return host
 }
 
 // maxLongPolls is the bound on all long polls: gateway.maxLongPolls, and
