@@ -3,7 +3,6 @@ package governance
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/skillgate/skillgate/skill"
 )
@@ -182,11 +181,9 @@ func TestShellExpansionBounded(t *testing.T) {
 		b.WriteString("echo " + strings.Repeat("$A", 250) + "\n")
 	}
 	b.WriteString("```\n")
-	start := time.Now()
+	// The cost itself is BenchmarkShellExpansion's to measure (no timing
+	// here); this only shows the scan ends and the budget holds.
 	Scan(&Input{SkillMD: []byte(b.String())}, Options{})
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("scan took %v", d)
-	}
 	sh := shellLines{budget: maxExpandBytes}
 	sh.assign("A=" + strings.Repeat("y", 1000))
 	total := 0
@@ -195,5 +192,21 @@ func TestShellExpansionBounded(t *testing.T) {
 	}
 	if total > maxExpandBytes+1000*200 {
 		t.Errorf("expansions added %d bytes", total)
+	}
+}
+
+// BenchmarkShellExpansion: a 250 KiB file whose every line expands a
+// 1,000-byte variable 250 times, the worst case the expansion budget
+// bounds.
+func BenchmarkShellExpansion(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(fm + "```bash\nA=" + strings.Repeat("x", 1000) + "\n")
+	for sb.Len() < 250<<10 {
+		sb.WriteString("echo " + strings.Repeat("$A", 250) + "\n")
+	}
+	sb.WriteString("```\n")
+	in := &Input{SkillMD: []byte(sb.String())}
+	for b.Loop() {
+		Scan(in, Options{})
 	}
 }
