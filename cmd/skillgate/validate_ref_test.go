@@ -12,9 +12,10 @@ import (
 )
 
 // refCorpus is the Agent Skills reference validator's own test cases
-// (skills-ref), materialised with the reference's verdict on each: a
-// sibling of the repository's checkout, never copied into it.
-const refCorpus = "../shared/corpus/external/agentskills-skills-ref-validate"
+// (skills-ref), materialised with the reference's verdict on each: a set
+// of the external corpus (testkit.ExternalCorpus), never copied into the
+// repository.
+const refCorpus = "agentskills-skills-ref-validate"
 
 // refCases is how many cases the set holds (its PROVENANCE.md).
 const refCases = 36
@@ -110,7 +111,7 @@ type refCase struct {
 // topic: the wording differs). The set must be there: a missing corpus
 // fails the test rather than skipping the comparison.
 func TestValidateAgreesWithReference(t *testing.T) {
-	corpus := filepath.Join(testkit.ModuleRoot(t), filepath.FromSlash(refCorpus))
+	corpus := filepath.Join(testkit.ExternalCorpus(t), refCorpus)
 	data, err := os.ReadFile(filepath.Join(corpus, "expected.json"))
 	if err != nil {
 		t.Fatalf("the reference validator's cases are missing (%v); they are expected at %s", err, corpus)

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/internal/corpus"
 )
 
 // Outcomes counts the scanner's decisions on the skills of one label.
@@ -81,6 +83,13 @@ type Result struct {
 // rule.
 func Measure(modRoot string, sp Spec, opts governance.Options) (*Result, error) {
 	setDir := filepath.Join(modRoot, filepath.FromSlash(sp.Dir))
+	if rest, ok := strings.CutPrefix(sp.Dir, CorpusDir+"/"); ok {
+		ext, err := corpus.External(modRoot)
+		if err != nil {
+			return nil, err
+		}
+		setDir = filepath.Join(ext, filepath.FromSlash(rest))
+	}
 	t0 := time.Now()
 	skills, err := Labelled(sp, setDir)
 	if err != nil {

@@ -33,7 +33,8 @@ const (
 	Benign    = "benign"
 )
 
-// CorpusDir is where the shared sets are, relative to the module root.
+// CorpusDir is where the shared sets are, relative to the module root,
+// as Spec.Dir names them; corpus.External finds them where they are.
 const CorpusDir = "../shared/corpus/external"
 
 // Spec says where one set is, where its labels come from and how large it

@@ -4,8 +4,9 @@ package testkit
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/corpus"
 )
 
 // ModuleRoot returns the directory of the go.mod above the working
@@ -16,14 +17,20 @@ func ModuleRoot(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
+	root, err := corpus.ModuleRoot(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return root
+}
+
+// ExternalCorpus returns the directory of the public skill sets
+// (corpus.External); a missing corpus fails the test, never skips it.
+func ExternalCorpus(t testing.TB) string {
+	t.Helper()
+	d, err := corpus.External(ModuleRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -14,15 +14,14 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/internal/corpus"
 	"github.com/skillgate/skillgate/internal/govbench"
 )
 
@@ -36,7 +35,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: govbench [-v] [-markdown FILE|- [-commit SHA] [-command LINE]]")
 		os.Exit(2)
 	}
-	root, err := moduleRoot()
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "govbench:", err)
+		os.Exit(2)
+	}
+	root, err := corpus.ModuleRoot(wd)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "govbench:", err)
 		os.Exit(1)
@@ -66,23 +70,4 @@ func main() {
 		}
 	}
 	govbench.Text(os.Stdout, results, *verbose)
-}
-
-// moduleRoot returns the directory of the go.mod at or above the working
-// directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod at or above the working directory: run it inside the skillgate checkout")
-		}
-		dir = parent
-	}
 }
