@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -11,34 +12,25 @@ type due struct {
 	at time.Time // when it is due; its latency counts from here
 }
 
-// runOpen sends rate requests per second for d on a fixed schedule (open
-// loop): request i is due at start + i/rate, whether or not earlier ones
-// were answered, so a gateway that stalls cannot slow the load down and
-// hide its stall (coordinated omission). c workers send them. A request
-// due while every worker is busy is late: it waits, at most c of them,
-// and is sent as soon as a worker is free; a request due when c are
-// already waiting is dropped. Latency is measured from the time a request
-// was due, so waiting counts.
-func (g *loadGen) runOpen(ctx context.Context, rate float64) *loadResult {
-	client, tr := g.client()
-	defer tr.CloseIdleConnections()
-
+// openSchedule sends requests on a fixed schedule for d (open loop):
+// request i is due at start + i/rate, whether or not earlier ones were
+// answered, so a gateway that stalls cannot slow the load down and hide
+// its stall (coordinated omission). c workers send them: worker(w) returns
+// the function worker w calls for each request. A request due while every
+// worker is busy is late: it waits, at most c of them, and is sent as soon
+// as a worker is free; a request due when c are already waiting is
+// dropped. Latency is measured from the time a request was due (r.at), so
+// waiting counts. It returns the counts and the run's length.
+func openSchedule(ctx context.Context, rate float64, d time.Duration, c int, worker func(w int) func(r due)) (o openLoopStats, took time.Duration) {
 	// work hands a request to a worker idle at its time; waiting holds
 	// the late ones. Workers take from both, so a worker blocked on work
 	// means nothing is waiting.
 	work := make(chan due)
-	waiting := make(chan due, g.c)
-	perWorker := maxSamples / g.c / 2 // latency and send lag
-	workers := make([]loadWorker, g.c)
-	lags := make([][]time.Duration, g.c)
-	done := make(chan struct{})
-	for w := range workers {
-		lw := &workers[w]
-		lw.codes = map[int]int{}
-		lw.lat = make([]time.Duration, 0, min(perWorker, 1<<14))
-		lags[w] = make([]time.Duration, 0, min(perWorker, 1<<14))
-		go func() {
-			defer func() { done <- struct{}{} }()
+	waiting := make(chan due, c)
+	var wg sync.WaitGroup
+	for w := range c {
+		send := worker(w)
+		wg.Go(func() {
 			work, waiting := work, waiting
 			for work != nil || waiting != nil {
 				var r due
@@ -55,31 +47,14 @@ func (g *loadGen) runOpen(ctx context.Context, rate float64) *loadResult {
 						continue
 					}
 				}
-				u := g.urls[r.i%int64(len(g.urls))]
-				req, err := g.request(ctx, u)
-				if err != nil {
-					lw.transport++
-					lw.note(err.Error())
-					continue
-				}
-				sent := time.Now()
-				resp, err := do(client, req)
-				lat := time.Since(r.at)
-				if ctx.Err() != nil {
-					continue // cut by SIGINT: not a sample
-				}
-				if len(lags[w]) < perWorker {
-					lags[w] = append(lags[w], sent.Sub(r.at))
-				}
-				lw.record(u, resp, err, lat, perWorker)
+				send(r)
 			}
-		}()
+		})
 	}
-
-	o := &openLoopStats{TargetRate: rate}
+	o.TargetRate = rate
 	interval := float64(time.Second) / rate
 	start := time.Now()
-	end := start.Add(g.d)
+	end := start.Add(d)
 	for i := int64(0); ; i++ {
 		at := start.Add(time.Duration(float64(i) * interval))
 		if !at.Before(end) {
@@ -109,16 +84,52 @@ func (g *loadGen) runOpen(ctx context.Context, rate float64) *loadResult {
 	}
 	close(work)
 	close(waiting)
-	for range workers {
-		<-done
-	}
-	res := g.result(workers, time.Since(start))
-	o.AchievedRate = float64(o.Scheduled-o.Dropped) / g.d.Seconds()
+	wg.Wait()
+	took = time.Since(start)
+	o.AchievedRate = float64(o.Scheduled-o.Dropped) / d.Seconds()
+	return o, took
+}
+
+// runOpen sends rate requests per second for d on openSchedule's fixed
+// schedule, with the gateway's URLs in turn.
+func (g *loadGen) runOpen(ctx context.Context, rate float64) *loadResult {
+	client, tr := g.client()
+	defer tr.CloseIdleConnections()
+
+	perWorker := maxSamples / g.c / 2 // latency and send lag
+	workers := make([]loadWorker, g.c)
+	lags := make([][]time.Duration, g.c)
+	o, took := openSchedule(ctx, rate, g.d, g.c, func(w int) func(due) {
+		lw := &workers[w]
+		lw.codes = map[int]int{}
+		lw.lat = make([]time.Duration, 0, min(perWorker, 1<<14))
+		lags[w] = make([]time.Duration, 0, min(perWorker, 1<<14))
+		return func(r due) {
+			u := g.urls[r.i%int64(len(g.urls))]
+			req, err := g.request(ctx, u)
+			if err != nil {
+				lw.transport++
+				lw.note(err.Error())
+				return
+			}
+			sent := time.Now()
+			resp, err := do(client, req)
+			lat := time.Since(r.at)
+			if ctx.Err() != nil {
+				return // cut by SIGINT: not a sample
+			}
+			if len(lags[w]) < perWorker {
+				lags[w] = append(lags[w], sent.Sub(r.at))
+			}
+			lw.record(u, resp, err, lat, perWorker)
+		}
+	})
+	res := g.result(workers, took)
 	var all []time.Duration
 	for _, l := range lags {
 		all = append(all, l...)
 	}
 	o.SendLag = summarize(all)
-	res.OpenLoop = o
+	res.OpenLoop = &o
 	return res
 }

@@ -203,64 +203,16 @@ func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	// The schedule: request i is due at start + i/rate, kind i mod 4.
-	work := make(chan due)
-	waiting := make(chan due, *c)
-	var wg sync.WaitGroup
-	for range *c {
-		wg.Go(func() {
-			work, waiting := work, waiting
-			for work != nil || waiting != nil {
-				var r due
-				var ok bool
-				select {
-				case r, ok = <-waiting:
-					if !ok {
-						waiting = nil
-						continue
-					}
-				case r, ok = <-work:
-					if !ok {
-						work = nil
-						continue
-					}
-				}
-				err := send(ctx, r.i)
-				if ctx.Err() != nil {
-					continue
-				}
-				res.Kinds[mcpKinds[r.i%int64(len(mcpKinds))]].record(time.Since(r.at), err)
+	o, took := openSchedule(ctx, rate, *duration, *c, func(int) func(due) {
+		return func(r due) {
+			err := send(ctx, r.i)
+			if ctx.Err() != nil {
+				return
 			}
-		})
-	}
-	interval := float64(time.Second) / rate
-	start := time.Now()
-	end := start.Add(*duration)
-	for i := int64(0); ; i++ {
-		at := start.Add(time.Duration(float64(i) * interval))
-		if !at.Before(end) || ctx.Err() != nil {
-			break
+			res.Kinds[mcpKinds[r.i%int64(len(mcpKinds))]].record(time.Since(r.at), err)
 		}
-		for wait := time.Until(at); wait > 0 && ctx.Err() == nil; wait = time.Until(at) {
-			preciseSleep(min(wait, 50*time.Millisecond))
-		}
-		res.Scheduled++
-		r := due{i: i, at: at}
-		select {
-		case work <- r:
-			continue
-		default:
-		}
-		select {
-		case waiting <- r:
-			res.Late++
-		default:
-			res.Dropped++
-		}
-	}
-	close(work)
-	close(waiting)
-	wg.Wait()
-	res.Seconds = time.Since(start).Seconds()
+	})
+	res.Scheduled, res.Late, res.Dropped, res.Seconds = o.Scheduled, o.Late, o.Dropped, took.Seconds()
 	errs := 0
 	for _, k := range res.Kinds {
 		k.Latency = summarize(k.lat)
