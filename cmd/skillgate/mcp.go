@@ -43,16 +43,9 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if *agent == "" {
 		return cli.Usagef("--agent is required: the agent whose skills to serve")
 	}
-	base, err := cli.ParseGateway(*gw)
+	base, err := gatewayFlag(*gw, "put the token in "+cli.AgentTokenEnv+" or --token-file")
 	if err != nil {
-		var ge *cli.GatewayURLError
-		if errors.As(err, &ge) && ge.Problem == cli.Credentials {
-			return cli.Usagef("--gateway: credentials in the URL are not supported (a command line shows in ps); put the token in %s or --token-file", cli.AgentTokenEnv)
-		}
-		return cli.Usagef("--gateway: %v", err)
-	}
-	if base.RawQuery != "" || base.Fragment != "" {
-		return cli.Usagef("--gateway: %q: give the gateway's base URL, without a query or fragment", *gw)
+		return err
 	}
 	if err := skill.ValidateID(*agent); err != nil {
 		return cli.Usagef("--agent: agent id %v", err)

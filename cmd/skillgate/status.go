@@ -42,19 +42,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) > 0 {
 		return cli.Usagef("unexpected argument %q", pos[0])
 	}
-	if *gw == "" {
-		return cli.Usagef("--gateway is required, e.g. --gateway http://127.0.0.1:7780")
-	}
-	base, err := cli.ParseGateway(*gw)
+	base, err := gatewayFlag(*gw, "set "+cli.AgentTokenEnv)
 	if err != nil {
-		var ge *cli.GatewayURLError
-		if errors.As(err, &ge) && ge.Problem == cli.Credentials {
-			return cli.Usagef("--gateway: credentials in the URL are not supported (a command line shows in ps); set %s", cli.AgentTokenEnv)
-		}
-		return cli.Usagef("--gateway: %v", err)
-	}
-	if base.RawQuery != "" || base.Fragment != "" {
-		return cli.Usagef("--gateway: %q: give the gateway's base URL, without a query or fragment", *gw)
+		return err
 	}
 	if *agent != "" {
 		if err := skill.ValidateID(*agent); err != nil {
@@ -355,4 +345,25 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
 		return fmt.Errorf("GET %s: unexpected answer: %w", u, err)
 	}
 	return nil
+}
+
+// gatewayFlag reads --gateway, the base URL of a gateway, for the commands
+// that call its API (status, mcp); tokenHint says where the token goes
+// instead of the URL.
+func gatewayFlag(gw, tokenHint string) (*url.URL, error) {
+	if gw == "" {
+		return nil, cli.Usagef("--gateway is required, e.g. --gateway http://127.0.0.1:7780")
+	}
+	base, err := cli.ParseGateway(gw)
+	if err != nil {
+		var ge *cli.GatewayURLError
+		if errors.As(err, &ge) && ge.Problem == cli.Credentials {
+			return nil, cli.Usagef("--gateway: credentials in the URL are not supported (a command line shows in ps); %s", tokenHint)
+		}
+		return nil, cli.Usagef("--gateway: %v", err)
+	}
+	if base.RawQuery != "" || base.Fragment != "" {
+		return nil, cli.Usagef("--gateway: %q: give the gateway's base URL, without a query or fragment", gw)
+	}
+	return base, nil
 }
