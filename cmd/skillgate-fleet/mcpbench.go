@@ -107,7 +107,7 @@ func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	tr := &http.Transport{MaxIdleConns: 4 * *c, MaxIdleConnsPerHost: 2 * *c, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
 	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: bearerTransport{token, tr}, Timeout: requestTimeout}
+	client := &http.Client{Transport: cli.BearerTransport{Token: token, Base: tr}, Timeout: requestTimeout}
 
 	// MCP sessions: a few, shared by the workers (a session takes
 	// concurrent calls).
@@ -248,19 +248,4 @@ func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("%d requests failed", errs)
 	}
 	return nil
-}
-
-// bearerTransport sends a bearer token with every request (none when empty).
-type bearerTransport struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (t bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if t.token == "" {
-		return t.base.RoundTrip(r)
-	}
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+t.token)
-	return t.base.RoundTrip(r)
 }

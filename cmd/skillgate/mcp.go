@@ -73,7 +73,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	client := &http.Client{Transport: withToken{token, tr}}
+	client := &http.Client{Transport: cli.BearerTransport{Token: token, Base: tr}}
 	log := logging.New(stderr, level)
 
 	// The token first: a refused one ends here, saying so (never the token).
@@ -141,21 +141,6 @@ func checkAgentToken(ctx context.Context, client *http.Client, base *url.URL, ag
 	default:
 		return fail("gateway %s answered %d for agent %s: %s", gwName, resp.StatusCode, agent, msg)
 	}
-}
-
-// withToken sends a bearer token with every request (none when empty).
-type withToken struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (t withToken) RoundTrip(r *http.Request) (*http.Response, error) {
-	if t.token == "" {
-		return t.base.RoundTrip(r)
-	}
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+t.token)
-	return t.base.RoundTrip(r)
 }
 
 type nopWriteCloser struct{ io.Writer }
