@@ -380,13 +380,7 @@ func (s *scanner) zipArchive(file string, data []byte) (name string, listed bool
 			s.note(p, RuleArchiveUnscanned, SeverityError, msg)
 			continue
 		}
-		ar := &arcReader{r: rc, st: &s.arc, in: max(1, min(int64(f.CompressedSize64), int64(len(data))))}
-		if f.Method == zip.Store {
-			ar.in = 0
-		}
-		body, stop := s.readMember(p, ar, ar)
-		rc.Close()
-		if len(body) > 0 && !s.member(file, p, body) || stop {
+		if s.zipMember(file, p, f, rc, min(int64(f.CompressedSize64), int64(len(data)))) {
 			break
 		}
 	}
@@ -478,13 +472,7 @@ func (s *scanner) zipDocument(file string, zr *zip.Reader) bool {
 		if rc, err = f.Open(); err != nil {
 			continue
 		}
-		ar := &arcReader{r: rc, st: &s.arc, in: max(1, int64(f.CompressedSize64))}
-		if f.Method == zip.Store {
-			ar.in = 0
-		}
-		body, stop := s.readMember(p, ar, ar)
-		rc.Close()
-		if len(body) > 0 && !s.member(file, p, body) || stop {
+		if s.zipMember(file, p, f, rc, int64(f.CompressedSize64)) {
 			break
 		}
 	}
@@ -558,4 +546,17 @@ func strippedName(base string) string {
 		}
 	}
 	return "content"
+}
+
+// zipMember reads one opened zip member (compressed counts its compressed
+// bytes, for the ratio bound; a stored member has none), closes it and
+// scans it; it reports whether the archive's reading must stop.
+func (s *scanner) zipMember(file, p string, f *zip.File, rc io.ReadCloser, compressed int64) (stop bool) {
+	ar := &arcReader{r: rc, st: &s.arc, in: max(1, compressed)}
+	if f.Method == zip.Store {
+		ar.in = 0
+	}
+	body, stop := s.readMember(p, ar, ar)
+	rc.Close()
+	return len(body) > 0 && !s.member(file, p, body) || stop
 }
