@@ -158,16 +158,7 @@ func BenchmarkPromptHandler(b *testing.B) {
 // snapshot (every skill scanned, on every core); unchanged is a later
 // snapshot where nothing changed (only digests are computed).
 func BenchmarkGovernanceScan(b *testing.B) {
-	dirs, err := os.ReadDir("../testdata/openclaw-skills")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var sources [][]byte
-	for _, d := range dirs {
-		if data, err := os.ReadFile(filepath.Join("../testdata/openclaw-skills", d.Name(), "SKILL.md")); err == nil {
-			sources = append(sources, data)
-		}
-	}
+	sources := openClawSources(b)
 	snap := &snapshot{inputs: map[*skill.Skill]*governance.Input{}}
 	total := 0
 	for i := range 1000 {
@@ -206,16 +197,7 @@ func BenchmarkGovernanceScan(b *testing.B) {
 // change detection by content would cost instead: reading and hashing
 // every file of the bucket at every poll (issue 19, G6).
 func BenchmarkPollDirectory(b *testing.B) {
-	dirs, err := os.ReadDir("../testdata/openclaw-skills")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var sources [][]byte
-	for _, d := range dirs {
-		if data, err := os.ReadFile(filepath.Join("../testdata/openclaw-skills", d.Name(), "SKILL.md")); err == nil {
-			sources = append(sources, data)
-		}
-	}
+	sources := openClawSources(b)
 	root := b.TempDir()
 	files, total := 0, 0
 	write := func(key string, data []byte) {
@@ -275,4 +257,21 @@ func BenchmarkPollDirectory(b *testing.B) {
 			}
 		}
 	})
+}
+
+// openClawSources returns the SKILL.md of every skill in
+// testdata/openclaw-skills, the real skills the benchmarks copy.
+func openClawSources(b *testing.B) [][]byte {
+	b.Helper()
+	dirs, err := os.ReadDir("../testdata/openclaw-skills")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sources [][]byte
+	for _, d := range dirs {
+		if data, err := os.ReadFile(filepath.Join("../testdata/openclaw-skills", d.Name(), "SKILL.md")); err == nil {
+			sources = append(sources, data)
+		}
+	}
+	return sources
 }
