@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillgate/skillgate/internal/natstest"
@@ -213,16 +212,7 @@ func bucketKV(t testing.TB, srv *natstest.Server) jetstream.KeyValue {
 // bucketKVConn is a JetStream client of srv's, closed when t ends.
 func bucketKVConn(t testing.TB, srv *natstest.Server) jetstream.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
+	return srv.JetStream(t)
 }
 
 // testSecret is the cluster secret of the tests' members.

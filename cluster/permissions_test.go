@@ -66,16 +66,7 @@ accounts {
 	a.Publish(r)
 	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
 	js := func(user, password string) jetstream.JetStream {
-		nc, err := nats.Connect(srv.URL(), nats.UserInfo(user, password))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return js
+		return srv.JetStream(t, nats.UserInfo(user, password))
 	}
 	// Someone writes over n1: a reads the key, and writes n1 back.
 	admin := js("admin", "admin-password")

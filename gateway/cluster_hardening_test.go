@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/internal/natstest"
@@ -22,16 +21,7 @@ import (
 // replicas' bucket, and no cluster secret.
 func bucketWriter(t *testing.T, ns *natstest.Server) jetstream.KeyValue {
 	t.Helper()
-	nc, err := nats.Connect(ns.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(t.Context(), cluster.DefaultBucket)
+	kv, err := ns.JetStream(t).KeyValue(t.Context(), cluster.DefaultBucket)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,8 @@
 //
 // A Server can be stopped, killed and restarted on the same port, for
 // tests of NATS outages. Only tests import it; of skillgate it imports only
-// the leaf helpers gobin and syncbuf, so that any package's tests can use it.
+// the leaf helpers gobin and syncbuf (and the NATS client, for JetStream),
+// so that any package's tests can use it.
 package natstest
 
 import (
@@ -28,6 +29,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/skillgate/skillgate/internal/gobin"
 	"github.com/skillgate/skillgate/internal/syncbuf"
 )
@@ -252,3 +255,19 @@ func (s *Server) Close() {
 
 // Output returns what the server printed so far (the last 1 MiB).
 func (s *Server) Output() string { return s.out.String() }
+
+// JetStream returns a JetStream client of s's (opts as nats.Connect
+// takes them), whose connection closes when t ends.
+func (s *Server) JetStream(t testing.TB, opts ...nats.Option) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(s.URL(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
