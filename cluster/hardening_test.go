@@ -146,11 +146,7 @@ func TestRecordTimesBounded(t *testing.T) {
 func TestBucketDeletedWatchReopened(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
-	a, _, _ := join(t, srv, "a", testTTL)
-	b, hb, _ := join(t, srv, "b", testTTL)
-	waitConnected(t, a, b)
-	a.Publish(testRecord("n1", time.Now()))
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	a, b, hb, _ := twoReplicas(t, srv)
 
 	js := bucketKVConn(t, srv)
 	if err := js.DeleteKeyValue(t.Context(), testBucket(t)); err != nil {
@@ -170,11 +166,7 @@ func TestBucketDeletedWatchReopened(t *testing.T) {
 func TestBucketRecreatedWithTinyValues(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
-	a, _, _ := join(t, srv, "a", testTTL)
-	b, hb, _ := join(t, srv, "b", testTTL)
-	waitConnected(t, a, b)
-	a.Publish(testRecord("n1", time.Now()))
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	a, b, _, _ := twoReplicas(t, srv)
 
 	js := bucketKVConn(t, srv)
 	if err := js.DeleteKeyValue(t.Context(), testBucket(t)); err != nil {

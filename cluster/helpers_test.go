@@ -160,6 +160,19 @@ func join(t testing.TB, srv *natstest.Server, replica string, ttl time.Duration)
 	return joinWith(t, srv, Config{Replica: replica, TTL: ttl})
 }
 
+// twoReplicas joins replicas a and b to srv and waits until b sees the
+// node n1 that a publishes: the start of most two-replica tests. It
+// returns b's recorder and logs.
+func twoReplicas(t testing.TB, srv *natstest.Server) (a, b *Member, hb *recorder, blogs *syncbuf.Buffer) {
+	t.Helper()
+	a, _, _ = join(t, srv, "a", testTTL)
+	b, hb, blogs = join(t, srv, "b", testTTL)
+	waitConnected(t, a, b)
+	a.Publish(testRecord("n1", time.Now()))
+	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	return a, b, hb, blogs
+}
+
 // joinWith is join with more of the Config: URL, Bucket, Secret and
 // Logger are set when empty.
 func joinWith(t testing.TB, srv *natstest.Server, cfg Config) (*Member, *recorder, *syncbuf.Buffer) {

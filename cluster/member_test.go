@@ -116,11 +116,7 @@ func TestRenewal(t *testing.T) {
 func TestCloseWithoutWithdraw(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
-	a, _, _ := join(t, srv, "a", testTTL)
-	b, hb, _ := join(t, srv, "b", testTTL)
-	waitConnected(t, a, b)
-	a.Publish(testRecord("n1", time.Now()))
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	a, _, hb, _ := twoReplicas(t, srv)
 	if err := a.Close(t.Context()); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -288,11 +284,7 @@ func TestJoinUnreachable(t *testing.T) {
 func TestHostileEntries(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
-	a, _, _ := join(t, srv, "a", testTTL)
-	b, hb, logs := join(t, srv, "b", testTTL)
-	waitConnected(t, a, b)
-	a.Publish(testRecord("n1", time.Now()))
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	_, b, hb, logs := twoReplicas(t, srv)
 
 	kv := bucketKV(t, srv)
 	put := func(key, value string) {
