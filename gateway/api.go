@@ -114,9 +114,8 @@ func (s *Server) bearerAuth(h http.HandlerFunc, adminOnly bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("agentId")
 		if a := s.auth.Load(); a.agentAuthed() {
-			scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-			got = strings.TrimSpace(got)
-			if !strings.EqualFold(scheme, "Bearer") || got == "" {
+			got, ok := bearerToken(r)
+			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="skillgate"`)
 				writeError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer $SKILLGATE_AGENT_TOKEN (or the agent's own token)")
 				return
@@ -134,6 +133,14 @@ func (s *Server) bearerAuth(h http.HandlerFunc, adminOnly bool) http.Handler {
 		}
 		h(w, r)
 	})
+}
+
+// bearerToken returns the request's bearer token (the scheme's case does
+// not matter), and false without one.
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	tok = strings.TrimSpace(tok)
+	return tok, strings.EqualFold(scheme, "Bearer") && tok != ""
 }
 
 // authState is what bearerAuth checks tokens against, swapped whole when

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -209,8 +208,8 @@ func (s *Server) pollClient(r *http.Request) string {
 	if !s.auth.Load().agentAuthed() {
 		return "addr:" + remoteHost(r)
 	}
-	if _, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.TrimSpace(tok) != "" {
-		sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	if tok, ok := bearerToken(r); ok {
+		sum := sha256.Sum256([]byte(tok))
 		return "token:" + hex.EncodeToString(sum[:16])
 	}
 	return "addr:" + remoteHost(r)

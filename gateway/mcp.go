@@ -61,9 +61,8 @@ func (s *Server) mcpAgent(w http.ResponseWriter, r *http.Request) (string, bool)
 	}
 	agentID := named
 	if a := s.auth.Load(); a.agentAuthed() {
-		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		got = strings.TrimSpace(got)
-		if !strings.EqualFold(scheme, "Bearer") || got == "" {
+		got, ok := bearerToken(r)
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="skillgate"`)
 			writeError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer <the agent's token> (or $SKILLGATE_AGENT_TOKEN with /mcp?agent=ID)")
 			return "", false
