@@ -47,10 +47,22 @@ func TestProblems(t *testing.T) {
 				`gw.hujson:1:49: gateway.governance.flagged: must be one of "allow", "quarantine", got the boolean true`,
 				`gw.hujson:1:83: gateway.governance.allowedHosts[0]: must be a host glob such as "*.github.com" (no scheme, port or path), got "https://github.com"`,
 			}},
+		{"approve list and suppressions", `{"skills": {"entries": {"x": {"approve": ["sha256:` + strings.Repeat("a", 64) + `", "sha256:00"], "suppress": [{"rule": "r"}, {"reason": "ok", "line": 0, "expires": "2027-02-30", "severity": "warn"}, 3]}}}}`,
+			[]string{
+				`gw.hujson:1:118: skills.entries.x.approve[1]: must be a governance digest "sha256:" followed by 64 lowercase hex digits (copy it from eval --json or GET /v1/governance)`,
+				`gw.hujson:1:145: skills.entries.x.suppress[0]: a suppression needs a reason (why the finding is not a risk here)`,
+				`gw.hujson:1:160: skills.entries.x.suppress[1]: a suppression needs the rule it suppresses`,
+				`gw.hujson:1:177: skills.entries.x.suppress[1].line: must be a positive whole number, got the number 0`,
+				`gw.hujson:1:188: skills.entries.x.suppress[1].expires: must be an RFC 3339 date-time (2027-01-31T18:00:00Z) or a date (2027-01-31), got "2027-02-30"`,
+				`gw.hujson:1:213: skills.entries.x.suppress[1].severity: unknown setting (known: rule, file, line, reason, expires)`,
+				`gw.hujson:1:234: skills.entries.x.suppress[2]: must be an object with rule, file, line, reason and expires, got the number 3`,
+			}},
+		{"review", `{"gateway": {"governance": {"review": "yes"}}}`,
+			[]string{`gw.hujson:1:29: gateway.governance.review: must be one of "off", "required", got "yes"`}},
 		{"governance not an object", `{"gateway": {"governance": "enforce"}}`,
-			[]string{`gw.hujson:1:14: gateway.governance: must be an object with mode, allowedHosts and flagged, got the string "enforce"`}},
+			[]string{`gw.hujson:1:14: gateway.governance: must be an object with mode, allowedHosts, flagged and review, got the string "enforce"`}},
 		{"owned object: nothing near", `{"gateway": {"governance": {"strict": true}}}`,
-			[]string{`gw.hujson:1:29: gateway.governance.strict: unknown setting (known: mode, allowedHosts, flagged)`}},
+			[]string{`gw.hujson:1:29: gateway.governance.strict: unknown setting (known: mode, allowedHosts, flagged, review)`}},
 		{"owned cluster object", "{\"gateway\": {\"cluster\": {\n  \"ttl\": \"0s\",\n  \"url\": 4,\n  \"cert\": \"c.pem\",\n  \"maxRemoteNodes\": 0,\n  \"secret\": \"x\"}}}",
 			[]string{
 				`gw.hujson:2:3: gateway.cluster.ttl: must be a duration of at least 1s, like "10s"`,
@@ -85,7 +97,7 @@ func TestProblems(t *testing.T) {
 			}},
 		{"entry not an object", `{"skills": {"entries": {"a": "off", "b": {"requires": "gh", "priority": 1.5, "mode": "Block"}}}}`,
 			[]string{
-				`gw.hujson:1:25: skills.entries.a: must be an object with enabled, always, requires, priority, approve and mode, got the string "off"`,
+				`gw.hujson:1:25: skills.entries.a: must be an object with enabled, always, requires, priority, approve, mode, reason and suppress, got the string "off"`,
 				`gw.hujson:1:43: skills.entries.b.requires: must be an object, got the string "gh"`,
 				`gw.hujson:1:61: skills.entries.b.priority: must be a whole number from -1000000 to 1000000, got the number 1.5`,
 				`gw.hujson:1:78: skills.entries.b.mode: must be one of "quarantine", "block", got "Block"`,
@@ -173,7 +185,7 @@ func TestOperatorKeysKept(t *testing.T) {
 	if a := f.Agents["main"]; a == nil || a.Where != "agents.list[0]" || !reflect.DeepEqual(a.Skills, Scope{Names: []string{"github"}, Listed: true, Set: true}) {
 		t.Errorf("agent main = %+v", a)
 	}
-	if e := f.Entries["github"]; e == nil || *e != (Entry{}) {
+	if e := f.Entries["github"]; e == nil || !reflect.DeepEqual(*e, Entry{}) {
 		t.Errorf("entry github = %+v, want an empty entry (OpenClaw's keys only)", e)
 	}
 }

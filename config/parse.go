@@ -116,14 +116,49 @@ type Entry struct {
 	// field that is absent or null keeps the frontmatter value, any other
 	// value (including []) replaces it.
 	Requires any
-	// Approve is "sha256:<digest>": the operator approves exactly the
-	// skill content of that governance digest. "" when not set.
-	Approve string
+	// Approve lists "sha256:<digest>"s: the operator approves exactly
+	// the skill contents of those governance digests.
+	Approve []string
 	// Mode is the operator's governance mode, "quarantine" or "block" (""
-	// when not set): it only tightens.
-	Mode string
+	// when not set): it only tightens. Reason says why, when given.
+	Mode   string
+	Reason string
+	// Suppress lists the governance findings that do not count, in file
+	// order.
+	Suppress []Suppression
 	// Priority orders skills for the prompt budget: higher first.
 	Priority int
+}
+
+// Suppression is one skills.entries.<key>.suppress element: the findings
+// of Rule (in File, at Line, when set) are reported but do not count
+// toward score, verdict or mode until Expires (zero: never).
+type Suppression struct {
+	Rule    string    `json:"rule"`
+	File    string    `json:"file,omitempty"`
+	Line    int       `json:"line,omitempty"`
+	Reason  string    `json:"reason"`
+	Expires time.Time `json:"-"`
+	// at is the element's index in the file, to keep file order.
+	at int
+}
+
+// Covers says whether the suppression applies to a finding of rule at
+// file:line (at the time now).
+func (s *Suppression) Covers(rule, file string, line int, now time.Time) bool {
+	return s.Rule == rule && (s.File == "" || s.File == file) && (s.Line == 0 || s.Line == line) &&
+		(s.Expires.IsZero() || now.Before(s.Expires))
+}
+
+// suppression returns the suppression at index i (a string of the index,
+// as the walker keys it), made on first use.
+func (e *Entry) suppression(i string) *Suppression {
+	n, _ := strconv.Atoi(i)
+	at, found := slices.BinarySearchFunc(e.Suppress, n, func(s Suppression, n int) int { return s.at - n })
+	if !found {
+		e.Suppress = slices.Insert(e.Suppress, at, Suppression{at: n})
+	}
+	return &e.Suppress[at]
 }
 
 // Problem is one thing wrong in a file, located at its key (or value).
@@ -498,8 +533,10 @@ func (w *walker) setting(s *Setting, v any, p []string, keys []string) {
 				continue
 			}
 			w.objectKeys(e.(map[string]any), ep, pattern, append(slices.Clip(keys), strconv.Itoa(i)))
-			if e.(map[string]any)["id"] == nil {
-				w.problem(ep, "an agent of agents.list needs an id")
+			for _, r := range objectAt(pattern).required {
+				if e.(map[string]any)[r.key] == nil {
+					w.problem(ep, r.msg)
+				}
 			}
 		}
 		return
@@ -578,6 +615,23 @@ func decode(s *Setting, v any) (any, error) {
 			out = append(out, str)
 		}
 		return out, nil
+	case StringOrList:
+		if str, ok := v.(string); ok {
+			return []string{str}, nil
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return nil, wrong()
+		}
+		out := make([]string, 0, len(list))
+		for i, e := range list {
+			str, ok := e.(string)
+			if !ok {
+				return nil, &indexError{i, fmt.Errorf("must be a string, got %s", describe(e))}
+			}
+			out = append(out, str)
+		}
+		return out, nil
 	case TokenMap:
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -620,6 +674,8 @@ func typeName(s *Setting) string {
 		return "a duration string like \"2s\""
 	case Strings:
 		return "a list of strings"
+	case StringOrList:
+		return "a string or a list of strings"
 	case TokenMap:
 		return "an object of id → token (or \"sha256:<hex>\" of the token)"
 	case Object:

@@ -84,6 +84,11 @@ func settingSchema(s *Setting) map[string]any {
 	case Strings:
 		out["type"] = "array"
 		out["items"] = map[string]any{"type": "string", "minLength": 1}
+	case StringOrList:
+		// minLength applies to the string, items to the array.
+		out["type"] = []string{"string", "array"}
+		out["minLength"] = 1
+		out["items"] = map[string]any{"type": "string", "minLength": 1}
 	case TokenMap:
 		out["type"] = "object"
 		out["additionalProperties"] = map[string]any{"type": "string", "minLength": 1}
@@ -149,6 +154,8 @@ func shortType(s *Setting) string {
 		return "duration string"
 	case Strings:
 		return "array of strings"
+	case StringOrList:
+		return "string or array of strings"
 	case TokenMap:
 		return "object of id → token"
 	case Object:

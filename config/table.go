@@ -52,6 +52,7 @@ const (
 	TokenMap      // an object of id → non-empty string
 	Object        // an object, kept as it is for another stage to read
 	Objects       // an array of objects (each one is the object at Path + "[]")
+	StringOrList  // a string, or an array of strings (decoded as []string)
 )
 
 // Apply says when a changed setting takes effect.
@@ -99,7 +100,12 @@ type object struct {
 	// wild is the pattern segment ("<id>", "<key>") standing for the keys
 	// not known by name; "" when the object has none.
 	wild string
+	// required are the keys each element of an array of these objects
+	// must set, with why.
+	required []requiredKey
 }
+
+type requiredKey struct{ key, msg string }
 
 // objects are the objects of the file the walker descends into.
 var objects = []object{
@@ -114,13 +120,17 @@ var objects = []object{
 	{Path: "agents.<id>.prompt", Owned: true, Doc: "the agent's own budget"},
 	{Path: "agents.<id>.skills", Owned: true, Doc: "the agent's skill scope as globs"},
 	{Path: "agents.defaults", Doc: "OpenClaw's defaults of every agent"},
-	{Path: "agents.list[]", Doc: "one agent of OpenClaw's agent list"},
+	{Path: "agents.list[]", Doc: "one agent of OpenClaw's agent list",
+		required: []requiredKey{{"id", "an agent of agents.list needs an id"}}},
 	{Path: "agents.entries", wild: "<id>", Doc: "OpenClaw's agents keyed by id (2026.8 on)"},
 	{Path: "agents.entries.<id>", Doc: "one agent of OpenClaw's keyed agents"},
 	{Path: "skills", Doc: "skill policy (shared with OpenClaw's skills object)"},
 	{Path: "skills.limits", Doc: "OpenClaw's skill limits"},
 	{Path: "skills.entries", wild: "<key>", Doc: "per-skill policy, keyed by skill name, directory or location"},
 	{Path: "skills.entries.<key>", Doc: "one skill's policy"},
+	{Path: "skills.entries.<key>.suppress[]", Owned: true, Doc: "one suppressed governance finding",
+		required: []requiredKey{{"rule", "a suppression needs the rule it suppresses"},
+			{"reason", "a suppression needs a reason (why the finding is not a risk here)"}}},
 }
 
 // Settings is the table: every setting skillgate reads, in the order the
@@ -191,6 +201,9 @@ var Settings = []Setting{
 	{Path: "gateway.governance.flagged", Type: String, Enum: []string{governance.FlaggedAllow, governance.FlaggedQuarantine}, Default: `"` + governance.FlaggedAllow + `"`, Apply: Reload,
 		Doc: "what a flagged verdict does",
 		set: func(f *File, _ []string, v any) { f.Gateway.Governance.Flagged = v.(string) }},
+	{Path: "gateway.governance.review", Type: String, Enum: []string{governance.ReviewOff, governance.ReviewRequired}, Default: `"` + governance.ReviewOff + `"`, Apply: Reload,
+		Doc: "required: a skill whose content no skills.entries approve lists is held, awaiting review",
+		set: func(f *File, _ []string, v any) { f.Gateway.Governance.Review = v.(string) }},
 
 	// gateway.cluster
 	{Path: "gateway.cluster.url", Type: String, Apply: Restart, Flag: "cluster",
@@ -307,12 +320,36 @@ var Settings = []Setting{
 	{Path: "skills.entries.<key>.priority", Type: Int, Min: -1000000, Max: 1000000, Default: "0", Apply: Reload,
 		Doc: "order in the prompt budget: higher first",
 		set: func(f *File, k []string, v any) { f.entry(k[0]).Priority = v.(int) }},
-	{Path: "skills.entries.<key>.approve", Type: String, Apply: Reload,
-		Doc: "a governance digest \"sha256:<64 hex>\": exactly that content is allowed", check: checkDigest,
-		set: func(f *File, k []string, v any) { f.entry(k[0]).Approve = v.(string) }},
+	{Path: "skills.entries.<key>.approve", Type: StringOrList, Apply: Reload,
+		Doc: "governance digests \"sha256:<64 hex>\" (one, or a list): exactly that content is allowed", check: checkDigests,
+		set: func(f *File, k []string, v any) { f.entry(k[0]).Approve = v.([]string) }},
 	{Path: "skills.entries.<key>.mode", Type: String, Enum: []string{governance.ModeQuarantine, governance.ModeBlock}, Apply: Reload,
 		Doc: "the operator's governance mode: only tightens",
 		set: func(f *File, k []string, v any) { f.entry(k[0]).Mode = v.(string) }},
+	{Path: "skills.entries.<key>.reason", Type: String, Apply: Reload,
+		Doc: "why the operator set mode (skillgate governance hold writes it)",
+		set: func(f *File, k []string, v any) { f.entry(k[0]).Reason = v.(string) }},
+	{Path: "skills.entries.<key>.suppress", Type: Objects, Apply: Reload,
+		Doc: "governance findings that do not count: reported, but not toward score, verdict or mode"},
+	{Path: "skills.entries.<key>.suppress[].rule", Type: String, Apply: Reload,
+		Doc: "the finding's rule (an external scanner's as \"<scanner>:<rule>\"); alone it covers every finding of the rule", check: nonEmpty,
+		set: func(f *File, k []string, v any) { f.entry(k[0]).suppression(k[1]).Rule = v.(string) }},
+	{Path: "skills.entries.<key>.suppress[].file", Type: String, Apply: Reload,
+		Doc: "narrows it to findings in this file (relative to the skill directory)",
+		set: func(f *File, k []string, v any) { f.entry(k[0]).suppression(k[1]).File = v.(string) }},
+	{Path: "skills.entries.<key>.suppress[].line", Type: Int, Min: 1, Max: 1 << 30, Apply: Reload,
+		Doc: "narrows it to findings at this line",
+		set: func(f *File, k []string, v any) { f.entry(k[0]).suppression(k[1]).Line = v.(int) }},
+	{Path: "skills.entries.<key>.suppress[].reason", Type: String, Apply: Reload,
+		Doc: "why the finding is not a risk here (required)", check: nonEmpty,
+		set: func(f *File, k []string, v any) { f.entry(k[0]).suppression(k[1]).Reason = v.(string) }},
+	{Path: "skills.entries.<key>.suppress[].expires", Type: String, Apply: Reload,
+		Doc: "an RFC 3339 date-time, or a date (the end of that day, UTC): after it the finding counts again",
+		check: func(v any) error { _, err := ParseExpiry(v.(string)); return err },
+		set: func(f *File, k []string, v any) {
+			t, _ := ParseExpiry(v.(string))
+			f.entry(k[0]).suppression(k[1]).Expires = t
+		}},
 }
 
 func positiveDuration(v any) error {
@@ -389,8 +426,23 @@ func checkNames(v any) error {
 	return nil
 }
 
-func checkDigest(v any) error {
-	hexPart, ok := strings.CutPrefix(v.(string), "sha256:")
+// checkDigests checks approve's digests: one, or a list.
+func checkDigests(v any) error {
+	list := v.([]string)
+	for i, d := range list {
+		if err := CheckDigest(d); err != nil {
+			if len(list) == 1 {
+				return err // a string, or a list of one: no index to name
+			}
+			return &indexError{i, err}
+		}
+	}
+	return nil
+}
+
+// CheckDigest checks a governance digest as approve takes it.
+func CheckDigest(d string) error {
+	hexPart, ok := strings.CutPrefix(d, "sha256:")
 	valid := ok && len(hexPart) == 64
 	for _, c := range hexPart {
 		valid = valid && ('0' <= c && c <= '9' || 'a' <= c && c <= 'f')
@@ -399,6 +451,27 @@ func checkDigest(v any) error {
 		return errors.New("must be a governance digest \"sha256:\" followed by 64 lowercase hex digits (copy it from eval --json or GET /v1/governance)")
 	}
 	return nil
+}
+
+func nonEmpty(v any) error {
+	if strings.TrimSpace(v.(string)) == "" {
+		return errors.New("must not be empty")
+	}
+	return nil
+}
+
+// ParseExpiry reads a suppression's expiry: an RFC 3339 date-time, or a
+// date YYYY-MM-DD, which stands for the end of that day in UTC (the
+// suppression applies through the whole day, and stops at the next
+// midnight UTC).
+func ParseExpiry(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.Parse(time.DateOnly, s); err == nil {
+		return d.AddDate(0, 0, 1), nil
+	}
+	return time.Time{}, fmt.Errorf("must be an RFC 3339 date-time (2027-01-31T18:00:00Z) or a date (2027-01-31), got %q", s)
 }
 
 func checkBucket(v any) error {

@@ -2,6 +2,7 @@ package eligibility
 
 import (
 	"strings"
+	"time"
 
 	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/governance"
@@ -24,7 +25,13 @@ type Config struct {
 	// DefaultScope is the scope of every other agent
 	// (agents.defaults.skills); nil: every skill.
 	DefaultScope *Scope
+	// Now is the time suppressions' expiry is judged at; zero: the
+	// clock's.
+	Now time.Time
 }
+
+// Suppression is one skills.entries suppress element.
+type Suppression = config.Suppression
 
 // Entry is one skills.entries value.
 type Entry = config.Entry

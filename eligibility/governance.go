@@ -1,7 +1,9 @@
 package eligibility
 
 import (
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/skillgate/skillgate/governance"
 )
@@ -16,6 +18,9 @@ const (
 	// ReasonUnscanned: files of the directory were not read by the scanner
 	// (over its caps, or unreadable), and the band alone would not hold it.
 	ReasonUnscanned = "quarantined by governance: unscanned files"
+	// ReasonAwaitingReview: gateway.governance.review is required and no
+	// skills.entries approve lists the skill's digest.
+	ReasonAwaitingReview = "quarantined by governance: awaiting review"
 )
 
 // Governance is what the governance stage made of a skill: the scanner's
@@ -45,17 +50,26 @@ type Governance struct {
 func governanceStage(p *Prepared, c *prepareState) string {
 	pol := c.cfg.policy()
 	scanned := governance.ModeAllow
+	awaiting := false
 	if c.report != nil && pol.Mode != governance.Off {
 		r := c.report
+		if len(c.entry.Suppress) > 0 {
+			r = r.Suppress(suppressor(c.entry.Suppress, c.cfg.now()))
+		}
 		g := &Governance{Digest: r.Digest, Score: r.Score, Band: r.Band, Verdict: r.Verdict,
 			Scanned: r.Mode, Findings: r.Findings}
-		g.Approved = c.hasEntry && c.entry.Approve == r.Digest
-		if !g.Approved && pol.Mode == governance.Enforce {
-			scanned = r.Mode
-		}
+		g.Approved = c.hasEntry && slices.Contains(c.entry.Approve, r.Digest)
 		g.Mode = r.Mode
 		if g.Approved {
 			g.Mode = governance.ModeAllow
+		} else if pol.Review == governance.ReviewRequired {
+			// Zero trust: unreviewed content is held whatever the scan
+			// says; a block stays a block.
+			awaiting = governance.ModeRank(g.Mode) < governance.ModeRank(governance.ModeQuarantine)
+			g.Mode = governance.Stricter(g.Mode, governance.ModeQuarantine)
+		}
+		if pol.Mode == governance.Enforce {
+			scanned = g.Mode
 		}
 		g.Mode = governance.Stricter(g.Mode, c.entry.Mode)
 		p.Gov = g
@@ -63,24 +77,79 @@ func governanceStage(p *Prepared, c *prepareState) string {
 	operator := c.entry.Mode // "" without an entry
 	switch {
 	case governance.ModeRank(operator) > governance.ModeRank(scanned):
+		reason := ReasonOperatorQuarantine
 		if operator == governance.ModeBlock {
-			return ReasonOperatorBlock
+			reason = ReasonOperatorBlock
 		}
-		return ReasonOperatorQuarantine
+		if c.entry.Reason != "" {
+			reason += ": " + c.entry.Reason
+		}
+		return reason
 	case scanned == governance.ModeBlock:
 		for _, f := range p.Gov.Findings {
-			if f.Severity == governance.SeverityError {
+			if f.Severity == governance.SeverityError && f.Suppressed == nil {
 				return "blocked by governance: " + f.Rule + " at " + f.File + ":" + strconv.Itoa(f.Line)
 			}
 		}
 		return "blocked by governance: critical risk " + strconv.Itoa(p.Gov.Score)
+	case scanned == governance.ModeQuarantine && awaiting:
+		return ReasonAwaitingReview
 	case scanned == governance.ModeQuarantine:
 		if c.report.Unscanned > 0 && p.Gov.Band != governance.BandHigh {
 			return ReasonUnscanned
 		}
+		if f, ok := firstHold(p.Gov.Findings); ok {
+			return "quarantined by governance: " + f.Rule + " at " + f.File + ":" + strconv.Itoa(f.Line)
+		}
 		return "quarantined by governance: " + p.Gov.Band + " risk " + strconv.Itoa(p.Gov.Score)
 	}
 	return ""
+}
+
+// firstHold returns the finding a quarantine is told by: the first
+// counted warn of a rule that holds a skill by itself, else the first
+// counted warn.
+func firstHold(fs []governance.Finding) (governance.Finding, bool) {
+	var first *governance.Finding
+	for i, f := range fs {
+		if f.Severity != governance.SeverityWarn || f.Suppressed != nil {
+			continue
+		}
+		if governance.HoldsAlone(f) {
+			return f, true
+		}
+		if first == nil {
+			first = &fs[i]
+		}
+	}
+	if first == nil {
+		return governance.Finding{}, false
+	}
+	return *first, true
+}
+
+// suppressor marks the findings the entry's suppressions cover at now.
+func suppressor(list []Suppression, now time.Time) func(governance.Finding) *governance.Suppressed {
+	return func(f governance.Finding) *governance.Suppressed {
+		for i := range list {
+			if s := &list[i]; s.Covers(f.Rule, f.File, f.Line, now) {
+				out := &governance.Suppressed{Reason: s.Reason}
+				if !s.Expires.IsZero() {
+					out.Expires = s.Expires.UTC().Format(time.RFC3339)
+				}
+				return out
+			}
+		}
+		return nil
+	}
+}
+
+// now is the time suppressions are judged at.
+func (c *Config) now() time.Time {
+	if c != nil && !c.Now.IsZero() {
+		return c.Now
+	}
+	return time.Now()
 }
 
 // policy returns the governance policy in force (the default without a

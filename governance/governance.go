@@ -50,6 +50,9 @@ type Finding struct {
 	File     string `json:"file"` // path relative to the skill directory
 	Line     int    `json:"line"` // 1-based; 0 when about the whole file
 	Excerpt  string `json:"excerpt"`
+	// Suppressed is set when the operator suppressed the finding (see
+	// Report.Suppress); absent otherwise.
+	Suppressed *Suppressed `json:"suppressed,omitempty"`
 
 	// quoted marks an error-class match downgraded to warn because it is in
 	// documentation context (a table, a list of examples, a non-shell
@@ -126,6 +129,11 @@ type Report struct {
 	// not read (Input.Unscanned): with any, Mode is quarantine at least,
 	// since nothing is known of what they hold.
 	Unscanned int `json:"-"`
+
+	// caps and flagged are what the score and mode were derived from
+	// besides the findings, for Suppress to derive them again.
+	caps    []string
+	flagged string
 }
 
 // SkillFile is the path of a skill's definition file in findings.
@@ -242,6 +250,8 @@ func Scan(in *Input, opts Options) Report {
 		Mode:      mode,
 		Findings:  fs,
 		Unscanned: unscanned,
+		caps:      s.caps,
+		flagged:   opts.Flagged,
 	}
 }
 

@@ -11,10 +11,19 @@ const (
 	Off     = "off"     // no scan
 )
 
+// Review values (gateway.governance.review).
+const (
+	ReviewOff      = "off"      // the scan decides (the default)
+	ReviewRequired = "required" // content no operator approved is held, awaiting review
+)
+
 // Policy is the config file's gateway.governance object (package config
 // reads it).
 type Policy struct {
 	Mode string // Enforce, Observe or Off; Enforce when not set
+	// Review is ReviewOff or ReviewRequired ("": off). Reports do not
+	// depend on it: the governance stage applies it.
+	Review string
 	Options
 }
 
