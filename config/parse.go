@@ -221,7 +221,9 @@ func Parse(name string, data []byte) (*File, error) {
 		w.problemAt(off, "", fmt.Sprintf("nested deeper than %d levels", MaxDepth))
 		return nil, w.err()
 	}
-	ast, err := hujson.Parse(data)
+	// hujson's values alias the bytes they were parsed from, and
+	// Standardize blanks comments in place: the caller's data must stay.
+	ast, err := hujson.Parse(bytes.Clone(data))
 	if err != nil {
 		w.problems = append(w.problems, syntaxProblem(err))
 		return nil, w.err()

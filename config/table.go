@@ -44,15 +44,15 @@ type Type int
 
 // The types of settings.
 const (
-	String   Type = iota
-	Bool          // true or false
-	Int           // a whole number (Min and Max bound it)
-	Duration      // a string holding a Go duration such as "2s"
-	Strings       // an array of strings
-	TokenMap      // an object of id → non-empty string
-	Object        // an object, kept as it is for another stage to read
-	Objects       // an array of objects (each one is the object at Path + "[]")
-	StringOrList  // a string, or an array of strings (decoded as []string)
+	String       Type = iota
+	Bool              // true or false
+	Int               // a whole number (Min and Max bound it)
+	Duration          // a string holding a Go duration such as "2s"
+	Strings           // an array of strings
+	TokenMap          // an object of id → non-empty string
+	Object            // an object, kept as it is for another stage to read
+	Objects           // an array of objects (each one is the object at Path + "[]")
+	StringOrList      // a string, or an array of strings (decoded as []string)
 )
 
 // Apply says when a changed setting takes effect.
@@ -344,7 +344,7 @@ var Settings = []Setting{
 		Doc: "why the finding is not a risk here (required)", check: nonEmpty,
 		set: func(f *File, k []string, v any) { f.entry(k[0]).suppression(k[1]).Reason = v.(string) }},
 	{Path: "skills.entries.<key>.suppress[].expires", Type: String, Apply: Reload,
-		Doc: "an RFC 3339 date-time, or a date (the end of that day, UTC): after it the finding counts again",
+		Doc:   "an RFC 3339 date-time, or a date (the end of that day, UTC): after it the finding counts again",
 		check: func(v any) error { _, err := ParseExpiry(v.(string)); return err },
 		set: func(f *File, k []string, v any) {
 			t, _ := ParseExpiry(v.(string))

@@ -34,8 +34,12 @@ type Governance struct {
 	// Mode is the effective mode: the scanner's, allow when Approved, then
 	// tightened by the operator's skills.entries mode. In observe mode it
 	// says what enforce would do.
-	Mode     string               `json:"mode"`
-	Approved bool                 `json:"approved"` // skills.entries approve names this digest
+	Mode     string `json:"mode"`
+	Approved bool   `json:"approved"` // skills.entries approve names this digest
+	// Reason says what holds the skill in Mode, as the stage's reason
+	// would (also under observe, where nothing is enforced); absent for
+	// allow.
+	Reason   string               `json:"reason,omitempty"`
 	Findings []governance.Finding `json:"findings"`
 
 	// Scanned is the scanner's own mode, before approval and the operator.
@@ -49,8 +53,8 @@ type Governance struct {
 // decision, like enabled: false. always: true does not bypass it.
 func governanceStage(p *Prepared, c *prepareState) string {
 	pol := c.cfg.policy()
-	scanned := governance.ModeAllow
-	awaiting := false
+	scanned := governance.ModeAllow // the scan's mode as enforced
+	why := ""                       // what the scan's mode is told by
 	if c.report != nil && pol.Mode != governance.Off {
 		r := c.report
 		if len(c.entry.Suppress) > 0 {
@@ -60,48 +64,68 @@ func governanceStage(p *Prepared, c *prepareState) string {
 			Scanned: r.Mode, Findings: r.Findings}
 		g.Approved = c.hasEntry && slices.Contains(c.entry.Approve, r.Digest)
 		g.Mode = r.Mode
-		if g.Approved {
+		switch {
+		case g.Approved:
 			g.Mode = governance.ModeAllow
-		} else if pol.Review == governance.ReviewRequired {
+		case pol.Review == governance.ReviewRequired && g.Mode == governance.ModeAllow:
 			// Zero trust: unreviewed content is held whatever the scan
 			// says; a block stays a block.
-			awaiting = governance.ModeRank(g.Mode) < governance.ModeRank(governance.ModeQuarantine)
-			g.Mode = governance.Stricter(g.Mode, governance.ModeQuarantine)
+			g.Mode, why = governance.ModeQuarantine, ReasonAwaitingReview
+		}
+		if why == "" {
+			why = scanReason(r, g.Mode)
 		}
 		if pol.Mode == governance.Enforce {
 			scanned = g.Mode
 		}
+		g.Reason = why
+		if governance.ModeRank(c.entry.Mode) > governance.ModeRank(g.Mode) {
+			g.Reason = operatorReason(c.entry)
+		}
 		g.Mode = governance.Stricter(g.Mode, c.entry.Mode)
 		p.Gov = g
 	}
-	operator := c.entry.Mode // "" without an entry
 	switch {
-	case governance.ModeRank(operator) > governance.ModeRank(scanned):
-		reason := ReasonOperatorQuarantine
-		if operator == governance.ModeBlock {
-			reason = ReasonOperatorBlock
-		}
-		if c.entry.Reason != "" {
-			reason += ": " + c.entry.Reason
-		}
-		return reason
-	case scanned == governance.ModeBlock:
-		for _, f := range p.Gov.Findings {
+	case governance.ModeRank(c.entry.Mode) > governance.ModeRank(scanned):
+		return operatorReason(c.entry)
+	case scanned != governance.ModeAllow:
+		return why
+	}
+	return ""
+}
+
+// operatorReason is the reason of the operator's own mode.
+func operatorReason(e Entry) string {
+	reason := ReasonOperatorQuarantine
+	if e.Mode == governance.ModeBlock {
+		reason = ReasonOperatorBlock
+	}
+	if e.Reason != "" {
+		reason += ": " + e.Reason
+	}
+	return reason
+}
+
+// scanReason says what holds a report (suppressions applied) in mode:
+// its first counted error finding, or the finding or band behind a
+// quarantine; "" for allow.
+func scanReason(r *governance.Report, mode string) string {
+	switch mode {
+	case governance.ModeBlock:
+		for _, f := range r.Findings {
 			if f.Severity == governance.SeverityError && f.Suppressed == nil {
 				return "blocked by governance: " + f.Rule + " at " + f.File + ":" + strconv.Itoa(f.Line)
 			}
 		}
-		return "blocked by governance: critical risk " + strconv.Itoa(p.Gov.Score)
-	case scanned == governance.ModeQuarantine && awaiting:
-		return ReasonAwaitingReview
-	case scanned == governance.ModeQuarantine:
-		if c.report.Unscanned > 0 && p.Gov.Band != governance.BandHigh {
+		return "blocked by governance: critical risk " + strconv.Itoa(r.Score)
+	case governance.ModeQuarantine:
+		if r.Unscanned > 0 && r.Band != governance.BandHigh {
 			return ReasonUnscanned
 		}
-		if f, ok := firstHold(p.Gov.Findings); ok {
+		if f, ok := firstHold(r.Findings); ok {
 			return "quarantined by governance: " + f.Rule + " at " + f.File + ":" + strconv.Itoa(f.Line)
 		}
-		return "quarantined by governance: " + p.Gov.Band + " risk " + strconv.Itoa(p.Gov.Score)
+		return "quarantined by governance: " + r.Band + " risk " + strconv.Itoa(r.Score)
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package eligibility
 
 import (
+	"cmp"
 	"reflect"
 	"strings"
 	"testing"
@@ -46,6 +47,8 @@ func TestGovernanceStage(t *testing.T) {
 		reason   string
 		mode     string // Gov.Mode; "" when Gov is nil
 		approved bool
+		// govReason is Gov.Reason when it differs from reason.
+		govReason string
 	}{
 		{name: "not scanned", report: nil},
 		{name: "clean", report: clean, mode: "allow"},
@@ -60,9 +63,10 @@ func TestGovernanceStage(t *testing.T) {
 		{name: "scanner block over operator quarantine", report: blocked, config: entry(`"mode":"quarantine"`), stage: "governance", reason: "blocked by governance: download-exec at SKILL.md:7", mode: "block"},
 		{name: "approved then operator block", report: blocked, config: entry(`"approve":"` + digest + `","mode":"block"`), stage: "governance", reason: "blocked by governance: operator", mode: "block", approved: true},
 		{name: "operator without a scan", report: nil, config: entry(`"mode":"block"`), stage: "governance", reason: "blocked by governance: operator"},
-		{name: "observe hides nothing", report: blocked, config: `{"gateway":{"governance":{"mode":"observe"}}}`, mode: "block"},
+		{name: "observe hides nothing", report: blocked, config: `{"gateway":{"governance":{"mode":"observe"}}}`, mode: "block",
+			govReason: "blocked by governance: download-exec at SKILL.md:7"},
 		{name: "observe keeps the operator's mode", report: blocked, config: `{"gateway":{"governance":{"mode":"observe"}},"skills":{"entries":{"s":{"mode":"quarantine"}}}}`,
-			stage: "governance", reason: "quarantined by governance: operator", mode: "block"},
+			stage: "governance", reason: "quarantined by governance: operator", mode: "block", govReason: "blocked by governance: download-exec at SKILL.md:7"},
 		{name: "off ignores the scan", report: blocked, config: `{"gateway":{"governance":{"mode":"off"}}}`},
 		{name: "unscanned files", report: unscanned, stage: "governance", reason: ReasonUnscanned, mode: "quarantine"},
 		{name: "unscanned files in the high band", report: unscannedHigh, stage: "governance", reason: "quarantined by governance: high risk 60", mode: "quarantine"},
@@ -76,7 +80,8 @@ func TestGovernanceStage(t *testing.T) {
 		{name: "review required: approved", report: clean, config: `{"gateway":{"governance":{"review":"required"}},"skills":{"entries":{"s":{"approve":"` + digest + `"}}}}`, mode: "allow", approved: true},
 		{name: "review required: approval of other content", report: clean, config: `{"gateway":{"governance":{"review":"required"}},"skills":{"entries":{"s":{"approve":"` + other + `"}}}}`,
 			stage: "governance", reason: ReasonAwaitingReview, mode: "quarantine"},
-		{name: "review required under observe", report: clean, config: `{"gateway":{"governance":{"review":"required","mode":"observe"}}}`, mode: "quarantine"},
+		{name: "review required under observe", report: clean, config: `{"gateway":{"governance":{"review":"required","mode":"observe"}}}`, mode: "quarantine",
+			govReason: ReasonAwaitingReview},
 		{name: "review required: the operator's hold", report: clean, config: `{"gateway":{"governance":{"review":"required"}},"skills":{"entries":{"s":{"approve":"` + digest + `","mode":"quarantine"}}}}`,
 			stage: "governance", reason: "quarantined by governance: operator", mode: "quarantine", approved: true},
 		{name: "disabled is the config stage", report: blocked, config: entry(`"enabled":false`), stage: "config", reason: ReasonDisabled},
@@ -103,6 +108,9 @@ func TestGovernanceStage(t *testing.T) {
 					p.Gov.Scanned != tc.report.Mode || !reflect.DeepEqual(p.Gov.Findings, tc.report.Findings) {
 					t.Errorf("Gov = %+v, want mode %s approved %v", p.Gov, tc.mode, tc.approved)
 				}
+			}
+			if want := cmp.Or(tc.govReason, tc.reason); p.Gov != nil && p.Gov.Reason != want {
+				t.Errorf("Gov.Reason = %q, want %q", p.Gov.Reason, want)
 			}
 			if got := p.Decide(1, 1) == VerdictOffered; got != (tc.stage == "") {
 				t.Errorf("offered = %v, want %v", got, tc.stage == "")

@@ -36,6 +36,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /v1/agents/{agentId}/read", s.agentAuth(s.needSnapshot(s.handleRead)))
 	mux.Handle("GET /v1/nodes", s.adminAuth(s.handleNodes))
 	mux.Handle("GET /v1/governance", s.adminAuth(s.needSnapshot(s.handleGovernance)))
+	mux.Handle("GET /v1/governance/events", s.adminAuth(s.handleGovernanceEvents))
 	mux.Handle("/mcp", s.mcpEndpoint()) // MCP over Streamable HTTP (mcp.go)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -192,13 +193,10 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 	)
 	if r.URL.RawQuery != "" { // the common request has none: no map to parse
 		q := r.URL.Query()
-		if ws := q.Get("wait"); ws != "" {
-			d, err := time.ParseDuration(ws)
-			if err != nil || d < 0 {
-				writeError(w, http.StatusBadRequest, "wait: "+strconv.Quote(ws)+" is not a duration such as 30s (at most "+MaxWait.String()+")")
-				return
-			}
-			wait = min(d, MaxWait)
+		var ok bool
+		if wait, ok = parseWait(q.Get("wait")); !ok {
+			writeError(w, http.StatusBadRequest, "wait: "+strconv.Quote(q.Get("wait"))+" is not a duration such as 30s (at most "+MaxWait.String()+")")
+			return
 		}
 		for _, p := range []struct {
 			name string

@@ -1,12 +1,14 @@
 package gateway
 
 import (
-	"cmp"
+	"maps"
 	"net/http"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/skillgate/skillgate/eligibility"
@@ -71,33 +73,105 @@ func (c *scanCache) scanSkills(snap *snapshot, pol governance.Policy) map[*skill
 	return out
 }
 
-// noteGovernanceLocked logs and counts each skill whose effective
-// governance mode tightened since the last rebuild (a skill seen for the
-// first time counts as tightened from allow), and sets the gauge of skills
-// by mode. s.mu must be held for writing.
+// govState is a skill's effective governance mode at the last rebuild.
+type govState struct{ mode string }
+
+// noteGovernanceLocked records each change of a skill's effective
+// governance mode since the last rebuild: an event in the feed, a log line
+// (warn when it tightened, counted in skillgate_governance_tightened_total;
+// a skill first seen held counts as tightened from allow), and sets the
+// gauge of skills by mode. The first load after a start records the modes
+// without events: a restart is not a change. s.mu must be held for
+// writing.
 func (s *Server) noteGovernanceLocked() {
 	counts := map[string]int{governance.ModeAllow: 0, governance.ModeQuarantine: 0, governance.ModeBlock: 0}
-	next := make(map[string]string, len(s.snap.all))
+	next := make(map[string]govState, len(s.snap.all))
+	starting := s.notLoaded.Load() != nil
+	now := time.Now()
 	for _, sk := range s.snap.all {
-		g := s.prepared[sk].Gov
+		p := s.prepared[sk]
+		g := p.Gov
 		if g == nil {
 			continue
 		}
 		counts[g.Mode]++
-		next[sk.Key] = g.Mode
-		if governance.ModeRank(g.Mode) <= governance.ModeRank(s.govModes[sk.Key]) {
+		next[sk.Key] = govState{mode: g.Mode}
+		prev, known := s.govModes[sk.Key]
+		if starting || (known && prev.mode == g.Mode) {
 			continue
 		}
-		s.metrics.govTightened.Inc()
-		p := s.prepared[sk]
-		s.log.Warn("governance: a skill's mode tightened", "skill", sk.Key, "mode", g.Mode, "was", cmp.Or(s.govModes[sk.Key], governance.ModeAllow),
-			"band", g.Band, "score", g.Score, "rules", strings.Join(findingRules(g.Findings), ","), "digest", g.Digest,
-			"enforced", p.Stage == eligibility.StageGovernance, "reason", p.Reason)
+		was := "none"
+		if known {
+			was = prev.mode
+		}
+		why := govWhy(g)
+		ev := GovernanceEvent{Time: now, Skill: sk.Dir, Location: sk.Key, Digest: g.Digest, Mode: g.Mode, Was: was, Why: why}
+		attrs := []any{"skill", sk.Dir, "location", sk.Key, "digest", g.Digest, "mode", g.Mode, "was", was, "why", why,
+			"enforced", p.Stage == eligibility.StageGovernance}
+		if governance.ModeRank(g.Mode) <= governance.ModeRank(prev.mode) {
+			s.log.Info("governance: a skill's mode changed", attrs...)
+		} else {
+			s.metrics.govTightened.Inc()
+			s.log.Warn("governance: a skill's mode tightened", append(attrs, "band", g.Band, "score", g.Score,
+				"rules", strings.Join(findingRules(g.Findings), ","))...)
+		}
+		// After the log line: a reader of the feed finds it written.
+		s.govFeed.add(ev)
 	}
 	s.govModes = next
 	for mode, n := range counts {
 		s.metrics.govSkills.WithLabelValues(mode).Set(float64(n))
 	}
+}
+
+// noteSuppressionsLocked logs, once each, the suppressions of the config
+// that have expired (their findings count again from this rebuild on), and
+// sets nextExpiry to the next one to come, for the poller to rebuild then.
+// s.mu must be held for writing.
+func (s *Server) noteSuppressionsLocked(now time.Time) {
+	s.nextExpiry = time.Time{}
+	for _, key := range slices.Sorted(maps.Keys(s.pol.cfg.Entries)) {
+		for _, sup := range s.pol.cfg.Entries[key].Suppress {
+			switch {
+			case sup.Expires.IsZero():
+			case now.Before(sup.Expires):
+				if s.nextExpiry.IsZero() || sup.Expires.Before(s.nextExpiry) {
+					s.nextExpiry = sup.Expires
+				}
+			default:
+				id := key + "\x00" + sup.Rule + "\x00" + sup.File + "\x00" + strconv.Itoa(sup.Line) + "\x00" + sup.Expires.String()
+				if !s.expiredLogged[id] {
+					s.expiredLogged[id] = true
+					s.log.Warn("governance: a suppression expired; its findings count again", "skill", key, "rule", sup.Rule,
+						"file", sup.File, "line", sup.Line, "expires", sup.Expires.UTC().Format(time.RFC3339), "reason", sup.Reason)
+				}
+			}
+		}
+	}
+}
+
+// expireSuppressions rebuilds once a suppression's expiry has come (the
+// poller calls it every poll).
+func (s *Server) expireSuppressions(now time.Time) {
+	s.mu.RLock()
+	due := !s.nextExpiry.IsZero() && !now.Before(s.nextExpiry)
+	s.mu.RUnlock()
+	if due {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.rebuildLocked()
+	}
+}
+
+// govWhy says what decided a skill's effective governance mode.
+func govWhy(g *eligibility.Governance) string {
+	switch {
+	case g.Reason != "":
+		return g.Reason
+	case g.Approved:
+		return "approved by the operator: skills.entries approve lists " + g.Digest
+	}
+	return "allowed by governance: " + g.Band + " risk " + strconv.Itoa(g.Score)
 }
 
 // findingRules returns the rule ids of the warn and error findings, each

@@ -80,7 +80,7 @@ func TestGovernanceEndToEnd(t *testing.T) {
 		t.Errorf("scans after one edit = %v, want %v: only the changed skill is scanned", n, scans+1)
 	}
 	logs := g.logs.String()
-	if !strings.Contains(logs, `"msg":"governance: a skill's mode tightened"`) || !strings.Contains(logs, `"skill":"skills/tool/SKILL.md"`) ||
+	if !strings.Contains(logs, `"msg":"governance: a skill's mode tightened"`) || !strings.Contains(logs, `"skill":"tool","location":"skills/tool/SKILL.md"`) ||
 		!strings.Contains(logs, `"rules":"download-exec`) {
 		t.Errorf("no warn log of the tightening with skill= and rules=:\n%s", tail(logs, 4<<10))
 	}

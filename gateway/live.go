@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/internal/report"
@@ -58,6 +59,7 @@ func (s *Server) rebuildLocked() {
 			"cut", cut, "max_names", eligibility.MaxInterestNames, "max_bytes", eligibility.MaxInterestBytes)
 	}
 	s.interestCut = cut
+	s.noteSuppressionsLocked(time.Now())
 	s.noteGovernanceLocked()
 	if s.interestJSON == nil || !slices.Equal(bins, s.interest.Bins) || !slices.Equal(env, s.interest.Env) {
 		s.interest = protocol.Interest{Bins: bins, Env: env}

@@ -68,7 +68,12 @@ type Server struct {
 	// Governance: the poller's scan cache, and each skill's effective
 	// mode at the last rebuild (skill key → mode), to log tightening.
 	scans    scanCache
-	govModes map[string]string
+	govModes map[string]govState
+	govFeed  *govFeed
+	// nextExpiry is the next suppression expiry to come (zero: none);
+	// expiredLogged the expired ones logged (noteSuppressionsLocked).
+	nextExpiry    time.Time
+	expiredLogged map[string]bool
 
 	loggedMu sync.Mutex
 	logged   map[string]string // skill key → last verdict logged
@@ -158,6 +163,7 @@ func New(cfg Config) (*Server, error) {
 		pending:    newPendingSockets(cfg.MaxPending, cfg.MaxPendingPerAddr),
 		searches:   make(chan struct{}, maxSearches),
 	}
+	s.govFeed, s.expiredLogged = newGovFeed(), map[string]bool{}
 	s.metrics = newMetrics(s)
 	s.scans.scans = s.metrics.govScans
 	s.store = instrumentStore(cfg.Store, s.metrics)
@@ -285,8 +291,10 @@ func (s *Server) Close() error {
 		// From here nothing new starts or is admitted, so conns holds
 		// every node socket there will be: connected, pending or replaced.
 		conns := s.life.close()
-		// MCP sessions hold notification streams open: they end first.
+		// MCP sessions hold notification streams open: they end first,
+		// as do waits on the governance feed.
 		s.mcp.Close()
+		s.govFeed.close()
 		s.serveMu.Lock()
 		hs, stop := s.httpSrv, s.stopServe
 		s.serveMu.Unlock()
@@ -389,6 +397,7 @@ func (s *Server) poll(ctx context.Context) {
 		case <-t.C:
 			s.reloadConfig(false)
 			s.refreshStore(ctx)
+			s.expireSuppressions(time.Now())
 		case <-s.reload:
 			s.reloadConfig(true)
 		}

@@ -43,6 +43,10 @@ Usage:
   skillgate status   --gateway URL [--agent ID] [--governance] [--json]
   skillgate mcp      --gateway URL --agent ID [--token-file FILE] [--ca-file FILE]
   skillgate config   check FILE | schema
+  skillgate governance approve DIR --config FILE --store …
+  skillgate governance suppress DIR --rule RULE [--file PATH] [--line N] --reason TEXT
+                     [--expires 2027-01-31] --config FILE
+  skillgate governance hold DIR --reason TEXT --config FILE
   skillgate version
 
 Run 'skillgate COMMAND -h' for the flags of one command.
@@ -73,6 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdStatus(ctx, args[1:], stdout, stderr)
 	case "config":
 		err = cmdConfig(ctx, args[1:], stdout, stderr)
+	case "governance":
+		err = cmdGovernance(ctx, args[1:], stdout, stderr)
 	case "mcp":
 		err = cmdMCP(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "version", "--version", "-version":
