@@ -321,10 +321,10 @@ func Unarmor(sig []byte) (*sshsig.Signature, error) {
 // namespace, reserved, hash_algorithm, signature).
 func hashAlgorithm(wire []byte) string {
 	var b struct {
-		Magic                                          [6]byte
-		Version                                        uint32
+		Magic                                         [6]byte
+		Version                                       uint32
 		PublicKey, Namespace, Reserved, HashAlgorithm string
-		Signature                                      string
+		Signature                                     string
 	}
 	if ssh.Unmarshal(wire, &b) != nil {
 		return "?"

@@ -209,10 +209,10 @@ func blobWith(t testing.TB, sig []byte, change func(b *wireBlob)) []byte {
 }
 
 type wireBlob struct {
-	Magic                                          [6]byte
-	Version                                        uint32
+	Magic                                         [6]byte
+	Version                                       uint32
 	PublicKey, Namespace, Reserved, HashAlgorithm string
-	Signature                                      string
+	Signature                                     string
 }
 
 // TestVerifyRejects: each signature that does not verify, with its exact
