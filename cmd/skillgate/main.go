@@ -5,9 +5,12 @@
 //	skillgate validate PATH… [--json]
 //	skillgate status   --gateway URL [--agent ID] [--governance] [--json]
 //	skillgate mcp      --gateway URL --agent ID [--token-file F] [--ca-file F]
+//	skillgate governance sign DIR --key FILE
 //
 // Each command lives in its own file (serve.go, eval.go, validate.go,
-// status.go, mcp.go); the hosts eval reads are in hosts.go and hostparse.go. This
+// status.go, mcp.go, configcmd.go; governance.go dispatches to its
+// subcommands', sign.go); the hosts eval reads are in hosts.go and
+// hostparse.go. This
 // package is flags, files and exit codes only: what the gateway does is
 // the gateway package's, what eval and validate decide is eligibility's
 // and skill's, and what the three programs share (exit statuses, tokens,
@@ -43,6 +46,7 @@ Usage:
   skillgate status   --gateway URL [--agent ID] [--governance] [--json]
   skillgate mcp      --gateway URL --agent ID [--token-file FILE] [--ca-file FILE]
   skillgate config   check FILE | schema
+  skillgate governance sign DIR --key FILE
   skillgate version
 
 Run 'skillgate COMMAND -h' for the flags of one command.
@@ -75,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdConfig(ctx, args[1:], stdout, stderr)
 	case "mcp":
 		err = cmdMCP(ctx, args[1:], os.Stdin, stdout, stderr)
+	case "governance":
+		err = cmdGovernance(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "skillgate", version.String())
 	case "help", "-h", "--help":
