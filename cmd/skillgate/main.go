@@ -5,9 +5,12 @@
 //	skillgate validate PATH… [--json]
 //	skillgate status   --gateway URL [--agent ID] [--governance] [--json]
 //	skillgate mcp      --gateway URL --agent ID [--token-file F] [--ca-file F]
+//	skillgate governance sign DIR --key FILE
 //
 // Each command lives in its own file (serve.go, eval.go, validate.go,
-// status.go, mcp.go); the hosts eval reads are in hosts.go and hostparse.go. This
+// status.go, mcp.go, configcmd.go; governance.go dispatches to its
+// subcommands', sign.go); the hosts eval reads are in hosts.go and
+// hostparse.go. This
 // package is flags, files and exit codes only: what the gateway does is
 // the gateway package's, what eval and validate decide is eligibility's
 // and skill's, and what the three programs share (exit statuses, tokens,
@@ -47,6 +50,7 @@ Usage:
   skillgate governance suppress DIR --rule RULE [--file PATH] [--line N] --reason TEXT
                      [--expires 2027-01-31] --config FILE
   skillgate governance hold DIR --reason TEXT --config FILE
+  skillgate governance sign DIR --key FILE
   skillgate version
 
 Run 'skillgate COMMAND -h' for the flags of one command.

@@ -26,23 +26,6 @@ import (
 // print each key path they changed with its new value. The gateway applies
 // the file at its next poll, or at once on SIGHUP.
 
-// cmdGovernance is `skillgate governance approve|suppress|hold`.
-func cmdGovernance(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	const sub = "give a subcommand: approve, suppress or hold"
-	if len(args) == 0 {
-		return cli.Usagef("%s", sub)
-	}
-	switch args[0] {
-	case "approve":
-		return cmdApprove(ctx, args[1:], stdout, stderr)
-	case "suppress":
-		return cmdSuppress(ctx, args[1:], stdout, stderr)
-	case "hold":
-		return cmdHold(ctx, args[1:], stdout, stderr)
-	}
-	return cli.Usagef("unknown subcommand %q: %s", args[0], sub)
-}
-
 // cmdApprove is `skillgate governance approve DIR --config FILE --store
 // STORE`: it appends the current digest of every skill DIR matches (name,
 // directory or location, as skills.entries keys match) to
