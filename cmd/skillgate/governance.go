@@ -11,13 +11,13 @@ import (
 // governanceCommands are the subcommands of `skillgate governance`, in the
 // order the usage lists them. Each parses its own flags.
 var governanceCommands = []struct {
-	name, args string
-	run        func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	name string
+	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }{
-	{"approve", "DIR --config FILE --store STORE", cmdApprove},
-	{"suppress", "DIR --rule RULE [--file PATH] [--line N] --reason TEXT [--expires DATE] --config FILE", cmdSuppress},
-	{"hold", "DIR --reason TEXT --config FILE", cmdHold},
-	{"sign", "DIR --key FILE", cmdGovernanceSign},
+	{"approve", cmdApprove},
+	{"suppress", cmdSuppress},
+	{"hold", cmdHold},
+	{"sign", cmdGovernanceSign},
 }
 
 // cmdGovernance is `skillgate governance SUBCOMMAND …`: the operator's and
@@ -25,9 +25,10 @@ var governanceCommands = []struct {
 func cmdGovernance(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	names := make([]string, len(governanceCommands))
 	for i, c := range governanceCommands {
-		names[i] = c.name + " " + c.args
+		names[i] = c.name
 	}
-	sub := "give a subcommand: " + strings.Join(names, ", or ")
+	sub := "give a subcommand: " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1] +
+		" (skillgate governance SUBCOMMAND -h for its flags)"
 	if len(args) == 0 {
 		return cli.Usagef("%s", sub)
 	}

@@ -173,9 +173,11 @@ func TestReviewWorkflow(t *testing.T) {
 	if !strings.HasPrefix(string(b), "{\n  // zero trust\n") {
 		t.Errorf("the comment is gone:\n%s", b)
 	}
-	if !strings.Contains(gw.out.String(), `"msg":"governance: a skill's mode tightened"`) {
-		t.Errorf("no tightened log line")
-	}
+	// The log line is written before the event: once the pipe has
+	// carried it, it is there.
+	waitHTTP(t, func() (string, bool) {
+		return "no tightened log line", strings.Contains(gw.out.String(), `"msg":"governance: a skill's mode tightened"`)
+	})
 }
 
 func TestSuppressionExpires(t *testing.T) {
@@ -207,9 +209,9 @@ func TestSuppressionExpires(t *testing.T) {
 	if ev.Mode != "block" || ev.Was != "allow" || !strings.HasPrefix(ev.Why, "blocked by governance: "+rule+" at SKILL.md:") {
 		t.Errorf("event %+v", ev)
 	}
-	if !strings.Contains(gw.out.String(), "a suppression expired") {
-		t.Errorf("no log line of the expiry")
-	}
+	waitHTTP(t, func() (string, bool) {
+		return "no log line of the expiry", strings.Contains(gw.out.String(), "a suppression expired")
+	})
 	if _, ok := inPrompt(base, "fetcher"); ok {
 		t.Error("fetcher is offered after its suppression expired")
 	}

@@ -254,8 +254,8 @@ func TestGovernanceSignRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no subcommand", []string{"governance"}, "give a subcommand: sign DIR --key FILE"},
-		{"unknown subcommand", []string{"governance", "approve"}, `unknown governance subcommand "approve": give a subcommand: sign DIR --key FILE`},
+		{"no subcommand", []string{"governance"}, "give a subcommand: approve, suppress, hold or sign (skillgate governance SUBCOMMAND -h for its flags)"},
+		{"unknown subcommand", []string{"governance", "nosuch"}, `unknown governance subcommand "nosuch": give a subcommand: approve, suppress, hold or sign (skillgate governance SUBCOMMAND -h for its flags)`},
 		{"no directory", []string{"governance", "sign", "--key", k.priv}, "governance sign takes one skill directory: governance sign DIR --key FILE"},
 		{"two directories", []string{"governance", "sign", dir, dir, "--key", k.priv}, "governance sign takes one skill directory: governance sign DIR --key FILE"},
 		{"no key", []string{"governance", "sign", dir}, "--key is required: the publisher's unencrypted OpenSSH private key file"},
