@@ -52,9 +52,11 @@ func (r *Result) Failed() bool { return r.Verdict == VerdictError }
 // the variables of cfg.PassEnv that are set, stdin /dev/null, stdout read
 // up to MaxStdout (more fails the run and kills the group) and stderr's
 // last MaxStderrKept bytes kept for the error. When the program exits,
-// what is left of its process group is killed. At the timeout, or when
-// ctx ends, the whole group is killed and the run fails ("timed out
-// after 30s", "canceled").
+// what is left of its process group is killed, and its output is read for
+// at most half a second more (a process that left the group, which
+// nothing kills, may hold it open). At the timeout, or when ctx ends, the
+// whole group is killed and the run fails ("timed out after 30s",
+// "canceled").
 //
 // An answer that parses (ParseAnswer in cfg.Format) counts whatever the
 // exit status; otherwise the run fails, saying how the program ended and
@@ -107,10 +109,14 @@ func Run(ctx context.Context, cfg Config, files map[string][]byte) Result {
 	} else if o.waitErr != nil {
 		ended = o.waitErr.Error()
 	}
-	if len(bytes.TrimSpace(o.stdout)) == 0 {
-		return fail(ended + " and no answer" + stderrNote(o.stderr))
+	held := ""
+	if o.heldOpen {
+		held = "; a process it left behind held its output open"
 	}
-	return fail(ended + " and an unreadable answer (" + perr.Error() + ")" + stderrNote(o.stderr))
+	if len(bytes.TrimSpace(o.stdout)) == 0 {
+		return fail(ended + " and no answer" + held + stderrNote(o.stderr))
+	}
+	return fail(ended + " and an unreadable answer (" + perr.Error() + ")" + held + stderrNote(o.stderr))
 }
 
 // outcome is what execute saw of one run.
@@ -122,7 +128,11 @@ type outcome struct {
 	overflow bool
 	timedOut bool
 	canceled bool
+	heldOpen bool // a process left behind held the output open past the program's exit
 }
+
+// heldOpenGrace is how long the output is read after the program exits.
+const heldOpenGrace = 500 * time.Millisecond
 
 // execute runs the scanner in root and collects its output.
 func execute(ctx context.Context, cfg *Config, root string) (o outcome) {
@@ -186,18 +196,21 @@ func execute(ctx context.Context, cfg *Config, root string) (o outcome) {
 		o.waitErr = <-waited
 	}
 	// The scanner's lifetime is its program's: what is left of its group
-	// goes with it. A process that left the group may still hold the
-	// pipes: reading stops at the deadline then.
+	// goes with it. What the program wrote is in the pipes by now; a
+	// process that left the group (setsid) may still hold them open:
+	// reading stops after a grace period then.
 	killGroup(pgid)
+	stop := time.Now().Add(heldOpenGrace)
+	if deadline.Before(stop) {
+		stop = deadline
+	}
 	if o.timedOut || o.canceled {
-		deadline = time.Now()
+		stop = time.Now()
 	}
-	_ = outR.SetReadDeadline(deadline)
-	_ = errR.SetReadDeadline(deadline)
+	_ = outR.SetReadDeadline(stop)
+	_ = errR.SetReadDeadline(stop)
 	readers.Wait()
-	if !o.timedOut && !o.canceled && time.Now().After(deadline) {
-		o.timedOut = true // the output was held open past the timeout
-	}
+	o.heldOpen = !o.timedOut && !o.canceled && !time.Now().Before(stop)
 	o.overflow = overflow.Load()
 	o.stdout = stdout.Bytes()
 	o.stderr = stderr.b
@@ -236,7 +249,7 @@ func (t *tail) Write(p []byte) (int, error) {
 
 // stderrNote quotes the end of the scanner's stderr for an error, or "".
 func stderrNote(b []byte) string {
-	s := clean(string(b), 4*MaxStderrQuoted)
+	s := clean(string(b), 4*MaxStderrKept)
 	if s == "" {
 		return ""
 	}
