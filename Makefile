@@ -51,6 +51,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./governance
 	$(GO) test -run '^$$' -fuzz '^FuzzArchive$$' -fuzztime $(FUZZTIME) ./governance
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./config
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./scanners
 
 lint:
 	$(GO) vet ./...
@@ -58,7 +59,7 @@ lint:
 	staticcheck ./...
 	@test -z "$$(gofmt -l .)" || (echo "gofmt would change:"; gofmt -l .; exit 1)
 
-## test-tools: install chromium, systemd-analyze and Node.js (apt-get), and the MCP
+## test-tools: install chromium, systemd-analyze, yara and Node.js (apt-get), and the MCP
 ## TypeScript SDK (npm ci in testdata/mcp), if missing.
 test-tools:
 	@./scripts/test-tools.sh

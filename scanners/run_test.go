@@ -3,6 +3,7 @@ package scanners
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,7 +17,19 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if adapter.dir != "" {
+		_ = os.RemoveAll(adapter.dir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // shell returns a scanner that runs the sh script body: exec
 // ["/bin/sh", SCRIPT, "{dir}", args...] (sh reads the script, so it is

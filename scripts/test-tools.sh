@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the system tools the tests drive when they are missing: Debian's
 # chromium (the console's browser test), systemd-analyze (the deploy
-# test's unit verification), Node.js and the official MCP TypeScript SDK
-# (npm ci in testdata/mcp, the version package-lock.json pins: the MCP
-# tests' client). A failed install fails the run: a test never skips for
+# test's unit verification), yara (the external scanners' tests run the
+# YARA adapter of examples/scanners/yara), Node.js and the official MCP
+# TypeScript SDK (npm ci in testdata/mcp, the version package-lock.json
+# pins: the MCP tests' client). A failed install fails the run: a test never skips for
 # want of them.
 set -euo pipefail
 SUDO=""
@@ -11,15 +12,17 @@ SUDO=""
 need=()
 command -v chromium >/dev/null || need+=(chromium)
 command -v systemd-analyze >/dev/null || need+=(systemd)
+command -v yara >/dev/null || need+=(yara)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
-  echo "installing ${need[*]} (for the console's browser test, the systemd unit check and the MCP client tests)…"
+  echo "installing ${need[*]} (for the console's browser test, the systemd unit check, the YARA scanner tests and the MCP client tests)…"
   $SUDO apt-get update
   $SUDO apt-get install -y "${need[@]}"
 fi
 command -v chromium >/dev/null
 command -v systemd-analyze >/dev/null
+command -v yara >/dev/null
 command -v node >/dev/null
 # The MCP TypeScript SDK at the version package.json pins (package-lock.json
 # pins the rest).

@@ -37,6 +37,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -121,6 +122,12 @@ func scan(yara string, rules []string, dir string) (*Answer, error) {
 		// A namespace of our own: yara would read "a:b.yar" as namespace
 		// "a" and file "b.yar".
 		args = append(args, fmt.Sprintf("r%d:%s", i, abs))
+	}
+	// The rules compile (checked once, so that a bad rules file fails the
+	// scan whatever the directory holds).
+	check := exec.Command(prog, append(slices.Clone(args), os.DevNull)...)
+	if out, err := check.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("rules: yara: %v: %s", err, bytes.TrimSpace(out))
 	}
 	args = append(args, target)
 	a := &Answer{Verdict: "allow", Findings: []Finding{}}
