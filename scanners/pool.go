@@ -126,7 +126,8 @@ type PoolOptions struct {
 	// OnResult, when set, is called after each scan that ended with an
 	// answer or a failure (not one canceled by Retain or Close), on the
 	// scan's goroutine, after the result is visible to Lookup. It must not
-	// call Close. The gateway uses it to wake its poll loop.
+	// block for long nor call Close (which waits for it). The gateway uses
+	// it to wake its poll loop (a non-blocking send).
 	OnResult func(digest string, r Result)
 }
 

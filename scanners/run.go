@@ -72,6 +72,10 @@ func Run(ctx context.Context, cfg Config, files map[string][]byte) Result {
 	if len(cfg.Exec) == 0 {
 		return fail("no program to run (exec is empty)")
 	}
+	if !filepath.IsAbs(cfg.Exec[0]) {
+		// Never resolved against the copy, the skill's own files.
+		return fail("the program must be an absolute path, got " + strconv.Quote(cfg.Exec[0]))
+	}
 	if !supported {
 		return fail("external scanners need a Unix system")
 	}

@@ -371,6 +371,7 @@ func TestRunStartFailures(t *testing.T) {
 		{[]string{"/nonexistent/scanner", "{dir}"}, "cannot start /nonexistent/scanner: no such file or directory"},
 		{[]string{plain}, "cannot start " + plain + ": permission denied"},
 		{nil, "no program to run (exec is empty)"},
+		{[]string{"SKILL.md"}, `the program must be an absolute path, got "SKILL.md"`},
 	}
 	for _, tc := range tests {
 		r := Run(context.Background(), Config{Name: "x", Exec: tc.exec}, skillFiles())
