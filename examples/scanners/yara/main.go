@@ -130,6 +130,15 @@ func scan(yara string, rules []string, dir string) (*Answer, error) {
 		return nil, fmt.Errorf("rules: yara: %v: %s", err, bytes.TrimSpace(out))
 	}
 	args = append(args, target)
+	// The directory itself may be given as a symbolic link.
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(dir); err != nil {
+		return nil, err
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
 	a := &Answer{Verdict: "allow", Findings: []Finding{}}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
