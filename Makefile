@@ -53,6 +53,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./publisher
 	$(GO) test -run '^$$' -fuzz '^FuzzVerifyBlob$$' -fuzztime $(FUZZTIME) ./publisher
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./scanners
 
 lint:
 	$(GO) vet ./...
@@ -60,7 +61,7 @@ lint:
 	staticcheck ./...
 	@test -z "$$(gofmt -l .)" || (echo "gofmt would change:"; gofmt -l .; exit 1)
 
-## test-tools: install chromium, systemd-analyze, ssh-keygen and Node.js (apt-get), and the MCP
+## test-tools: install chromium, systemd-analyze, ssh-keygen, yara and Node.js (apt-get), and the MCP
 ## TypeScript SDK (npm ci in testdata/mcp), if missing.
 test-tools:
 	@./scripts/test-tools.sh
