@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -16,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/publisher"
+	"github.com/skillgate/skillgate/scanners"
 	"github.com/tailscale/hujson"
 )
 
@@ -37,11 +40,13 @@ type File struct {
 
 	values      map[string]any // the decoded value of each setting set, by concrete path
 	maxCharsSet bool
-	limitChars  int                 // skills.limits.maxSkillsPromptChars
-	listID      map[string]string   // agents.list index → id
-	listSkills  map[string][]string // agents.list index → skills
-	keyed       []string            // agents.entries ids, in file order
-	keyedSkills map[string][]string // agents.entries id → skills
+	limitChars  int                             // skills.limits.maxSkillsPromptChars
+	scanners    map[string]*scanners.Config     // gateway.governance.scanners index → scanner
+	publishers  map[string]*publisher.Publisher // gateway.governance.publishers index → publisher
+	listID      map[string]string               // agents.list index → id
+	listSkills  map[string][]string             // agents.list index → skills
+	keyed       []string                        // agents.entries ids, in file order
+	keyedSkills map[string][]string             // agents.entries id → skills
 }
 
 // Gateway is the gateway object's settings.
@@ -60,8 +65,12 @@ type Gateway struct {
 	TLSClientCA                        string
 	Prompt                             Prompt
 	Governance                         governance.Policy
-	Cluster                            Cluster
-	MCP                                MCP
+	// Scanners are gateway.governance.scanners, ScanConcurrency how many
+	// run at once (0: not set).
+	Scanners        []scanners.Config
+	ScanConcurrency int
+	Cluster         Cluster
+	MCP             MCP
 }
 
 // MCP is gateway.mcp: the bounds of the MCP endpoint's sessions.
@@ -208,7 +217,7 @@ func (e *Error) Lines() []string {
 // file order, as an *Error.
 func Parse(name string, data []byte) (*File, error) {
 	f := &File{Name: name, Agents: map[string]*Agent{}, Entries: map[string]*Entry{},
-		values: map[string]any{}, listID: map[string]string{}, listSkills: map[string][]string{}, keyedSkills: map[string][]string{}}
+		values: map[string]any{}, scanners: map[string]*scanners.Config{}, publishers: map[string]*publisher.Publisher{}, listID: map[string]string{}, listSkills: map[string][]string{}, keyedSkills: map[string][]string{}}
 	sum := sha256.Sum256(data)
 	f.Sum = hex.EncodeToString(sum[:])
 	f.Gateway.Governance = governance.DefaultPolicy()
@@ -261,6 +270,7 @@ func (f *File) finish(w *walker) {
 		}
 		w.problem([]string{"gateway", "cluster", set}, "gateway.cluster.cert and gateway.cluster.key go together: set both, or neither")
 	}
+	f.finishGovernance(w)
 	// OpenClaw's agents (agents.list, in order, then agents.entries): an
 	// id once, and not configured in skillgate's form too.
 	type openClawAgent struct {
@@ -300,6 +310,123 @@ func (f *File) finish(w *walker) {
 			ag.Skills = Scope{Names: a.skills, Listed: true, Set: true}
 		}
 	}
+}
+
+// finishGovernance checks the external scanners and the publishers as
+// lists (their own packages' rules: a program that exists, unique names,
+// keys that parse), placing each problem at its key.
+func (f *File) finishGovernance(w *walker) {
+	f.Gateway.Scanners = inOrder(f.scanners)
+	if err := scanners.ValidateList("gateway.governance.scanners", f.Gateway.Scanners); err != nil {
+		for _, e := range unjoin(err) {
+			var fe *scanners.FieldError
+			if errors.As(e, &fe) {
+				// A scanner without its name or exec was reported as
+				// such by the walker.
+				if i := scannerIndex(fe.Path); i >= 0 && (f.Gateway.Scanners[i].Name == "" || len(f.Gateway.Scanners[i].Exec) == 0) {
+					continue
+				}
+				w.problem(splitPath(fe.Path), fe.Msg)
+			} else {
+				w.problem([]string{"gateway", "governance", "scanners"}, e.Error())
+			}
+		}
+	}
+	pubs := inOrder(f.publishers)
+	trust, err := publisher.Parse(pubs, "gateway.governance.publishers")
+	for _, e := range unjoin(err) {
+		var ke *publisher.KeyError
+		if errors.As(e, &ke) {
+			w.problem(splitPath(ke.Path), ke.Msg)
+		} else {
+			w.problem([]string{"gateway", "governance", "publishers"}, e.Error())
+		}
+	}
+	f.Gateway.Governance.Publishers = pubs
+	f.Gateway.Governance.Trust = trust
+}
+
+// scannerIndex is the index of the scanner a key path is in; -1 when none.
+func scannerIndex(p string) int {
+	rest, ok := strings.CutPrefix(p, "gateway.governance.scanners[")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.Atoi(rest[:max(0, strings.IndexByte(rest, ']'))])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// inOrder returns the elements of a list setting, by index.
+func inOrder[T any](m map[string]*T) []T {
+	idx := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return x - y
+	})
+	out := make([]T, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, *m[i])
+	}
+	return out
+}
+
+// unjoin returns the errors errors.Join joined (err itself when it is
+// not a join; none when nil).
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// splitPath is the segments of a key path as problems take them:
+// "gateway.governance.scanners[1].exec[0]" → gateway, governance,
+// scanners, [1], exec, [0].
+func splitPath(p string) []string {
+	var out []string
+	for _, seg := range strings.Split(p, ".") {
+		for {
+			i := strings.IndexByte(seg, '[')
+			if i < 0 {
+				break
+			}
+			if i > 0 {
+				out = append(out, seg[:i])
+			}
+			j := strings.IndexByte(seg, ']')
+			if j < i {
+				break
+			}
+			out = append(out, seg[i:j+1])
+			seg = seg[j+1:]
+		}
+		if seg != "" {
+			out = append(out, seg)
+		}
+	}
+	return out
+}
+
+// scanner returns gateway.governance.scanners[i], made on first use.
+func (f *File) scanner(i string) *scanners.Config {
+	if f.scanners[i] == nil {
+		f.scanners[i] = &scanners.Config{}
+	}
+	return f.scanners[i]
+}
+
+// publisher returns gateway.governance.publishers[i], made on first use.
+func (f *File) publisher(i string) *publisher.Publisher {
+	if f.publishers[i] == nil {
+		f.publishers[i] = &publisher.Publisher{}
+	}
+	return f.publishers[i]
 }
 
 // agent returns the agent's settings, made on first use.

@@ -15,6 +15,7 @@ import (
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/ident"
+	"github.com/skillgate/skillgate/scanners"
 )
 
 // Defaults of the gateway's settings that the table documents.
@@ -113,6 +114,10 @@ var objects = []object{
 	{Path: "gateway", Doc: "the gateway's own settings (shared with OpenClaw's gateway object)"},
 	{Path: "gateway.prompt", Owned: true, Doc: "the prompt block's budget and host hint"},
 	{Path: "gateway.governance", Owned: true, Doc: "how the governance scanner is applied"},
+	{Path: "gateway.governance.scanners[]", Owned: true, Doc: "one external scanner",
+		required: []requiredKey{{"name", "a scanner needs a name"}, {"exec", "a scanner needs exec: its program's absolute path and arguments"}}},
+	{Path: "gateway.governance.publishers[]", Owned: true, Doc: "one trusted publisher of signed skills",
+		required: []requiredKey{{"name", "a publisher needs a name"}, {"keys", "a publisher needs keys"}}},
 	{Path: "gateway.cluster", Owned: true, Doc: "gateway replicas sharing the fleet over NATS JetStream"},
 	{Path: "gateway.mcp", Owned: true, Doc: "the MCP endpoint (/mcp): its sessions' bounds"},
 	{Path: "agents", wild: "<id>", Doc: "per-agent settings: skillgate's agents.<id>, OpenClaw's defaults and list"},
@@ -204,6 +209,40 @@ var Settings = []Setting{
 	{Path: "gateway.governance.review", Type: String, Enum: []string{governance.ReviewOff, governance.ReviewRequired}, Default: `"` + governance.ReviewOff + `"`, Apply: Reload,
 		Doc: "required: a skill whose content no skills.entries approve lists is held, awaiting review",
 		set: func(f *File, _ []string, v any) { f.Gateway.Governance.Review = v.(string) }},
+	{Path: "gateway.governance.scanners", Type: Objects, Apply: Reload,
+		Doc: "external scanners run on each new skill content; a scanner never relaxes the built-in one"},
+	{Path: "gateway.governance.scanners[].name", Type: String, Apply: Reload,
+		Doc: "the scanner's name, in reports, reasons and suppressions (<name>:<rule>)",
+		set: func(f *File, k []string, v any) { f.scanner(k[0]).Name = v.(string) }},
+	{Path: "gateway.governance.scanners[].exec", Type: Strings, Apply: Reload,
+		Doc: "the program's absolute path and its arguments; the argument \"{dir}\" is the skill directory's read-only copy",
+		set: func(f *File, k []string, v any) { f.scanner(k[0]).Exec = v.([]string) }},
+	{Path: "gateway.governance.scanners[].timeout", Type: Duration, Default: `"30s"`, Apply: Reload,
+		Doc: "how long a run may take; past it the run failed",
+		set: func(f *File, k []string, v any) { f.scanner(k[0]).Timeout = v.(time.Duration) }},
+	{Path: "gateway.governance.scanners[].failClosed", Type: Bool, Default: "true", Apply: Reload,
+		Doc: "true: a failed run quarantines the skill; false: it is a warn finding (scanner-failed)",
+		set: func(f *File, k []string, v any) { b := v.(bool); f.scanner(k[0]).FailClosed = &b }},
+	{Path: "gateway.governance.scanners[].format", Type: String, Enum: []string{scanners.FormatVerdict, scanners.FormatSARIF}, Default: `"` + scanners.FormatVerdict + `"`, Apply: Reload,
+		Doc: "the answer's format on stdout: a verdict object, or SARIF 2.1.0",
+		set: func(f *File, k []string, v any) { f.scanner(k[0]).Format = v.(string) }},
+	{Path: "gateway.governance.scanners[].passEnv", Type: Strings, Apply: Reload,
+		Doc: "environment variables passed to the scanner besides PATH",
+		set: func(f *File, k []string, v any) { f.scanner(k[0]).PassEnv = v.([]string) }},
+	{Path: "gateway.governance.scanConcurrency", Type: Int, Min: 1, Max: 1024, Default: "2", Apply: Reload,
+		Doc: "external scanner runs at once",
+		set: func(f *File, _ []string, v any) { f.Gateway.ScanConcurrency = v.(int) }},
+	{Path: "gateway.governance.publishers", Type: Objects, Apply: Reload,
+		Doc: "trusted publishers: a SKILL.sig by one of their keys lowers the score by 10 and reports signedBy"},
+	{Path: "gateway.governance.publishers[].name", Type: String, Apply: Reload,
+		Doc: "the publisher's name, reported as signedBy",
+		set: func(f *File, k []string, v any) { f.publisher(k[0]).Name = v.(string) }},
+	{Path: "gateway.governance.publishers[].keys", Type: Strings, Apply: Reload,
+		Doc: "its SSH public keys, one authorized_keys line each (ed25519, ECDSA, RSA of 2048 bits or more)",
+		set: func(f *File, k []string, v any) { f.publisher(k[0]).Keys = v.([]string) }},
+	{Path: "gateway.governance.requireSigned", Type: Bool, Default: "false", Apply: Reload,
+		Doc: "true: a skill no trusted publisher signed is quarantined",
+		set: func(f *File, _ []string, v any) { f.Gateway.Governance.RequireSigned = v.(bool) }},
 
 	// gateway.cluster
 	{Path: "gateway.cluster.url", Type: String, Apply: Restart, Flag: "cluster",

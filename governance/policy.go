@@ -2,6 +2,8 @@ package governance
 
 import (
 	"strings"
+
+	"github.com/skillgate/skillgate/publisher"
 )
 
 // How the gateway applies the scanner (gateway.governance.mode).
@@ -25,6 +27,11 @@ type Policy struct {
 	// depend on it: the governance stage applies it.
 	Review string
 	Options
+	// Publishers are gateway.governance.publishers, Trust their keys
+	// (nil: none); RequireSigned quarantines what none of them signed.
+	Publishers    []publisher.Publisher
+	Trust         *publisher.Trust
+	RequireSigned bool
 }
 
 // DefaultPolicy is the policy of a config without gateway.governance.
