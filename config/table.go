@@ -229,7 +229,7 @@ var Settings = []Setting{
 	{Path: "gateway.governance.scanners[].passEnv", Type: Strings, Apply: Reload,
 		Doc: "environment variables passed to the scanner besides PATH",
 		set: func(f *File, k []string, v any) { f.scanner(k[0]).PassEnv = v.([]string) }},
-	{Path: "gateway.governance.scanConcurrency", Type: Int, Min: 1, Max: 1024, Default: "2", Apply: Reload,
+	{Path: "gateway.governance.scanConcurrency", Type: Int, Min: 1, Max: 1024, Default: "2", Apply: Restart,
 		Doc: "external scanner runs at once",
 		set: func(f *File, _ []string, v any) { f.Gateway.ScanConcurrency = v.(int) }},
 	{Path: "gateway.governance.publishers", Type: Objects, Apply: Reload,

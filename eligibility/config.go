@@ -6,6 +6,7 @@ import (
 
 	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/scanners"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -28,6 +29,11 @@ type Config struct {
 	// Now is the time suppressions' expiry is judged at; zero: the
 	// clock's.
 	Now time.Time
+	// Scanners are gateway.governance.scanners. ScanResult returns a
+	// scanner's answer for the content of a digest, false while there is
+	// none yet (nil: none ever).
+	Scanners   []scanners.Config
+	ScanResult func(digest string, sc *scanners.Config) (scanners.Result, bool)
 }
 
 // Suppression is one skills.entries suppress element.
@@ -43,7 +49,7 @@ func NewConfig(f *config.File) *Config {
 	if f == nil {
 		return c
 	}
-	c.Root, c.Governance = f.Root, f.Gateway.Governance
+	c.Root, c.Governance, c.Scanners = f.Root, f.Gateway.Governance, f.Gateway.Scanners
 	for k, e := range f.Entries {
 		c.Entries[k] = *e
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/scanners"
 )
 
 // Reasons of the governance stage. The others are built from a finding or
@@ -22,6 +23,11 @@ const (
 	// skills.entries approve lists the skill's digest.
 	ReasonAwaitingReview = "quarantined by governance: awaiting review"
 )
+
+// ScannerPending is the verdict reported for an external scanner that has
+// not answered for the skill's content yet. A fail-closed one holds the
+// skill meanwhile: "quarantined by governance: scanner <name> pending".
+const ScannerPending = "pending"
 
 // Governance is what the governance stage made of a skill: the scanner's
 // report with the operator's decisions applied. It is the "governance"
@@ -41,6 +47,9 @@ type Governance struct {
 	// allow.
 	Reason   string               `json:"reason,omitempty"`
 	Findings []governance.Finding `json:"findings"`
+	// Scanners are the external scanners' answers, in config order
+	// (absent without gateway.governance.scanners).
+	Scanners []scanners.Result `json:"scanners,omitempty"`
 
 	// Scanned is the scanner's own mode, before approval and the operator.
 	Scanned string `json:"-"`
@@ -64,6 +73,12 @@ func governanceStage(p *Prepared, c *prepareState) string {
 			Scanned: r.Mode, Findings: r.Findings}
 		g.Approved = c.hasEntry && slices.Contains(c.entry.Approve, r.Digest)
 		g.Mode = r.Mode
+		if c.cfg != nil && len(c.cfg.Scanners) > 0 {
+			// A scanner never relaxes the built-in one: the strictest
+			// effect wins, the built-in one on a tie.
+			eff := externalScans(g, r, c)
+			g.Mode, why = eff.Mode, eff.Reason
+		}
 		switch {
 		case g.Approved:
 			g.Mode = governance.ModeAllow
@@ -72,7 +87,7 @@ func governanceStage(p *Prepared, c *prepareState) string {
 			// says; a block stays a block.
 			g.Mode, why = governance.ModeQuarantine, ReasonAwaitingReview
 		}
-		if why == "" {
+		if why == "" || g.Mode == governance.ModeAllow {
 			why = scanReason(r, g.Mode)
 		}
 		if pol.Mode == governance.Enforce {
@@ -92,6 +107,49 @@ func governanceStage(p *Prepared, c *prepareState) string {
 		return why
 	}
 	return ""
+}
+
+// externalScans reports each external scanner's answer for the skill's
+// content in g and returns the strictest of their effects and the
+// built-in scanner's (r's mode, g.Mode, with its reason). A scanner's findings are
+// suppressed as "<scanner>:<rule>"; a failed one that is not fail-closed
+// adds its scanner-failed warn to the findings, which holds nothing.
+func externalScans(g *Governance, r *governance.Report, c *prepareState) scanners.Effect {
+	now := c.cfg.now()
+	sup := func(rule, file string, line int) bool {
+		for i := range c.entry.Suppress {
+			if c.entry.Suppress[i].Covers(rule, file, line, now) {
+				return true
+			}
+		}
+		return false
+	}
+	eff := scanners.Effect{Mode: g.Mode, Reason: scanReason(r, g.Mode)}
+	g.Scanners = make([]scanners.Result, len(c.cfg.Scanners))
+	for i := range c.cfg.Scanners {
+		sc := &c.cfg.Scanners[i]
+		res, ok := scanners.Result{}, false
+		if c.cfg.ScanResult != nil {
+			res, ok = c.cfg.ScanResult(g.Digest, sc)
+		}
+		var e scanners.Effect
+		switch {
+		case !ok:
+			res = scanners.Result{Name: sc.Name, Verdict: ScannerPending, Findings: []scanners.Finding{}}
+			e.Mode = governance.ModeAllow
+			if sc.IsFailClosed() {
+				e = scanners.Effect{Mode: governance.ModeQuarantine, Reason: "quarantined by governance: scanner " + sc.Name + " pending"}
+			}
+		default:
+			e = res.Effect(sc.IsFailClosed(), sup)
+			if e.Finding != nil {
+				g.Findings = append(slices.Clip(g.Findings), *e.Finding)
+			}
+		}
+		g.Scanners[i] = res
+		eff = scanners.Strictest(eff, e)
+	}
+	return eff
 }
 
 // operatorReason is the reason of the operator's own mode.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/scanners"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -246,5 +247,68 @@ func TestSuppress(t *testing.T) {
 		if f.Suppressed != nil {
 			t.Fatalf("the shared report was changed: %+v", f)
 		}
+	}
+}
+
+// TestExternalScanners: each scanner's answer joins the built-in scan's,
+// the strictest winning; a scanner never relaxes the built-in one.
+func TestExternalScanners(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	clean := &governance.Report{Digest: digest, Band: "low", Verdict: "clean", Mode: "allow", Findings: []governance.Finding{}}
+	blocked := &governance.Report{Digest: digest, Score: 80, Band: "critical", Verdict: "blocked", Mode: "block",
+		Findings: []governance.Finding{{Rule: "download-exec", Severity: "error", File: "SKILL.md", Line: 7}}}
+	hit := scanners.Result{Name: "yara", Verdict: "block", Findings: []scanners.Finding{{Rule: "clawhavoc_c2", Severity: "error", File: "SKILL.md", Line: 14}}}
+	warn := scanners.Result{Name: "yara", Verdict: "warn", Findings: []scanners.Finding{{Rule: "odd", Severity: "warn", File: "x.sh", Line: 2}}}
+	failed := scanners.Result{Name: "yara", Verdict: "error", Findings: []scanners.Finding{}, Error: "timed out after 30s"}
+	ok := scanners.Result{Name: "yara", Verdict: "allow", Findings: []scanners.Finding{}}
+	tests := []struct {
+		name     string
+		report   *governance.Report
+		result   *scanners.Result // nil: not answered yet
+		failOpen bool
+		entry    string
+		reason   string
+		mode     string
+		findings int
+	}{
+		{name: "pending holds", report: clean, reason: "quarantined by governance: scanner yara pending", mode: "quarantine"},
+		{name: "pending, fail open", report: clean, failOpen: true, mode: "allow"},
+		{name: "a block", report: clean, result: &hit, reason: "blocked by governance: scanner yara: clawhavoc_c2 at SKILL.md:14", mode: "block"},
+		{name: "a warn quarantines", report: clean, result: &warn, reason: "quarantined by governance: scanner yara: odd at x.sh:2", mode: "quarantine"},
+		{name: "allow relaxes nothing", report: blocked, result: &ok, reason: "blocked by governance: download-exec at SKILL.md:7", mode: "block"},
+		{name: "the built-in one wins a tie", report: blocked, result: &hit, reason: "blocked by governance: download-exec at SKILL.md:7", mode: "block"},
+		{name: "failed, fail closed", report: clean, result: &failed, reason: "quarantined by governance: scanner yara failed: timed out after 30s", mode: "quarantine"},
+		{name: "failed, fail open: a finding only", report: clean, result: &failed, failOpen: true, mode: "allow", findings: 1},
+		{name: "suppressed", report: clean, result: &hit, entry: `"suppress":[{"rule":"yara:clawhavoc_c2","reason":"our test fixture"}]`, mode: "allow"},
+		{name: "approved", report: clean, result: &hit, entry: `"approve":"` + digest + `"`, mode: "allow"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := `{"name":"yara","exec":["/bin/sh"]`
+			if tc.failOpen {
+				sc += `,"failClosed":false`
+			}
+			cfg := mkConfig(t, `{"gateway":{"governance":{"scanners":[`+sc+`}]}},"skills":{"entries":{"s":{`+tc.entry+`}}}}`)
+			if tc.failOpen != !cfg.Scanners[0].IsFailClosed() {
+				t.Fatalf("failClosed = %v", cfg.Scanners[0].IsFailClosed())
+			}
+			cfg.ScanResult = func(d string, c *scanners.Config) (scanners.Result, bool) {
+				if d != digest || c.Name != "yara" || tc.result == nil {
+					return scanners.Result{}, false
+				}
+				return *tc.result, true
+			}
+			p := Prepare(mkSkill("s", "", t), tc.report, cfg)
+			if p.Reason != tc.reason || p.Gov.Mode != tc.mode || len(p.Gov.Findings) != len(tc.report.Findings)+tc.findings {
+				t.Errorf("reason %q mode %s findings %+v, want %q %s", p.Reason, p.Gov.Mode, p.Gov.Findings, tc.reason, tc.mode)
+			}
+			want := ScannerPending
+			if tc.result != nil {
+				want = tc.result.Verdict
+			}
+			if len(p.Gov.Scanners) != 1 || p.Gov.Scanners[0].Verdict != want || p.Gov.Scanners[0].Name != "yara" {
+				t.Errorf("scanners %+v, want yara %s", p.Gov.Scanners, want)
+			}
+		})
 	}
 }

@@ -177,6 +177,14 @@ type policy struct {
 }
 
 // newPolicy resolves a config file (nil for none) against cfg.
+// newPolicy is the policy of a config file, reading the external
+// scanners' answers from the server's pool.
+func (s *Server) newPolicy(f *config.File) *policy {
+	p := newPolicy(f, &s.cfg)
+	p.cfg.ScanResult = s.scanPool.Lookup
+	return p
+}
+
 func newPolicy(f *config.File, cfg *Config) *policy {
 	p := &policy{maxNodes: cfg.MaxNodes, insecure: cfg.Insecure, cfg: eligibility.NewConfig(f), file: f}
 	defer func() {

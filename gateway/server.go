@@ -21,6 +21,7 @@ import (
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/scanners"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -70,6 +71,10 @@ type Server struct {
 	scans    scanCache
 	govModes map[string]govState
 	govFeed  *govFeed
+	// scanPool runs the external scanners; scanned is poked by each
+	// answer, for the poller to re-evaluate.
+	scanPool *scanners.Pool
+	scanned  chan struct{}
 	// nextExpiry is the next suppression expiry to come (zero: none);
 	// expiredLogged the expired ones logged (noteSuppressionsLocked).
 	nextExpiry    time.Time
@@ -164,11 +169,17 @@ func New(cfg Config) (*Server, error) {
 		searches:   make(chan struct{}, maxSearches),
 	}
 	s.govFeed, s.expiredLogged = newGovFeed(), map[string]bool{}
+	s.scanned = make(chan struct{}, 1)
+	concurrency := 0 // the pool's default
+	if file != nil {
+		concurrency = file.Gateway.ScanConcurrency
+	}
+	s.scanPool = s.newScanPool(concurrency)
 	s.metrics = newMetrics(s)
 	s.scans.scans = s.metrics.govScans
 	s.store = instrumentStore(cfg.Store, s.metrics)
 	s.loader = r2store.NewLoader(s.store)
-	s.pol = newPolicy(file, &s.cfg)
+	s.pol = s.newPolicy(file)
 	s.auth.Store(s.pol.auth)
 	s.reg = registry{nodes: map[string]*nodeConn{}, remote: map[string]*remoteNode{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected}
 	s.snap = &snapshot{agents: map[string][]*skill.Skill{}}
@@ -295,6 +306,7 @@ func (s *Server) Close() error {
 		// as do waits on the governance feed.
 		s.mcp.Close()
 		s.govFeed.close()
+		s.scanPool.Close() // kills the scanners' processes
 		s.serveMu.Lock()
 		hs, stop := s.httpSrv, s.stopServe
 		s.serveMu.Unlock()
@@ -398,8 +410,12 @@ func (s *Server) poll(ctx context.Context) {
 			s.reloadConfig(false)
 			s.refreshStore(ctx)
 			s.expireSuppressions(time.Now())
+			s.scheduleScans()
 		case <-s.reload:
 			s.reloadConfig(true)
+			s.scheduleScans()
+		case <-s.scanned:
+			s.onScanned()
 		}
 	}
 }
@@ -506,7 +522,7 @@ func (s *Server) reloadConfig(force bool) {
 	f, err := ReadConfigFile(path)
 	var rescanned *snapshot // the snapshot scanned under pol's governance, when that changed
 	if err == nil {
-		pol = newPolicy(f, &s.cfg)
+		pol = s.newPolicy(f)
 		noNode, noAgent := s.authGaps(pol)
 		if noNode {
 			missing = append(missing, "no node token (gateway.nodeTokens is empty and SKILLGATE_NODE_TOKEN is unset)")

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/publisher"
 )
 
 // RuleFailed is the rule of the warn finding a failed scanner leaves when
@@ -170,14 +171,15 @@ func Strictest(effects ...Effect) Effect {
 }
 
 // FilesOf returns the files of a skill directory a scanner is given: its
-// SKILL.md and every file read (Err == ""). Files not read are left out:
-// the built-in scanner already holds a skill with any (Report.Unscanned).
-// The bytes are shared, not copied.
+// SKILL.md and every file read (Err == "") but its signature (SKILL.sig,
+// which the digest leaves out too). Files not read are left out: the
+// built-in scanner already holds a skill with any (Report.Unscanned). The
+// bytes are shared, not copied.
 func FilesOf(in *governance.Input) map[string][]byte {
 	files := make(map[string][]byte, 1+len(in.Files))
 	files[governance.SkillFile] = in.SkillMD
 	for _, f := range in.Files {
-		if f.Err == "" {
+		if f.Err == "" && f.Path != publisher.FileName {
 			files[f.Path] = f.Data
 		}
 	}

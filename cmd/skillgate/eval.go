@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +18,9 @@ import (
 	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/scanners"
 	"github.com/skillgate/skillgate/skill"
+	"golang.org/x/sync/errgroup"
 )
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -174,7 +177,55 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 		v.inputs = append(v.inputs, &loaded[i].Input)
 	}
 	v.diags = append(diags, loadDiags...)
+	if len(v.cfg.Scanners) > 0 && v.cfg.Governance.Mode != governance.Off {
+		var concurrency int
+		if f != nil {
+			concurrency = f.Gateway.ScanConcurrency
+		}
+		v.cfg.ScanResult = runScanners(ctx, v.cfg.Scanners, concurrency, v.inputs)
+	}
 	return v, nil
+}
+
+// runScanners runs every external scanner on every content once, before
+// the evaluation (eval has no poll to wait for), at most concurrency at
+// once, and returns the answers as the governance stage asks for them.
+func runScanners(ctx context.Context, list []scanners.Config, concurrency int, inputs []*governance.Input) func(string, *scanners.Config) (scanners.Result, bool) {
+	type job struct {
+		digest string
+		in     *governance.Input
+		sc     *scanners.Config
+	}
+	var jobs []job
+	seen := map[string]bool{}
+	for _, in := range inputs {
+		d := governance.Digest(in)
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		for i := range list {
+			jobs = append(jobs, job{d, in, &list[i]})
+		}
+	}
+	results := make([]scanners.Result, len(jobs))
+	var g errgroup.Group
+	g.SetLimit(max(1, cmp.Or(concurrency, scanners.DefaultConcurrency)))
+	for i, j := range jobs {
+		g.Go(func() error {
+			results[i] = scanners.Run(ctx, *j.sc, scanners.FilesOf(j.in))
+			return nil
+		})
+	}
+	g.Wait()
+	done := make(map[string]scanners.Result, len(jobs))
+	for i, j := range jobs {
+		done[j.digest+"\x00"+j.sc.Fingerprint()] = results[i]
+	}
+	return func(digest string, sc *scanners.Config) (scanners.Result, bool) {
+		r, ok := done[digest+"\x00"+sc.Fingerprint()]
+		return r, ok
+	}
 }
 
 // storeError words a failed read of the store: what failed and what to
