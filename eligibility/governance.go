@@ -22,6 +22,9 @@ const (
 	// ReasonAwaitingReview: gateway.governance.review is required and no
 	// skills.entries approve lists the skill's digest.
 	ReasonAwaitingReview = "quarantined by governance: awaiting review"
+	// ReasonUnsigned: gateway.governance.requireSigned, and no trusted
+	// publisher signed the content.
+	ReasonUnsigned = "quarantined by governance: not signed by a trusted publisher"
 )
 
 // ScannerPending is the verdict reported for an external scanner that has
@@ -42,6 +45,9 @@ type Governance struct {
 	// says what enforce would do.
 	Mode     string `json:"mode"`
 	Approved bool   `json:"approved"` // skills.entries approve names this digest
+	// SignedBy names the trusted publisher whose key signed the content
+	// (SKILL.sig); absent when none did.
+	SignedBy string `json:"signedBy,omitempty"`
 	// Reason says what holds the skill in Mode, as the stage's reason
 	// would (also under observe, where nothing is enforced); absent for
 	// allow.
@@ -70,7 +76,7 @@ func governanceStage(p *Prepared, c *prepareState) string {
 			r = r.Suppress(suppressor(c.entry.Suppress, c.cfg.now()))
 		}
 		g := &Governance{Digest: r.Digest, Score: r.Score, Band: r.Band, Verdict: r.Verdict,
-			Scanned: r.Mode, Findings: r.Findings}
+			Scanned: r.Mode, Findings: r.Findings, SignedBy: r.SignedBy}
 		g.Approved = c.hasEntry && slices.Contains(c.entry.Approve, r.Digest)
 		g.Mode = r.Mode
 		if c.cfg != nil && len(c.cfg.Scanners) > 0 {
@@ -177,6 +183,9 @@ func scanReason(r *governance.Report, mode string) string {
 		}
 		return "blocked by governance: critical risk " + strconv.Itoa(r.Score)
 	case governance.ModeQuarantine:
+		if r.Unsigned {
+			return ReasonUnsigned
+		}
 		if r.Unscanned > 0 && r.Band != governance.BandHigh {
 			return ReasonUnscanned
 		}

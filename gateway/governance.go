@@ -47,7 +47,7 @@ func (c *scanCache) scanSkills(snap *snapshot, pol governance.Policy) map[*skill
 	var todo []int
 	next := make(map[string]*governance.Report, len(snap.all))
 	for i, sk := range snap.all {
-		digests[i] = governance.Digest(snap.inputs[sk])
+		digests[i] = governance.ScanKey(snap.inputs[sk]) // the digest, and the signature's bytes
 		if r, ok := c.byDigest[digests[i]]; ok {
 			out[sk], next[digests[i]] = r, r
 		} else {

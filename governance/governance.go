@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skillgate/skillgate/publisher"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -92,7 +93,7 @@ type Input struct {
 func (in *Input) Unscanned() int {
 	n := len(in.Skipped)
 	for i := range in.Files {
-		if in.Files[i].Err != "" {
+		if in.Files[i].Err != "" && in.Files[i].Path != publisher.FileName {
 			n++
 		}
 	}
@@ -130,10 +131,20 @@ type Report struct {
 	// since nothing is known of what they hold.
 	Unscanned int `json:"-"`
 
+	// SignedBy names the trusted publisher whose key signed the content
+	// (SKILL.sig); absent when none did.
+	SignedBy string `json:"signedBy,omitempty"`
+	// Unsigned says gateway.governance.requireSigned holds the content,
+	// which nothing else held: no trusted publisher signed it.
+	Unsigned bool `json:"-"`
+
 	// caps and flagged are what the score and mode were derived from
-	// besides the findings, for Suppress to derive them again.
+	// besides the findings, for Suppress and the signature to derive
+	// them again.
 	caps    []string
 	flagged string
+	// required is requireSigned, as the report was made under.
+	required bool
 }
 
 // SkillFile is the path of a skill's definition file in findings.
@@ -164,6 +175,9 @@ func Digest(in *Input) string {
 	ents = append(ents, ent{path: SkillFile})
 	for i := range in.Files {
 		f := &in.Files[i]
+		if f.Path == publisher.FileName {
+			continue // the signature is over the digest: it cannot be in it
+		}
 		st := byte(0)
 		if f.Err != "" {
 			st = 1
@@ -218,19 +232,13 @@ func Scan(in *Input, opts Options) Report {
 	files := append([]File(nil), in.Files...)
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	for _, f := range files {
+		if f.Path == publisher.FileName {
+			continue // not scanned: Policy.Scan verifies it
+		}
 		s.scanFile(f)
 	}
 	fs := s.findings
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := fs[i], fs[j]
-		if (a.File == SkillFile) != (b.File == SkillFile) {
-			return a.File == SkillFile
-		}
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		return a.Line < b.Line
-	})
+	sort.SliceStable(fs, func(i, j int) bool { return findingLess(fs[i], fs[j]) })
 	if fs == nil {
 		fs = []Finding{}
 	}
@@ -253,6 +261,18 @@ func Scan(in *Input, opts Options) Report {
 		caps:      s.caps,
 		flagged:   opts.Flagged,
 	}
+}
+
+// findingLess orders findings: SKILL.md's first, then the other files by
+// path, each by line.
+func findingLess(a, b Finding) bool {
+	if (a.File == SkillFile) != (b.File == SkillFile) {
+		return a.File == SkillFile
+	}
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	return a.Line < b.Line
 }
 
 // hostAllowed reports whether host matches one of the globs.

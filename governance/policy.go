@@ -1,6 +1,7 @@
 package governance
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/skillgate/skillgate/publisher"
@@ -54,6 +55,7 @@ func (p Policy) Scan(in *Input) *Report {
 		return nil
 	}
 	r := Scan(in, p.Options)
+	r.signed(in, p.Trust, p.RequireSigned)
 	return &r
 }
 
@@ -63,5 +65,13 @@ func (p Policy) Fingerprint() string {
 	if p.Mode == Off {
 		return Off
 	}
-	return p.Options.Fingerprint()
+	fp := p.Options.Fingerprint()
+	if len(p.Publishers) > 0 || p.RequireSigned {
+		var b strings.Builder
+		for _, pub := range p.Publishers {
+			b.WriteString("\x00" + pub.Name + "\x00" + strings.Join(pub.Keys, "\x00"))
+		}
+		fp += "\x01" + strconv.FormatBool(p.RequireSigned) + b.String()
+	}
+	return fp
 }

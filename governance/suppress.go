@@ -31,9 +31,19 @@ func (r *Report) Suppress(mark func(Finding) *Suppressed) *Report {
 	if out == nil {
 		return r
 	}
-	counted := make([]Finding, 0, len(out.Findings))
+	out.derive()
+	return out
+}
+
+// derive sets score, band, verdict and mode from the findings that count
+// (not suppressed), the declared capabilities, the signature (a trusted
+// publisher's takes MitigationSigned off the score before the band is
+// chosen) and requireSigned; the unscanned-files hold stays while a
+// binary-file finding counts.
+func (r *Report) derive() {
+	counted := make([]Finding, 0, len(r.Findings))
 	unscanned := false
-	for _, f := range out.Findings {
+	for _, f := range r.Findings {
 		if f.Suppressed == nil {
 			counted = append(counted, f)
 			// A file not read is reported as a binary-file warn: while
@@ -41,16 +51,22 @@ func (r *Report) Suppress(mark func(Finding) *Suppressed) *Report {
 			unscanned = unscanned || f.Rule == RuleBinaryFile
 		}
 	}
-	out.Score = Score(counted, r.caps)
-	out.Band = BandOf(out.Score)
-	out.Verdict = VerdictOf(counted)
-	out.Mode = ModeOf(out.Band, out.Verdict, r.flagged)
-	if r.Unscanned > 0 && unscanned {
-		out.Mode = Stricter(out.Mode, ModeQuarantine)
-	} else {
-		out.Unscanned = 0
+	r.Score = Score(counted, r.caps)
+	if r.SignedBy != "" {
+		r.Score = max(0, r.Score+MitigationSigned)
 	}
-	return out
+	r.Band = BandOf(r.Score)
+	r.Verdict = VerdictOf(counted)
+	r.Mode = ModeOf(r.Band, r.Verdict, r.flagged)
+	if r.Unscanned > 0 && unscanned {
+		r.Mode = Stricter(r.Mode, ModeQuarantine)
+	} else {
+		r.Unscanned = 0
+	}
+	r.Unsigned = r.required && r.SignedBy == "" && r.Mode == ModeAllow
+	if r.Unsigned {
+		r.Mode = ModeQuarantine
+	}
 }
 
 // HoldsAlone says whether a finding holds a skill by itself: a warn of a

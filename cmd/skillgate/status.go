@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
@@ -239,21 +240,54 @@ func printGovernance(w io.Writer, q *gateway.GovernanceQueue) {
 	for _, it := range q.Skills {
 		g := it.Governance
 		state := "not enforced (observe)"
-		if it.Enforced {
+		switch {
+		case it.Enforced:
 			state = it.Reason
+		case g != nil && g.Reason != "":
+			state += ": " + g.Reason
 		}
 		fmt.Fprintf(w, "\n%s (%s)\n  %s\n", cli.Printable(it.Location), cli.Printable(it.Name), cli.Printable(state))
 		if g == nil {
 			continue // the operator's mode, without a scan
 		}
-		fmt.Fprintf(w, "  mode %s, %s risk %d, verdict %s, digest %s\n", g.Mode, g.Band, g.Score, g.Verdict, g.Digest)
+		signed := ""
+		if g.SignedBy != "" {
+			signed = ", signed by " + cli.Printable(g.SignedBy)
+		}
+		fmt.Fprintf(w, "  mode %s, %s risk %d, verdict %s, digest %s%s\n", g.Mode, g.Band, g.Score, g.Verdict, g.Digest, signed)
 		for _, f := range g.Findings {
-			fmt.Fprintf(w, "    %-5s %-22s %s:%d  %s\n", f.Severity, f.Rule, cli.Printable(f.File), f.Line, cli.Printable(f.Excerpt))
+			fmt.Fprintf(w, "    %-5s %-22s %s:%d  %s%s\n", f.Severity, f.Rule, cli.Printable(f.File), f.Line, cli.Printable(f.Excerpt), suppressedNote(f.Suppressed))
+		}
+		for _, sc := range g.Scanners {
+			fmt.Fprintf(w, "  scanner %s: %s", cli.Printable(sc.Name), cli.Printable(sc.Verdict))
+			if sc.Verdict != eligibility.ScannerPending {
+				fmt.Fprintf(w, " (%d ms)", sc.Ms)
+			}
+			if sc.Error != "" {
+				fmt.Fprintf(w, ": %s", cli.Printable(sc.Error))
+			}
+			fmt.Fprintln(w)
+			for _, f := range sc.Findings {
+				fmt.Fprintf(w, "    %-5s %-22s %s:%d  %s\n", cli.Printable(f.Severity), cli.Printable(sc.Name+":"+f.Rule), cli.Printable(f.File), f.Line, cli.Printable(f.Message))
+			}
 		}
 		if !g.Approved && g.Mode != "allow" {
-			fmt.Fprintf(w, "  to approve exactly this content: \"skills\": {\"entries\": {%q: {\"approve\": %q}}} in the gateway config\n", cli.Printable(it.Dir), g.Digest)
+			fmt.Fprintf(w, "  to approve exactly this content: skillgate governance approve %s --config FILE --store STORE\n", cli.Printable(it.Dir))
+			fmt.Fprintf(w, "    (it writes \"skills\": {\"entries\": {%q: {\"approve\": %q}}} into the gateway config)\n", cli.Printable(it.Dir), g.Digest)
 		}
 	}
+}
+
+// suppressedNote says that a finding is suppressed, why and until when.
+func suppressedNote(s *governance.Suppressed) string {
+	if s == nil {
+		return ""
+	}
+	note := "  [suppressed: " + cli.Printable(s.Reason)
+	if s.Expires != "" {
+		note += ", until " + s.Expires
+	}
+	return note + "]"
 }
 
 // printClosest names, for each skill that failed on hosts, the connected
