@@ -97,10 +97,19 @@ func eventually(t *testing.T, timeout time.Duration, f func() (string, bool)) st
 // gw is a real gateway serving on a real 127.0.0.1 listener, on a
 // directory store.
 type gw struct {
-	base  string // http://127.0.0.1:PORT
-	store string // the store directory
-	logs  *syncbuf.Buffer
-	token string // admin token, sent by get when set
+	base    string // http://127.0.0.1:PORT
+	store   string // the store directory
+	cfgPath string // the config file
+	logs    *syncbuf.Buffer
+	token   string // admin token, sent by get when set
+}
+
+// writeConfig replaces the gateway's config file (a poll reloads it).
+func (g *gw) writeConfig(t *testing.T, content string) {
+	t.Helper()
+	if err := os.WriteFile(g.cfgPath, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 type gwOptions struct {
@@ -124,6 +133,7 @@ func startGateway(t *testing.T, o gwOptions) *gw {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(t.TempDir(), "gateway.hujson")
+	g.cfgPath = cfgPath
 	if o.config == "" {
 		o.config = "{}"
 	}

@@ -783,9 +783,13 @@
         ["Verdict", g.verdict],
         ["Mode", badge(g.mode, g.mode === "allow" ? "yes" : g.mode === "block" ? "no" : "warn")],
         ["Approved", g.approved ? "yes (skills.entries approve names this digest)" : "no"],
+        g.signedBy ? ["Signed by", g.signedBy] : null,
+        g.reason ? ["Why", h("span", { id: "sk-gov-reason" }, g.reason)] : null,
+        ...(g.scanners || []).map((sc) => [`Scanner ${sc.name}`, sc.verdict + (sc.error ? `: ${sc.error}` : "")]),
       ]), fs.length === 0 ? h("p", { class: "muted" }, "No findings.") :
-        table("Findings", ["Rule", "Severity", "Where", "Excerpt"], fs.map((x) => h("tr", null,
-          h("td", null, x.rule), h("td", null, x.severity), h("td", null, h("code", null, `${x.file}:${x.line}`)), h("td", null, h("code", null, x.excerpt))))));
+        table("Findings", ["Rule", "Severity", "Where", "Excerpt"], fs.map((x) => h("tr", { class: x.suppressed ? "suppressed" : null },
+          h("td", null, x.rule, x.suppressed ? h("div", { class: "muted" }, `suppressed: ${x.suppressed.reason}` + (x.suppressed.expires ? ` (until ${x.suppressed.expires})` : "")) : null),
+          h("td", null, x.severity), h("td", null, h("code", null, `${x.file}:${x.line}`)), h("td", null, h("code", null, x.excerpt))))));
     }
 
     return {
@@ -840,6 +844,89 @@
 
   // ---------------------------------------------------------------------
   // Nodes
+
+  // The governance page: what governance holds, and why, with the exact
+  // command that approves or suppresses it. Read-only: the config file is
+  // the one source of truth, edited by `skillgate governance …`.
+  const shq = (v) => /^[A-Za-z0-9_./:@%+=,-]+$/.test(v) ? v : "'" + String(v).replace(/'/g, "'\\''") + "'";
+  function governanceView() {
+    if (!canReadAll()) {
+      return {
+        title: "Governance",
+        el: h("section", null, h("h1", null, "Governance"),
+          h("p", { class: "notice", id: "gov-forbidden" }, `The governance page needs the admin token; this is an agent token for ${S.agent}.`)),
+      };
+    }
+    const head = h("p", { id: "gov-mode", class: "muted" }, "Loading…");
+    const listEl = h("div", { id: "gov-list" });
+    let last = "";
+    function findingRows(g, dir) {
+      return (g.findings || []).map((f) => h("tr", { class: f.suppressed ? "suppressed" : null },
+        h("td", null, badge(f.severity, f.severity === "error" ? "no" : f.severity === "warn" ? "warn" : "")),
+        h("td", null, h("code", null, f.rule)),
+        h("td", null, h("code", null, `${f.file}:${f.line}`)),
+        h("td", null, h("code", { class: "excerpt" }, f.excerpt)),
+        h("td", null, f.suppressed
+          ? `suppressed: ${f.suppressed.reason}` + (f.suppressed.expires ? ` (until ${f.suppressed.expires})` : "")
+          : h("code", { class: "cmd" }, `skillgate governance suppress ${shq(dir)} --rule ${shq(f.rule)}` +
+            (f.file ? ` --file ${shq(f.file)}` : "") + (f.line ? ` --line ${f.line}` : "") + ` --reason '…' --config FILE`))));
+    }
+    function item(q) {
+      const g = q.governance;
+      const why = q.enforced ? q.reason : g && g.reason ? `${g.reason} (not enforced: observe)` : "not enforced (observe)";
+      const parts = [
+        h("h2", null, q.name, " ", h("span", { class: "muted" }, h("code", null, q.location))),
+        h("p", { class: "gov-why" }, why),
+      ];
+      if (g) {
+        parts.push(kv([
+          ["Mode", badge(g.mode, g.mode === "block" ? "no" : g.mode === "allow" ? "yes" : "warn")],
+          ["Risk", `${g.band} ${g.score}, verdict ${g.verdict}`],
+          ["Digest", h("code", null, g.digest)],
+          ["Signed by", g.signedBy || "no trusted publisher"],
+          ["Approved", g.approved ? "yes" : "no"],
+        ]));
+        if ((g.findings || []).length) {
+          parts.push(table(`Findings of ${q.name}`, ["Severity", "Rule", "Where", "Excerpt", "Suppression"], findingRows(g, q.dir)));
+        }
+        for (const sc of g.scanners || []) {
+          parts.push(h("p", { class: "gov-scanner" }, `Scanner ${sc.name}: `, badge(sc.verdict, sc.verdict === "block" || sc.verdict === "error" ? "no" : sc.verdict === "allow" ? "yes" : "warn"),
+            sc.verdict === "pending" ? "" : ` (${sc.ms} ms)`, sc.error ? ` ${sc.error}` : ""));
+          if ((sc.findings || []).length) {
+            parts.push(table(`Findings of scanner ${sc.name}`, ["Severity", "Rule", "Where", "Message"], sc.findings.map((f) => h("tr", null,
+              h("td", null, f.severity), h("td", null, h("code", null, `${sc.name}:${f.rule}`)), h("td", null, h("code", null, `${f.file}:${f.line}`)), h("td", null, f.message)))));
+          }
+        }
+        if (!g.approved && g.mode !== "allow") {
+          parts.push(h("p", null, "To approve exactly this content: ",
+            h("code", { class: "cmd gov-approve" }, `skillgate governance approve ${shq(q.dir)} --config FILE --store STORE`)));
+        }
+      }
+      return h("section", { class: "card gov-item", "data-key": q.location }, parts);
+    }
+    return {
+      title: "Governance",
+      el: h("section", null, h("h1", null, "Governance"), head, listEl),
+      async refresh(signal) {
+        let raw;
+        try {
+          raw = await getRaw("v1/governance", signal);
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 503) {
+            head.textContent = e.message;
+            return;
+          }
+          throw e;
+        }
+        if (raw === last) return;
+        last = raw;
+        const q = JSON.parse(raw);
+        head.textContent = `Gateway governance mode: ${q.mode}. ${q.skills.length} skill(s) held or awaiting review, in location order. ` +
+          "Decisions are written into the config file with skillgate governance approve, suppress or hold.";
+        replace(listEl, q.skills.length === 0 ? h("p", { class: "muted" }, "Nothing is held.") : q.skills.map(item));
+      },
+    };
+  }
 
   function nodesView() {
     if (!canReadAll()) {
@@ -1043,6 +1130,7 @@
     $("#nav").hidden = !signed;
     $("#session").hidden = !signed;
     $("#nav-nodes").parentElement.hidden = !canReadAll();
+    $("#nav-governance").parentElement.hidden = !canReadAll();
     $("#nav-agent").setAttribute("href", `#/agent/${enc(S.agent)}`);
     $("#nav-agent").textContent = `Agent ${S.agent}`;
     $("#who").textContent = S.role === "admin" ? "Signed in with the admin token"
@@ -1064,6 +1152,7 @@
     if (parts.includes(null)) return null;
     if (parts[0] === "overview" && parts.length === 1) return () => overviewView();
     if (parts[0] === "nodes" && parts.length === 1) return () => nodesView();
+    if (parts[0] === "governance" && parts.length === 1) return () => governanceView();
     if (parts[0] === "agent" && parts.length === 2 && validAgentID(parts[1])) {
       return () => {
         if (canReadAll() && S.agent !== parts[1]) { S.agent = parts[1]; saveSession(); } // the agent the overview and the nav show
