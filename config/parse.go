@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/tailscale/hujson"
 )
@@ -124,6 +125,10 @@ type Entry struct {
 	Mode string
 	// Priority orders skills for the prompt budget: higher first.
 	Priority int
+	// Version is a semver constraint on the skill's version as written
+	// (">=1.2.0 <2"), "" when not set; VersionConstraint is it parsed.
+	Version           string
+	VersionConstraint *semver.Constraints
 }
 
 // Problem is one thing wrong in a file, located at its key (or value).

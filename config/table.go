@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/ident"
@@ -313,6 +314,13 @@ var Settings = []Setting{
 	{Path: "skills.entries.<key>.mode", Type: String, Enum: []string{governance.ModeQuarantine, governance.ModeBlock}, Apply: Reload,
 		Doc: "the operator's governance mode: only tightens",
 		set: func(f *File, k []string, v any) { f.entry(k[0]).Mode = v.(string) }},
+	{Path: "skills.entries.<key>.version", Type: String, Apply: Reload,
+		Doc: "a semver constraint (\">=1.2.0 <2\", \"^1.4\"; v optional) the skill's version must satisfy, else it is not offered (stage config)", check: checkConstraint,
+		set: func(f *File, k []string, v any) {
+			e := f.entry(k[0])
+			e.Version = v.(string)
+			e.VersionConstraint, _ = semver.NewConstraint(v.(string))
+		}},
 }
 
 func positiveDuration(v any) error {
@@ -385,6 +393,13 @@ func checkNames(v any) error {
 		if strings.TrimSpace(n) == "" {
 			return &indexError{i, errors.New("must be a skill name, not empty")}
 		}
+	}
+	return nil
+}
+
+func checkConstraint(v any) error {
+	if _, err := semver.NewConstraint(v.(string)); err != nil {
+		return fmt.Errorf("must be a semver constraint such as \">=1.2.0 <2\" or \"^1.4\", got %q", v.(string))
 	}
 	return nil
 }
