@@ -95,11 +95,20 @@ func Prepare(s *skill.Skill, report *governance.Report, cfg *Config) *Prepared {
 }
 
 // configFilter applies the skill's skills.entries value: enabled: false
-// excludes it; always overrides the frontmatter.
+// excludes it, and so does a version constraint the skill's version does
+// not satisfy (always does not skip either); always overrides the
+// frontmatter.
 func configFilter(p *Prepared, c *prepareState) string {
 	c.entry, c.hasEntry = c.cfg.Lookup(p.Skill)
 	if c.hasEntry && c.entry.Enabled != nil && !*c.entry.Enabled {
 		return ReasonDisabled
+	}
+	if c.hasEntry && c.entry.VersionConstraint != nil && !Satisfies(p.Skill.Version, c.entry.VersionConstraint) {
+		v := p.Skill.Version
+		if v == "" {
+			v = "(none)"
+		}
+		return "version " + v + " does not satisfy " + c.entry.Version
 	}
 	if c.hasEntry && c.entry.Always != nil {
 		p.Always = *c.entry.Always
