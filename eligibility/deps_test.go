@@ -360,7 +360,9 @@ func TestOfferProperty(t *testing.T) {
 func checkCycle(t *testing.T, view []*Prepared, i int, reason string, reaches func(from, to int) bool) {
 	t.Helper()
 	names := strings.Split(strings.TrimPrefix(reason, reasonCycle), " -> ")
-	byName := func(nm string) int { return slices.IndexFunc(view, func(p *Prepared) bool { return p.Skill.Name == nm }) }
+	byName := func(nm string) int {
+		return slices.IndexFunc(view, func(p *Prepared) bool { return p.Skill.Name == nm })
+	}
 	smallest := view[i].Skill.Name
 	for j, p := range view {
 		if j != i && reaches(i, j) && reaches(j, i) && p.Skill.Name < smallest {
