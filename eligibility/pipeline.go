@@ -185,7 +185,9 @@ const (
 	VerdictUnmet                   // no host meets every host requirement, or a config path is not truthy
 )
 
-// Decide is the pipeline's one verdict function. Given the number of
+// Decide is the pipeline's one verdict function of a skill on its own
+// (every stage but the dependency stage, which Offer runs over a whole
+// view on these verdicts). Given the number of
 // connected hosts and how many of them pass the host filter chain (unused
 // unless FiltersHosts), it decides, in the order of the runtime stage:
 // excluded before runtime → out; always → offered; no requirements →
@@ -241,7 +243,7 @@ func (p *Prepared) EvaluateIndexed(x *Index) Result { return p.evaluate(x, true)
 func (p *Prepared) ExplainIndexed(x *Index) Result { return p.evaluate(x, false) }
 
 // EligibleIndexed reports only whether the skill is eligible against the
-// hosts of an index: the prompt block needs no more, and skipping the host
+// hosts of an index (before the dependency stage, see Offer): the prompt block needs no more, and skipping the host
 // list and reasons makes it several times cheaper than EvaluateIndexed.
 func (p *Prepared) EligibleIndexed(x *Index) bool {
 	matching := 0

@@ -164,9 +164,27 @@ func (s *Server) recountLocked(old, cur *eligibility.Host) (global bool, agents 
 	return global, agents
 }
 
-// eligibleLocked is a skill's verdict from the live counts: the pipeline's
-// one verdict function, fed the number of connected hosts and the skill's
-// live count of matching hosts. s.mu must be held (for reading at least).
+// eligibleLocked is a skill's verdict by every stage but the dependency
+// stage, from the live counts: the pipeline's one verdict function, fed
+// the number of connected hosts and the skill's live count of matching
+// hosts. s.mu must be held (for reading at least).
 func (s *Server) eligibleLocked(p *eligibility.Prepared) bool {
 	return p.Decide(s.index.Len(), s.matches[p]) == eligibility.VerdictOffered
+}
+
+// offersLocked evaluates an agent's view: its skills in listing order,
+// each prepared for the agent, and their verdicts from the live counts
+// with the dependency stage run over the view, last. It runs where a view
+// is evaluated (a block build, a search, an MCP listing with hosts),
+// never per cached prompt request. s.mu must be held (for reading at
+// least).
+func (s *Server) offersLocked(agentID string) ([]*skill.Skill, []*eligibility.Prepared, *eligibility.Offers) {
+	skills := s.snap.view(agentID)
+	prepared := make([]*eligibility.Prepared, len(skills))
+	base := make([]bool, len(skills))
+	for i, sk := range skills {
+		prepared[i] = s.prepared[sk].ForAgent(s.pol.cfg, agentID)
+		base[i] = s.eligibleLocked(prepared[i])
+	}
+	return skills, prepared, eligibility.Offer(prepared, base)
 }

@@ -126,9 +126,9 @@ func (b mcpBackend) Skills(_ context.Context, agentID string, hosts bool) ([]mcp
 		entries = s.promptView(agentID).entries
 	} else {
 		s.mu.RLock()
-		for _, sk := range s.snap.view(agentID) {
-			p := s.prepared[sk].ForAgent(s.pol.cfg, agentID)
-			if s.eligibleLocked(p) {
+		_, prepared, offers := s.offersLocked(agentID)
+		for i, p := range prepared {
+			if offers.Offered[i] {
 				entries = append(entries, report.Entry(p, HostsNames, func() []string { return p.EvaluateIndexed(s.index).Hosts }))
 			}
 		}
@@ -142,7 +142,7 @@ func (b mcpBackend) Skills(_ context.Context, agentID string, hosts bool) ([]mcp
 	out := make([]mcp.Skill, len(entries))
 	for k, i := range order {
 		e := &entries[i]
-		out[k] = mcp.Skill{Name: e.Name, Description: e.Description, ReadPath: e.ReadPath, Location: e.Location}
+		out[k] = mcp.Skill{Name: e.Name, Description: e.Description, ReadPath: e.ReadPath, Location: e.Location, Version: e.Version}
 		if hosts && e.Hosts != nil {
 			out[k].Hosts = &mcp.Hosts{Count: e.Hosts.Count, IDs: slices.Clone(e.Hosts.Names[:min(len(e.Hosts.Names), mcp.MaxHostIDs)])}
 		}
@@ -174,7 +174,7 @@ func (b mcpBackend) Search(ctx context.Context, agentID, query string, limit int
 	all := s.snap.all
 	s.mu.RUnlock()
 	for i, r := range ans.Skills {
-		out[i] = mcp.Skill{Name: r.Name, ReadPath: r.ReadPath, Location: r.Location}
+		out[i] = mcp.Skill{Name: r.Name, ReadPath: r.ReadPath, Location: r.Location, Version: r.Version}
 		if j, ok := slices.BinarySearchFunc(all, r.Location, func(sk *skill.Skill, k string) int { return strings.Compare(sk.Key, k) }); ok {
 			out[i].Description = all[j].Description
 		}
@@ -237,10 +237,13 @@ func (b mcpBackend) ReadPath(ctx context.Context, agentID, readPath string) (mcp
 	if err != nil {
 		return mcp.File{}, errors.New("path: " + err.Error())
 	}
+	// Offered or not is the agent's view's verdict, dependencies included:
+	// the prompt view holds it, cached per generation.
+	offered := s.promptView(agentID).eligible
 	s.mu.RLock()
 	sk, ok := s.snap.findDir(agentID, dir)
-	ok = ok && s.eligibleLocked(s.prepared[sk].ForAgent(s.pol.cfg, agentID))
 	s.mu.RUnlock()
+	ok = ok && offered[sk.Key]
 	if !ok {
 		return mcp.File{}, mcp.ErrNotAvailable
 	}
