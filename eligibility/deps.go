@@ -308,3 +308,42 @@ func (g *depGraph) markCycle(view []*Prepared, comp []int32) {
 		g.cycle[v] = reason
 	}
 }
+
+// DependencyFinding is a mistake in a view's dependencies that no host can
+// fix: a name of view[Index]'s requires.skills or requires.anySkills
+// (Field) that designates no skill of the view (Name), or the cycle of
+// requires.skills the skill is on (Cycle: "a -> b -> a").
+type DependencyFinding struct {
+	Index       int
+	Field, Name string
+	Cycle       string
+}
+
+// DependencyFindings lists the dependency mistakes of a view (each skill
+// as Prepare made it, in listing order), for `skillgate validate`: per
+// skill the stage checks, its unknown names in declaration order, then
+// its cycle.
+func DependencyFindings(view []*Prepared) []DependencyFinding {
+	g := newDepGraph(view)
+	if g == nil {
+		return nil
+	}
+	var out []DependencyFinding
+	for i, p := range view {
+		for _, f := range [...]struct {
+			field   string
+			names   []string
+			targets []int32
+		}{{FieldSkills, p.Req.Skills, g.all[i]}, {FieldAnySkills, p.Req.AnySkills, g.any[i]}} {
+			for k, t := range f.targets {
+				if t < 0 {
+					out = append(out, DependencyFinding{Index: i, Field: f.field, Name: f.names[k]})
+				}
+			}
+		}
+		if c := g.cycle[i]; c != "" {
+			out = append(out, DependencyFinding{Index: i, Cycle: strings.TrimPrefix(c, reasonCycle)})
+		}
+	}
+	return out
+}

@@ -396,3 +396,29 @@ func describeView(view []*Prepared, base []bool) string {
 	}
 	return b.String()
 }
+
+// TestDependencyFindings: what validate reports, whatever the hosts.
+func TestDependencyFindings(t *testing.T) {
+	var view []*Prepared
+	for _, s := range []struct{ name, requires string }{
+		{"a", `{"skills":["b","nope"],"anySkills":["gone","c"]}`},
+		{"b", `{"skills":["a"]}`},
+		{"c", `{"bins":["x"]}`},
+		{"d", `{"skills":["c"]}`},
+	} {
+		view = append(view, Prepare(mkSkill(s.name, s.requires, t), nil, nil))
+	}
+	got := DependencyFindings(view)
+	want := []DependencyFinding{
+		{Index: 0, Field: "skills", Name: "nope"},
+		{Index: 0, Field: "anySkills", Name: "gone"},
+		{Index: 0, Cycle: "a -> b -> a"},
+		{Index: 1, Cycle: "a -> b -> a"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %+v\nwant %+v", got, want)
+	}
+	if got := DependencyFindings(view[2:3]); got != nil {
+		t.Errorf("no dependencies: %+v", got)
+	}
+}
