@@ -61,7 +61,27 @@ func (p *Prepared) dependsOn() bool {
 // view[i] by every other stage. When no skill of the view names another,
 // Offered is base itself.
 func Offer(view []*Prepared, base []bool) *Offers {
-	o := &Offers{Offered: base, view: view, g: newDepGraph(view)}
+	return NewDependencies(view).Offer(view, base)
+}
+
+// Dependencies is the dependency graph of an agent's view: the skills
+// each name designates and the cycles. It depends on the skills, the
+// config and the agent's scope, not on the hosts, so a caller may keep it
+// until one of those changes and run the stage with it at every
+// evaluation of the same view.
+type Dependencies struct {
+	g *depGraph // nil when no skill of the view names another
+}
+
+// NewDependencies resolves the dependencies of a view (see Offer).
+func NewDependencies(view []*Prepared) *Dependencies {
+	return &Dependencies{g: newDepGraph(view)}
+}
+
+// Offer runs the dependency stage over view, the view d was made of (or
+// one prepared the same way), on the verdicts base.
+func (d *Dependencies) Offer(view []*Prepared, base []bool) *Offers {
+	o := &Offers{Offered: base, view: view, g: d.g}
 	if o.g != nil {
 		o.Offered = o.g.offer(view, base)
 	}

@@ -163,6 +163,13 @@ func (s *Server) buildPromptView(agentID, callKey string, c *buildCall) *agentVi
 	limits := s.pol.file.Limits(agentID)
 	skills, prepared, offers := s.offersLocked(agentID)
 	nv := &agentView{eligible: make(map[string]bool, len(skills)), budget: budget(limits)}
+	n := 0
+	for _, ok := range offers.Offered {
+		if ok {
+			n++
+		}
+	}
+	nv.entries, nv.vs = make([]promptbuild.Entry, 0, n), make([]promptbuild.Variants, 0, n)
 	for i, sk := range skills {
 		p, ok := prepared[i], offers.Offered[i]
 		nv.eligible[sk.Key] = ok

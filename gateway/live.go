@@ -32,6 +32,9 @@ import (
 // block. s.mu must be held for writing.
 func (s *Server) rebuildLocked() {
 	s.prepared = make(map[*skill.Skill]*eligibility.Prepared, len(s.snap.all))
+	s.depsMu.Lock()
+	s.deps = map[string]*eligibility.Dependencies{} // of the views before
+	s.depsMu.Unlock()
 	s.variants = make(map[*skill.Skill]promptbuild.Variants, len(s.snap.all))
 	s.hostSkills = s.hostSkills[:0]
 	s.matches = make(map[*eligibility.Prepared]int)
@@ -186,5 +189,20 @@ func (s *Server) offersLocked(agentID string) ([]*skill.Skill, []*eligibility.Pr
 		prepared[i] = s.prepared[sk].ForAgent(s.pol.cfg, agentID)
 		base[i] = s.eligibleLocked(prepared[i])
 	}
-	return skills, prepared, eligibility.Offer(prepared, base)
+	// The graph is the view's until the next rebuild (rebuildLocked
+	// clears the cache): resolving names costs more than the stage.
+	key := viewKey(&viewState{s.snap, s.pol}, agentID)
+	s.depsMu.Lock()
+	deps, ok := s.deps[key]
+	s.depsMu.Unlock()
+	if !ok {
+		deps = eligibility.NewDependencies(prepared)
+		s.depsMu.Lock()
+		if s.deps == nil {
+			s.deps = map[string]*eligibility.Dependencies{}
+		}
+		s.deps[key] = deps
+		s.depsMu.Unlock()
+	}
+	return skills, prepared, deps.Offer(prepared, base)
 }

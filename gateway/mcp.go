@@ -139,15 +139,35 @@ func (b mcpBackend) Skills(_ context.Context, agentID string, hosts bool) ([]mcp
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(i, j int) int { return promptbuild.Compare(&entries[i], &entries[j]) })
+	s.mu.RLock()
+	all := s.snap.all
+	s.mu.RUnlock()
 	out := make([]mcp.Skill, len(entries))
 	for k, i := range order {
 		e := &entries[i]
-		out[k] = mcp.Skill{Name: e.Name, Description: e.Description, ReadPath: e.ReadPath, Location: e.Location, Version: e.Version}
+		out[k] = mcp.Skill{Name: e.Name, Description: e.Description, ReadPath: e.ReadPath, Location: e.Location, Version: versionAt(all, e.Location)}
 		if hosts && e.Hosts != nil {
 			out[k].Hosts = &mcp.Hosts{Count: e.Hosts.Count, IDs: slices.Clone(e.Hosts.Names[:min(len(e.Hosts.Names), mcp.MaxHostIDs)])}
 		}
 	}
 	return out, nil
+}
+
+// skillAt returns the skill stored at key in all (sorted by key), or nil.
+func skillAt(all []*skill.Skill, key string) *skill.Skill {
+	if j, ok := slices.BinarySearchFunc(all, key, func(sk *skill.Skill, k string) int { return strings.Compare(sk.Key, k) }); ok {
+		return all[j]
+	}
+	return nil
+}
+
+// versionAt returns the version of the skill stored at key in all, or "":
+// the listings report it, the block does not (its entries do not carry it).
+func versionAt(all []*skill.Skill, key string) string {
+	if sk := skillAt(all, key); sk != nil {
+		return sk.Version
+	}
+	return ""
 }
 
 // Search implements mcp.Backend: GET …/skills?eligible=true&q=…&limit=…,
@@ -175,8 +195,8 @@ func (b mcpBackend) Search(ctx context.Context, agentID, query string, limit int
 	s.mu.RUnlock()
 	for i, r := range ans.Skills {
 		out[i] = mcp.Skill{Name: r.Name, ReadPath: r.ReadPath, Location: r.Location, Version: r.Version}
-		if j, ok := slices.BinarySearchFunc(all, r.Location, func(sk *skill.Skill, k string) int { return strings.Compare(sk.Key, k) }); ok {
-			out[i].Description = all[j].Description
+		if sk := skillAt(all, r.Location); sk != nil {
+			out[i].Description = sk.Description
 		}
 		if r.Score != nil {
 			out[i].Score = *r.Score

@@ -64,6 +64,11 @@ type Server struct {
 	matcher       *eligibility.Matcher
 	wasBuf, isBuf []int32
 	index         *eligibility.Index // nodes that reported facts
+	// deps is the dependency graph of each view (by view key), made at
+	// the view's first evaluation after a rebuild; depsMu guards it, as
+	// views are evaluated under the read lock.
+	depsMu sync.Mutex
+	deps   map[string]*eligibility.Dependencies
 
 	// Governance: the poller's scan cache, and each skill's effective
 	// mode at the last rebuild (skill key → mode), to log tightening.

@@ -34,9 +34,6 @@ type Entry struct {
 	Priority    int    // skills.entries.<key>.priority: higher first; default 0
 	Local       bool   // agent-local skill (before global ones of the same priority)
 	Hosts       *Hosts // optional host hint; nil: none
-	// Version is the skill's version, "" when none. The block does not
-	// show it; the listings built from entries (the MCP tools) do.
-	Version string
 }
 
 // Hosts is the optional host hint of an entry: <hosts count="N">a, b, c</hosts>.
@@ -61,7 +58,6 @@ func SkillEntry(s *skill.Skill, always bool) Entry {
 		ReadPath:    skill.ReadPath(s.Key),
 		Always:      always,
 		Local:       s.Scope == skill.ScopeAgent,
-		Version:     s.Version,
 	}
 }
 
