@@ -205,8 +205,8 @@ func (s *Server) buildPromptView(agentID, callKey string, c *buildCall) *agentVi
 // build, in the style operators filter on: skill=… missing_bins=[…]
 // missing_env=[…]. The last verdict logged is kept per skill key, so a new
 // agent (or a client cycling agent ids) logs nothing the gateway already
-// said. skills, prepared and offers are the agent's view as
-// offersLocked returns it.
+// said (per view for a skill that names others). skills, prepared and
+// offers are the agent's view as offersLocked returns it.
 func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, prepared []*eligibility.Prepared, offers *eligibility.Offers) {
 	s.loggedMu.Lock()
 	defer s.loggedMu.Unlock()
@@ -223,11 +223,18 @@ func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, prepare
 			offers.Explain(i, &r)
 			verdict = r.Stage + ": " + strings.Join(r.Reasons, "; ")
 		}
-		last, seen := s.logged[sk.Key]
+		// A skill that names others may be offered to one agent and not
+		// another (the names resolve in each view): its verdict is kept
+		// per view, so that agents' builds do not log it back and forth.
+		logKey := sk.Key
+		if p.Req.HasDeps() {
+			logKey += "\x00" + viewKey(&viewState{s.snap, s.pol}, agentID)
+		}
+		last, seen := s.logged[logKey]
 		if last == verdict {
 			continue
 		}
-		s.logged[sk.Key] = verdict
+		s.logged[logKey] = verdict
 		if eligible {
 			if seen {
 				s.log.Info("skill enabled", "agent", agentID, "skill", sk.Name, "location", sk.Key)

@@ -127,6 +127,20 @@ func TestDependencyFlipsWithItsDependants(t *testing.T) {
 		}
 		check(step.wantReports)
 	}
+	// The log says why, once per change, with the stage.
+	logs := g.logs.String()
+	for _, want := range []string{
+		`"msg":"skill disabled: requires skills: base","agent":"main","skill":"top"`,
+		`"msg":"skill enabled","agent":"main","skill":"top"`,
+		`"msg":"skill disabled: invalid requirement: dependency cycle loop-a -> loop-b -> loop-a","agent":"main","skill":"loop-a"`,
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs lack %s", want)
+		}
+	}
+	if n := strings.Count(logs, `"msg":"skill enabled","agent":"main","skill":"top"`); n != 1 {
+		t.Errorf("top enabled logged %d times, want once", n)
+	}
 }
 
 // TestVersionsAndShadows: the version of each skill and the global skill an

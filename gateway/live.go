@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/internal/report"
@@ -75,7 +76,7 @@ func (s *Server) rebuildLocked() {
 	}
 	s.loggedMu.Lock()
 	for key := range s.logged {
-		if !s.snap.has(key) {
+		if skillKey, _, _ := strings.Cut(key, "\x00"); !s.snap.has(skillKey) {
 			delete(s.logged, key) // memory follows the bucket
 		}
 	}

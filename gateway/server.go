@@ -76,7 +76,7 @@ type Server struct {
 	govModes map[string]string
 
 	loggedMu sync.Mutex
-	logged   map[string]string // skill key → last verdict logged
+	logged   map[string]string // skill key (and "\x00" view key for a skill naming others) → last verdict logged
 	// overBudget marks the view keys whose block was last built over
 	// budget (noteOverBudget).
 	overBudget map[string]bool
