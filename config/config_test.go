@@ -105,10 +105,15 @@ func TestProblems(t *testing.T) {
 			}},
 		{"entry not an object", `{"skills": {"entries": {"a": "off", "b": {"requires": "gh", "priority": 1.5, "mode": "Block"}}}}`,
 			[]string{
-				`gw.hujson:1:25: skills.entries.a: must be an object with enabled, always, requires, priority, approve, mode, reason and suppress, got the string "off"`,
+				`gw.hujson:1:25: skills.entries.a: must be an object with enabled, always, requires, priority, approve, mode, reason, suppress and version, got the string "off"`,
 				`gw.hujson:1:43: skills.entries.b.requires: must be an object, got the string "gh"`,
 				`gw.hujson:1:61: skills.entries.b.priority: must be a whole number from -1000000 to 1000000, got the number 1.5`,
 				`gw.hujson:1:78: skills.entries.b.mode: must be one of "quarantine", "block", got "Block"`,
+			}},
+		{"version constraint", `{"skills": {"entries": {"a": {"version": ">=1.2 <2"}, "b": {"version": "newest"}, "c": {"version": 2}}}}`,
+			[]string{
+				`gw.hujson:1:61: skills.entries.b.version: must be a semver constraint such as ">=1.2.0 <2" or "^1.4", got "newest"`,
+				`gw.hujson:1:89: skills.entries.c.version: must be a string, got the number 2`,
 			}},
 		{"approve digest", `{"skills": {"entries": {"a": {"approve": "sha256:ABC"}}}}`,
 			[]string{`gw.hujson:1:31: skills.entries.a.approve: must be a governance digest "sha256:" followed by 64 lowercase hex digits (copy it from eval --json or GET /v1/governance)`}},

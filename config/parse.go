@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/publisher"
 	"github.com/skillgate/skillgate/scanners"
@@ -137,6 +138,10 @@ type Entry struct {
 	Suppress []Suppression
 	// Priority orders skills for the prompt budget: higher first.
 	Priority int
+	// Version is a semver constraint on the skill's version as written
+	// (">=1.2.0 <2"), "" when not set; VersionConstraint is it parsed.
+	Version           string
+	VersionConstraint *semver.Constraints
 }
 
 // Suppression is one skills.entries.<key>.suppress element: the findings

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/ident"
@@ -389,6 +390,13 @@ var Settings = []Setting{
 			t, _ := ParseExpiry(v.(string))
 			f.entry(k[0]).suppression(k[1]).Expires = t
 		}},
+	{Path: "skills.entries.<key>.version", Type: String, Apply: Reload,
+		Doc: "a semver constraint (\">=1.2.0 <2\", \"^1.4\"; v optional) the skill's version must satisfy, else it is not offered (stage config)", check: checkConstraint,
+		set: func(f *File, k []string, v any) {
+			e := f.entry(k[0])
+			e.Version = v.(string)
+			e.VersionConstraint, _ = semver.NewConstraint(v.(string))
+		}},
 }
 
 func positiveDuration(v any) error {
@@ -475,6 +483,13 @@ func checkDigests(v any) error {
 			}
 			return &indexError{i, err}
 		}
+	}
+	return nil
+}
+
+func checkConstraint(v any) error {
+	if _, err := semver.NewConstraint(v.(string)); err != nil {
+		return fmt.Errorf("must be a semver constraint such as \">=1.2.0 <2\" or \"^1.4\", got %q", v.(string))
 	}
 	return nil
 }

@@ -128,6 +128,7 @@ var hostStages = []hostStage{
 	{FieldAnyCapabilities, attrCap, true},
 	{FieldOS, attrOS, true},
 	{FieldEnv, attrEnv, false},
+	{FieldAnyEnv, attrEnv, true},
 	{FieldBins, attrBin, false},
 	{FieldAnyBins, attrBin, true},
 }

@@ -14,7 +14,7 @@ const (
 )
 
 // Interest returns the binary names and env-var names that nodes must
-// report for these skills: the union of bins, anyBins and env over every
+// report for these skills: the union of bins, anyBins, env and anyEnv over every
 // skill whose eligibility depends on hosts. Both lists are sorted and never
 // nil. When the union is over MaxInterestNames names or MaxInterestBytes
 // bytes, the names past the limit are left out (sorted order decides) and
@@ -29,6 +29,7 @@ func Interest(prepared []*Prepared) (bins, env []string, cut int) {
 		bins = append(bins, p.Req.Bins...)
 		bins = append(bins, p.Req.AnyBins...)
 		env = append(env, p.Req.Env...)
+		env = append(env, p.Req.AnyEnv...)
 	}
 	slices.Sort(bins)
 	slices.Sort(env)

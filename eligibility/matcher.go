@@ -5,7 +5,7 @@ import "slices"
 // Matcher finds, among many requirement lists, the ones one host
 // satisfies, without checking every list against the host: each list is
 // filed under one value a host must have to satisfy it (a required binary,
-// env name or capability, or its only OS, role or anyBins value), so only
+// env name or capability, or its only OS, role, anyBins or anyEnv value), so only
 // the lists filed under a value the host has, and the few with no such
 // value, are checked, with Requirements.Matches (the one stage table). The
 // gateway recounts its live matches with it at every node event: at 1,000
@@ -43,6 +43,8 @@ func (r *Requirements) key() (attr, string, bool) {
 		return attrEnv, r.Env[0], true
 	case len(r.AnyBins) == 1:
 		return attrBin, r.AnyBins[0], true
+	case len(r.AnyEnv) == 1:
+		return attrEnv, r.AnyEnv[0], true
 	case len(r.OS) == 1:
 		return attrOS, r.OS[0], true
 	case len(r.Capabilities) > 0:

@@ -62,6 +62,7 @@ func naiveEvaluate(p *Prepared, hosts []*Host) Result {
 		{"anyCapabilities", p.Req.AnyCapabilities, anyOf(caps)},
 		{"os", p.Req.OS, func(h *Host, vals []string) bool { return slices.Contains(vals, h.OS) }},
 		{"env", p.Req.Env, all(env)},
+		{"anyEnv", p.Req.AnyEnv, anyOf(env)},
 		{"bins", p.Req.Bins, all(bins)},
 		{"anyBins", p.Req.AnyBins, anyOf(bins)},
 	}

@@ -95,11 +95,20 @@ func Prepare(s *skill.Skill, report *governance.Report, cfg *Config) *Prepared {
 }
 
 // configFilter applies the skill's skills.entries value: enabled: false
-// excludes it; always overrides the frontmatter.
+// excludes it, and so does a version constraint the skill's version does
+// not satisfy (always does not skip either); always overrides the
+// frontmatter.
 func configFilter(p *Prepared, c *prepareState) string {
 	c.entry, c.hasEntry = c.cfg.Lookup(p.Skill)
 	if c.hasEntry && c.entry.Enabled != nil && !*c.entry.Enabled {
 		return ReasonDisabled
+	}
+	if c.hasEntry && c.entry.VersionConstraint != nil && !Satisfies(p.Skill.Version, c.entry.VersionConstraint) {
+		v := p.Skill.Version
+		if v == "" {
+			v = "(none)"
+		}
+		return "version " + v + " does not satisfy " + c.entry.Version
 	}
 	if c.hasEntry && c.entry.Always != nil {
 		p.Always = *c.entry.Always
@@ -176,7 +185,9 @@ const (
 	VerdictUnmet                   // no host meets every host requirement, or a config path is not truthy
 )
 
-// Decide is the pipeline's one verdict function. Given the number of
+// Decide is the pipeline's one verdict function of a skill on its own
+// (every stage but the dependency stage, which Offer runs over a whole
+// view on these verdicts). Given the number of
 // connected hosts and how many of them pass the host filter chain (unused
 // unless FiltersHosts), it decides, in the order of the runtime stage:
 // excluded before runtime → out; always → offered; no requirements →
@@ -232,7 +243,7 @@ func (p *Prepared) EvaluateIndexed(x *Index) Result { return p.evaluate(x, true)
 func (p *Prepared) ExplainIndexed(x *Index) Result { return p.evaluate(x, false) }
 
 // EligibleIndexed reports only whether the skill is eligible against the
-// hosts of an index: the prompt block needs no more, and skipping the host
+// hosts of an index (before the dependency stage, see Offer): the prompt block needs no more, and skipping the host
 // list and reasons makes it several times cheaper than EvaluateIndexed.
 func (p *Prepared) EligibleIndexed(x *Index) bool {
 	matching := 0

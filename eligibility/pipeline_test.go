@@ -70,6 +70,7 @@ func TestEvaluate(t *testing.T) {
 		name     string
 		requires string // JSON, "" for none
 		always   bool
+		version  string
 		config   string // gateway config JSON
 		hosts    []protocol.HostFacts
 		want     want
@@ -95,6 +96,20 @@ func TestEvaluate(t *testing.T) {
 			want: want{Stage: "runtime", Reasons: []string{"requires anyBins: claude, codex"}}},
 		{name: "env missing", requires: `{"env":["WEATHER_API_KEY"]}`, hosts: []protocol.HostFacts{linuxGh},
 			want: want{Stage: "runtime", Reasons: []string{"requires env: WEATHER_API_KEY"}}},
+		{name: "anyEnv", requires: `{"anyEnv":["OPENAI_API_KEY","GITHUB_TOKEN"]}`, hosts: []protocol.HostFacts{linuxGh, macTmux},
+			want: want{Eligible: true, Hosts: []string{"a-linux"}}},
+		{name: "anyEnv missing", requires: `{"anyEnv":["OPENAI_API_KEY","ANTHROPIC_API_KEY"]}`, hosts: []protocol.HostFacts{linuxGh},
+			want: want{Stage: "runtime", Reasons: []string{"requires anyEnv: OPENAI_API_KEY, ANTHROPIC_API_KEY"}}},
+		{name: "anyEnv after env, on the same host", requires: `{"env":["GITHUB_TOKEN"],"anyEnv":["X","Y"],"bins":["tmux"]}`, hosts: []protocol.HostFacts{linuxGh, macTmux},
+			want: want{Stage: "runtime", Reasons: []string{"requires anyEnv: X, Y", "requires bins: tmux"}}},
+		{name: "invalid: anyEnv not a list", requires: `{"anyEnv":"A"}`,
+			want: want{Stage: "requirements", Reasons: []string{"invalid requirement identifiers"}}},
+		{name: "skills only: no host needed", requires: `{"skills":["other"]}`,
+			want: want{Eligible: true}},
+		{name: "invalid: skills entry empty", requires: `{"skills":["a"," "]}`,
+			want: want{Stage: "requirements", Reasons: []string{"invalid requirement identifiers"}}},
+		{name: "invalid: anySkills not a list", requires: `{"anySkills":"a"}`,
+			want: want{Stage: "requirements", Reasons: []string{"invalid requirement identifiers"}}},
 		{name: "same host: bins on A, env on B", requires: `{"bins":["tmux"],"env":["GITHUB_TOKEN"]}`, hosts: []protocol.HostFacts{linuxGh, macTmux},
 			want: want{Stage: "runtime", Reasons: []string{"requires bins: tmux"}}},
 		{name: "every later failing stage adds a line", requires: `{"os":["windows"],"env":["A"],"bins":["b"],"anyBins":["c","d"]}`,
@@ -155,6 +170,20 @@ func TestEvaluate(t *testing.T) {
 			hosts: []protocol.HostFacts{linuxGh}, want: want{Stage: "runtime", Reasons: []string{"requires os: windows", "requires bins: gh"}}},
 		{name: "override: adds requirements to a skill without any", config: `{"skills":{"entries":{"s":{"requires":{"env":["X"]}}}}}`,
 			hosts: []protocol.HostFacts{linuxGh}, want: want{Stage: "runtime", Reasons: []string{"requires env: X"}}},
+		{name: "version satisfies", version: "1.10", config: `{"skills":{"entries":{"s":{"version":">=1.2.0 <2"}}}}`,
+			want: want{Eligible: true}},
+		{name: "version with v prefix", version: "v1.4", config: `{"skills":{"entries":{"s":{"version":"^1.2"}}}}`,
+			want: want{Eligible: true}},
+		{name: "version too new", version: "2.0.1", config: `{"skills":{"entries":{"s":{"version":">=1.2.0 <2"}}}}`,
+			want: want{Stage: "config", Reasons: []string{"version 2.0.1 does not satisfy >=1.2.0 <2"}}},
+		{name: "no version", config: `{"skills":{"entries":{"s":{"version":">= 1.2"}}}}`,
+			want: want{Stage: "config", Reasons: []string{"version (none) does not satisfy >= 1.2"}}},
+		{name: "a version that is not semver", version: "latest", config: `{"skills":{"entries":{"s":{"version":"*"}}}}`,
+			want: want{Stage: "config", Reasons: []string{"version latest does not satisfy *"}}},
+		{name: "always does not skip the version", version: "0.9", always: true, config: `{"skills":{"entries":{"s":{"version":"^1"}}}}`,
+			want: want{Stage: "config", Reasons: []string{"version 0.9 does not satisfy ^1"}}},
+		{name: "disabled before the version", version: "0.9", config: `{"skills":{"entries":{"s":{"enabled":false,"version":"^1"}}}}`,
+			want: want{Stage: "config", Reasons: []string{"disabled by skills.entries policy"}}},
 		{name: "override: invalid value makes requirements invalid", config: `{"skills":{"entries":{"s":{"requires":{"hostRoles":["boss"]}}}}}`,
 			want: want{Stage: "requirements", Reasons: []string{"invalid requirement identifiers"}}},
 	}
@@ -162,6 +191,7 @@ func TestEvaluate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mkSkill("s", tt.requires, t)
 			s.Always = tt.always
+			s.Version = tt.version
 			got := evaluate(t, s, mkConfig(t, tt.config), tt.hosts)
 			w := tt.want
 			if w.Reasons == nil {
@@ -257,7 +287,7 @@ func TestInterest(t *testing.T) {
 	cfg := mkConfig(t, `{"skills":{"entries":{"off":{"enabled":false}}}}`)
 	skills := []*skill.Skill{
 		mkSkill("a", `{"bins":["gh","tmux"],"env":["B_TOKEN"]}`, t),
-		mkSkill("b", `{"anyBins":["claude","gh"],"env":["A_KEY"]}`, t),
+		mkSkill("b", `{"anyBins":["claude","gh"],"env":["A_KEY"],"anyEnv":["C_KEY","A_KEY"],"skills":["a"]}`, t),
 		mkSkill("off", `{"bins":["disabled-bin"]}`, t),
 		mkSkill("bad", `{"bins":["ok"],"hostRoles":["nope"]}`, t),
 		mkSkill("alw", `{"bins":["always-bin"]}`, t),
@@ -274,7 +304,7 @@ func TestInterest(t *testing.T) {
 	if want := []string{"claude", "gh", "tmux"}; !reflect.DeepEqual(bins, want) {
 		t.Errorf("bins = %v, want %v", bins, want)
 	}
-	if want := []string{"A_KEY", "B_TOKEN"}; !reflect.DeepEqual(env, want) {
+	if want := []string{"A_KEY", "B_TOKEN", "C_KEY"}; !reflect.DeepEqual(env, want) {
 		t.Errorf("env = %v, want %v", env, want)
 	}
 	bins, env, _ = Interest(nil)

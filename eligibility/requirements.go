@@ -16,13 +16,18 @@ const (
 	FieldAnyCapabilities = "anyCapabilities"
 	FieldOS              = "os"
 	FieldEnv             = "env"
+	FieldAnyEnv          = "anyEnv"
 	FieldBins            = "bins"
 	FieldAnyBins         = "anyBins"
 	FieldConfig          = "config"
+	FieldSkills          = "skills"
+	FieldAnySkills       = "anySkills"
 )
 
-// Fields lists the requirement fields in host-filter order, config last.
-var Fields = []string{FieldHostRoles, FieldCapabilities, FieldAnyCapabilities, FieldOS, FieldEnv, FieldBins, FieldAnyBins, FieldConfig}
+// Fields lists the requirement fields in host-filter order, then config,
+// then the dependencies on other skills.
+var Fields = []string{FieldHostRoles, FieldCapabilities, FieldAnyCapabilities, FieldOS, FieldEnv, FieldAnyEnv,
+	FieldBins, FieldAnyBins, FieldConfig, FieldSkills, FieldAnySkills}
 
 // MaxValues is the most entries one requirement field may list.
 const MaxValues = 256
@@ -36,19 +41,32 @@ type Requirements struct {
 	AnyCapabilities []string `json:"anyCapabilities,omitempty"`
 	OS              []string `json:"os,omitempty"`
 	Env             []string `json:"env,omitempty"`
+	AnyEnv          []string `json:"anyEnv,omitempty"`
 	Bins            []string `json:"bins,omitempty"`
 	AnyBins         []string `json:"anyBins,omitempty"`
 	Config          []string `json:"config,omitempty"`
+	// Skills and AnySkills name other skills of the agent's view (by
+	// name, then directory) that must be offered too: every one of
+	// Skills, at least one of AnySkills. The dependency stage (Offer)
+	// checks them, after every other stage.
+	Skills    []string `json:"skills,omitempty"`
+	AnySkills []string `json:"anySkills,omitempty"`
 }
 
-// Empty reports whether no field has a value.
+// Empty reports whether no field the runtime stage checks has a value:
+// no host requirement and no config path. Dependencies on other skills do
+// not count: a skill whose only requirement is skills needs no connected
+// host.
 func (r *Requirements) Empty() bool { return !r.HasHost() && len(r.Config) == 0 }
 
 // HasHost reports whether any host-filter field has a value.
 func (r *Requirements) HasHost() bool {
 	return len(r.HostRoles)+len(r.Capabilities)+len(r.AnyCapabilities)+len(r.OS)+
-		len(r.Env)+len(r.Bins)+len(r.AnyBins) > 0
+		len(r.Env)+len(r.AnyEnv)+len(r.Bins)+len(r.AnyBins) > 0
 }
+
+// HasDeps reports whether the requirements name other skills.
+func (r *Requirements) HasDeps() bool { return len(r.Skills)+len(r.AnySkills) > 0 }
 
 func (r *Requirements) field(name string) *[]string {
 	switch name {
@@ -62,12 +80,18 @@ func (r *Requirements) field(name string) *[]string {
 		return &r.OS
 	case FieldEnv:
 		return &r.Env
+	case FieldAnyEnv:
+		return &r.AnyEnv
 	case FieldBins:
 		return &r.Bins
 	case FieldAnyBins:
 		return &r.AnyBins
 	case FieldConfig:
 		return &r.Config
+	case FieldSkills:
+		return &r.Skills
+	case FieldAnySkills:
+		return &r.AnySkills
 	}
 	return nil
 }

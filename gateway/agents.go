@@ -160,12 +160,18 @@ func (s *Server) buildPromptView(agentID, callKey string, c *buildCall) *agentVi
 	gen := s.gen.Load()
 	start := time.Now()
 	key := viewKey(&viewState{s.snap, s.pol}, agentID)
-	skills := s.snap.view(agentID)
 	limits := s.pol.file.Limits(agentID)
+	skills, prepared, offers := s.offersLocked(agentID)
 	nv := &agentView{eligible: make(map[string]bool, len(skills)), budget: budget(limits)}
-	for _, sk := range skills {
-		p := s.prepared[sk].ForAgent(s.pol.cfg, agentID)
-		ok := s.eligibleLocked(p)
+	n := 0
+	for _, ok := range offers.Offered {
+		if ok {
+			n++
+		}
+	}
+	nv.entries, nv.vs = make([]promptbuild.Entry, 0, n), make([]promptbuild.Variants, 0, n)
+	for i, sk := range skills {
+		p, ok := prepared[i], offers.Offered[i]
 		nv.eligible[sk.Key] = ok
 		if !ok {
 			continue
@@ -187,7 +193,7 @@ func (s *Server) buildPromptView(agentID, callKey string, c *buildCall) *agentVi
 	s.metrics.skills.WithLabelValues("eligible").Set(float64(offered))
 	s.metrics.skills.WithLabelValues("ineligible").Set(float64(len(skills) - offered))
 	if old, ok := s.prompts.peek(key); !ok || old.prompt != nv.prompt {
-		s.logChangesLocked(agentID, skills, nv.eligible)
+		s.logChangesLocked(agentID, skills, prepared, offers)
 	}
 	// Counted as the block plus its gzip form, which is never larger than
 	// the block and a few bytes.
@@ -199,27 +205,37 @@ func (s *Server) buildPromptView(agentID, callKey string, c *buildCall) *agentVi
 // build, in the style operators filter on: skill=… missing_bins=[…]
 // missing_env=[…]. The last verdict logged is kept per skill key, so a new
 // agent (or a client cycling agent ids) logs nothing the gateway already
-// said.
-func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, eligible map[string]bool) {
+// said (per view for a skill that names others). skills, prepared and
+// offers are the agent's view as offersLocked returns it.
+func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, prepared []*eligibility.Prepared, offers *eligibility.Offers) {
 	s.loggedMu.Lock()
 	defer s.loggedMu.Unlock()
-	for _, sk := range skills {
-		if !s.pol.cfg.InScope(agentID, sk) {
+	for i, sk := range skills {
+		p := prepared[i]
+		if p.OutOfScope() {
 			continue // an agent's scope is its config, not news of the skill
 		}
-		p := s.prepared[sk]
+		eligible := offers.Offered[i]
 		verdict := "eligible"
 		var r eligibility.Result
-		if !eligible[sk.Key] {
+		if !eligible {
 			r = p.ExplainIndexed(s.index)
+			offers.Explain(i, &r)
 			verdict = r.Stage + ": " + strings.Join(r.Reasons, "; ")
 		}
-		last, seen := s.logged[sk.Key]
+		// A skill that names others may be offered to one agent and not
+		// another (the names resolve in each view): its verdict is kept
+		// per view, so that agents' builds do not log it back and forth.
+		logKey := sk.Key
+		if p.Req.HasDeps() {
+			logKey += "\x00" + viewKey(&viewState{s.snap, s.pol}, agentID)
+		}
+		last, seen := s.logged[logKey]
 		if last == verdict {
 			continue
 		}
-		s.logged[sk.Key] = verdict
-		if eligible[sk.Key] {
+		s.logged[logKey] = verdict
+		if eligible {
 			if seen {
 				s.log.Info("skill enabled", "agent", agentID, "skill", sk.Name, "location", sk.Key)
 			}
@@ -292,6 +308,7 @@ func (s *Server) skillsAnswer(agentID string) []byte {
 		Diagnostics: snap.diagsFor(agentID),
 		Budget:      budget(limits),
 		Hosts:       limits.Hosts,
+		Shadowed:    func(i int) *skill.Skill { return snap.shadowed(skills[i]) },
 	}, index, 1, nil)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

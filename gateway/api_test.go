@@ -234,6 +234,12 @@ func TestAgentAPI(t *testing.T) {
 			if string(s["eligible"]) == "true" { // how it fits the block: offered skills only
 				want = slices.Insert(slices.Clone(wantKeys), slices.Index(wantKeys, "read_path"), "prompt")
 			}
+			if string(s["location"]) == `"agents/main/skills/x/SKILL.md"` { // it shadows the global x
+				want = slices.Insert(slices.Clone(want), slices.Index(want, "stage"), "shadows")
+				if string(s["shadows"]) != `{"location":"skills/x/SKILL.md"}` {
+					t.Errorf("x shadows %s", s["shadows"])
+				}
+			}
 			if keys := slices.Sorted(maps.Keys(s)); !slices.Equal(keys, want) {
 				t.Errorf("skill keys %v, want %v", keys, want)
 			}

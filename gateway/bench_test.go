@@ -94,6 +94,34 @@ func BenchmarkPromptBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkPromptBuildDeps is the uncached build of BenchmarkPromptBuild
+// with dependencies between skills: every third skill names one or two
+// others (requires.skills, requires.anySkills), so the dependency stage
+// runs over the whole view at each build.
+func BenchmarkPromptBuildDeps(b *testing.B) {
+	s := benchServer(b, 1000, 10000)
+	r := rand.New(rand.NewPCG(5, 6))
+	s.mu.Lock()
+	for i, sk := range s.snap.all {
+		if i%3 != 0 {
+			continue
+		}
+		req := sk.Requires.(map[string]any)
+		req["skills"] = []any{fmt.Sprintf("s%04d", r.IntN(1000))}
+		if i%2 == 0 {
+			req["anySkills"] = []any{fmt.Sprintf("s%04d", r.IntN(1000)), fmt.Sprintf("s%04d", r.IntN(1000))}
+		}
+	}
+	s.rebuildLocked()
+	s.mu.Unlock()
+	b.Run("uncached/skills=1000/hosts=10000", func(b *testing.B) {
+		for b.Loop() {
+			s.gen.Add(1)
+			s.promptFor("main")
+		}
+	})
+}
+
 func BenchmarkNodeEvent(b *testing.B) {
 	s := benchServer(b, 1000, 10000)
 	f := protocol.HostFacts{ID: "host-00001", OS: "darwin", Roles: []string{"execution"},

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
@@ -33,6 +34,9 @@ import (
 // block. s.mu must be held for writing.
 func (s *Server) rebuildLocked() {
 	s.prepared = make(map[*skill.Skill]*eligibility.Prepared, len(s.snap.all))
+	s.depsMu.Lock()
+	s.deps = map[string]*eligibility.Dependencies{} // of the views before
+	s.depsMu.Unlock()
 	s.variants = make(map[*skill.Skill]promptbuild.Variants, len(s.snap.all))
 	s.hostSkills = s.hostSkills[:0]
 	s.matches = make(map[*eligibility.Prepared]int)
@@ -74,7 +78,7 @@ func (s *Server) rebuildLocked() {
 	}
 	s.loggedMu.Lock()
 	for key := range s.logged {
-		if !s.snap.has(key) {
+		if skillKey, _, _ := strings.Cut(key, "\x00"); !s.snap.has(skillKey) {
 			delete(s.logged, key) // memory follows the bucket
 		}
 	}
@@ -166,9 +170,42 @@ func (s *Server) recountLocked(old, cur *eligibility.Host) (global bool, agents 
 	return global, agents
 }
 
-// eligibleLocked is a skill's verdict from the live counts: the pipeline's
-// one verdict function, fed the number of connected hosts and the skill's
-// live count of matching hosts. s.mu must be held (for reading at least).
+// eligibleLocked is a skill's verdict by every stage but the dependency
+// stage, from the live counts: the pipeline's one verdict function, fed
+// the number of connected hosts and the skill's live count of matching
+// hosts. s.mu must be held (for reading at least).
 func (s *Server) eligibleLocked(p *eligibility.Prepared) bool {
 	return p.Decide(s.index.Len(), s.matches[p]) == eligibility.VerdictOffered
+}
+
+// offersLocked evaluates an agent's view: its skills in listing order,
+// each prepared for the agent, and their verdicts from the live counts
+// with the dependency stage run over the view, last. It runs where a view
+// is evaluated (a block build, a search, an MCP listing with hosts),
+// never per cached prompt request. s.mu must be held (for reading at
+// least).
+func (s *Server) offersLocked(agentID string) ([]*skill.Skill, []*eligibility.Prepared, *eligibility.Offers) {
+	skills := s.snap.view(agentID)
+	prepared := make([]*eligibility.Prepared, len(skills))
+	base := make([]bool, len(skills))
+	for i, sk := range skills {
+		prepared[i] = s.prepared[sk].ForAgent(s.pol.cfg, agentID)
+		base[i] = s.eligibleLocked(prepared[i])
+	}
+	// The graph is the view's until the next rebuild (rebuildLocked
+	// clears the cache): resolving names costs more than the stage.
+	key := viewKey(&viewState{s.snap, s.pol}, agentID)
+	s.depsMu.Lock()
+	deps, ok := s.deps[key]
+	s.depsMu.Unlock()
+	if !ok {
+		deps = eligibility.NewDependencies(prepared)
+		s.depsMu.Lock()
+		if s.deps == nil {
+			s.deps = map[string]*eligibility.Dependencies{}
+		}
+		s.deps[key] = deps
+		s.depsMu.Unlock()
+	}
+	return skills, prepared, deps.Offer(prepared, base)
 }

@@ -41,6 +41,31 @@ func TestLiveMatchesPipeline(t *testing.T) {
 		if r.IntN(6) == 0 {
 			req["anyBins"] = []any{"jq", "curl"}
 		}
+		if r.IntN(6) == 0 {
+			req["anyEnv"] = []any{"A", "B"}
+		}
+		// Dependencies on other skills, global or agent-local (by name or
+		// directory), cycles and unknown names included.
+		deps := func() []any {
+			out := make([]any, 1+r.IntN(2))
+			for k := range out {
+				switch r.IntN(4) {
+				case 0:
+					out[k] = fmt.Sprintf("a1s%02d", 3*r.IntN(4))
+				case 1:
+					out[k] = "nope"
+				default:
+					out[k] = fmt.Sprintf("s%02d", r.IntN(12))
+				}
+			}
+			return out
+		}
+		if r.IntN(3) == 0 {
+			req["skills"] = deps()
+		}
+		if r.IntN(5) == 0 {
+			req["anySkills"] = deps()
+		}
 		return req
 	}
 	snap := &snapshot{agents: map[string][]*skill.Skill{}}

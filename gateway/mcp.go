@@ -126,9 +126,9 @@ func (b mcpBackend) Skills(_ context.Context, agentID string, hosts bool) ([]mcp
 		entries = s.promptView(agentID).entries
 	} else {
 		s.mu.RLock()
-		for _, sk := range s.snap.view(agentID) {
-			p := s.prepared[sk].ForAgent(s.pol.cfg, agentID)
-			if s.eligibleLocked(p) {
+		_, prepared, offers := s.offersLocked(agentID)
+		for i, p := range prepared {
+			if offers.Offered[i] {
 				entries = append(entries, report.Entry(p, HostsNames, func() []string { return p.EvaluateIndexed(s.index).Hosts }))
 			}
 		}
@@ -139,15 +139,35 @@ func (b mcpBackend) Skills(_ context.Context, agentID string, hosts bool) ([]mcp
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(i, j int) int { return promptbuild.Compare(&entries[i], &entries[j]) })
+	s.mu.RLock()
+	all := s.snap.all
+	s.mu.RUnlock()
 	out := make([]mcp.Skill, len(entries))
 	for k, i := range order {
 		e := &entries[i]
-		out[k] = mcp.Skill{Name: e.Name, Description: e.Description, ReadPath: e.ReadPath, Location: e.Location}
+		out[k] = mcp.Skill{Name: e.Name, Description: e.Description, ReadPath: e.ReadPath, Location: e.Location, Version: versionAt(all, e.Location)}
 		if hosts && e.Hosts != nil {
 			out[k].Hosts = &mcp.Hosts{Count: e.Hosts.Count, IDs: slices.Clone(e.Hosts.Names[:min(len(e.Hosts.Names), mcp.MaxHostIDs)])}
 		}
 	}
 	return out, nil
+}
+
+// skillAt returns the skill stored at key in all (sorted by key), or nil.
+func skillAt(all []*skill.Skill, key string) *skill.Skill {
+	if j, ok := slices.BinarySearchFunc(all, key, func(sk *skill.Skill, k string) int { return strings.Compare(sk.Key, k) }); ok {
+		return all[j]
+	}
+	return nil
+}
+
+// versionAt returns the version of the skill stored at key in all, or "":
+// the listings report it, the block does not (its entries do not carry it).
+func versionAt(all []*skill.Skill, key string) string {
+	if sk := skillAt(all, key); sk != nil {
+		return sk.Version
+	}
+	return ""
 }
 
 // Search implements mcp.Backend: GET …/skills?eligible=true&q=…&limit=…,
@@ -174,9 +194,9 @@ func (b mcpBackend) Search(ctx context.Context, agentID, query string, limit int
 	all := s.snap.all
 	s.mu.RUnlock()
 	for i, r := range ans.Skills {
-		out[i] = mcp.Skill{Name: r.Name, ReadPath: r.ReadPath, Location: r.Location}
-		if j, ok := slices.BinarySearchFunc(all, r.Location, func(sk *skill.Skill, k string) int { return strings.Compare(sk.Key, k) }); ok {
-			out[i].Description = all[j].Description
+		out[i] = mcp.Skill{Name: r.Name, ReadPath: r.ReadPath, Location: r.Location, Version: r.Version}
+		if sk := skillAt(all, r.Location); sk != nil {
+			out[i].Description = sk.Description
 		}
 		if r.Score != nil {
 			out[i].Score = *r.Score
@@ -237,10 +257,13 @@ func (b mcpBackend) ReadPath(ctx context.Context, agentID, readPath string) (mcp
 	if err != nil {
 		return mcp.File{}, errors.New("path: " + err.Error())
 	}
+	// Offered or not is the agent's view's verdict, dependencies included:
+	// the prompt view holds it, cached per generation.
+	offered := s.promptView(agentID).eligible
 	s.mu.RLock()
 	sk, ok := s.snap.findDir(agentID, dir)
-	ok = ok && s.eligibleLocked(s.prepared[sk].ForAgent(s.pol.cfg, agentID))
 	s.mu.RUnlock()
+	ok = ok && offered[sk.Key]
 	if !ok {
 		return mcp.File{}, mcp.ErrNotAvailable
 	}

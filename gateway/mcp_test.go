@@ -27,7 +27,7 @@ const (
 	mcpAdminToken = "admin-token-for-mcp"
 	mcpMainToken  = "main-token-for-mcp"
 	mcpOtherToken = "other-token-for-mcp"
-	notesMD       = "---\nname: notes\ndescription: Keeps notes in markdown files.\n---\n\n# notes\n\nWrite notes with `scripts/run.sh`.\n"
+	notesMD       = "---\nname: notes\ndescription: Keeps notes in markdown files.\nversion: 1.10\n---\n\n# notes\n\nWrite notes with `scripts/run.sh`.\n"
 	notesScript   = "#!/bin/sh\necho notes\n"
 )
 
@@ -135,6 +135,7 @@ type mcpSkill struct {
 	Description string   `json:"description"`
 	ReadPath    string   `json:"read_path"`
 	Location    string   `json:"location"`
+	Version     string   `json:"version"`
 	Score       *float64 `json:"score"`
 	Hosts       *struct {
 		Count int      `json:"count"`
@@ -190,7 +191,7 @@ func TestMCPGoClient(t *testing.T) {
 	// list_skills: only notes before a host with gh connects.
 	list := structured[mcpSkills](t, callTool(t, cs, "list_skills", nil))
 	if len(list.Skills) != 1 || list.Skills[0] != (mcpSkill{Name: "notes", Description: "Keeps notes in markdown files.",
-		ReadPath: "skills/notes/SKILL.md", Location: "skills/notes/SKILL.md"}) {
+		ReadPath: "skills/notes/SKILL.md", Location: "skills/notes/SKILL.md", Version: "1.10"}) {
 		t.Errorf("list_skills = %+v, want notes only", list.Skills)
 	}
 
@@ -207,7 +208,8 @@ func TestMCPGoClient(t *testing.T) {
 		t.Fatalf("GET /skills?q=: %d %s", code, body)
 	}
 	if len(found.Skills) != 1 || found.Skills[0].Name != "notes" || found.Skills[0].Score == nil || len(httpSearch.Skills) != 1 ||
-		*found.Skills[0].Score != *httpSearch.Skills[0].Score || found.Skills[0].Description != "Keeps notes in markdown files." {
+		*found.Skills[0].Score != *httpSearch.Skills[0].Score || found.Skills[0].Description != "Keeps notes in markdown files." ||
+		found.Skills[0].Version != "1.10" {
 		t.Errorf("search_skills = %+v, want notes with the score of /skills?q= (%+v)", found.Skills, httpSearch.Skills)
 	}
 	if !json.Valid([]byte(resultText(res))) {
@@ -288,7 +290,7 @@ func TestMCPGoClient(t *testing.T) {
 		t.Fatal("no notifications/resources/list_changed within 10 s of a node making github eligible")
 	}
 	list = structured[mcpSkills](t, callTool(t, cs, "list_skills", nil))
-	if names(list.Skills) != "github,notes" || list.Skills[0].Hosts == nil || list.Skills[0].Hosts.Count != 1 ||
+	if names(list.Skills) != "github,notes" || list.Skills[0].Hosts == nil || list.Skills[0].Hosts.Count != 1 || list.Skills[0].Version != "" || list.Skills[1].Version != "1.10" ||
 		!slices.Equal(list.Skills[0].Hosts.IDs, []string{"mcp-node-1"}) || list.Skills[1].Hosts != nil {
 		t.Errorf("list_skills after the node = %+v, want github (hosts 1: mcp-node-1) and notes (no hosts)", list.Skills)
 	}

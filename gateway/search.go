@@ -11,6 +11,7 @@ import (
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/internal/search"
+	"github.com/skillgate/skillgate/skill"
 )
 
 // Search limits of GET /v1/agents/{id}/skills?q=…&limit=N.
@@ -90,18 +91,16 @@ func parseSearch(r *http.Request) (searchRequest, string) {
 // cut to limit, each evaluated like a /skills skill object.
 func (s *Server) searchSkills(agentID string, sr searchRequest) SearchAnswer {
 	s.mu.RLock()
-	snap, pol := s.snap, s.pol
-	skills := snap.view(agentID)
-	prepared := make([]*eligibility.Prepared, len(skills))
+	snap := s.snap
+	skills, prepared, offers := s.offersLocked(agentID)
 	var cand []int
-	for i, sk := range skills {
-		prepared[i] = s.prepared[sk].ForAgent(pol.cfg, agentID)
+	for i := range skills {
 		if prepared[i].OutOfScope() {
 			// Not a candidate, and not in the ranking's statistics
 			// either: its words must not move the others' scores (T6).
 			continue
 		}
-		if sr.eligible == nil || s.eligibleLocked(prepared[i]) == *sr.eligible {
+		if sr.eligible == nil || offers.Offered[i] == *sr.eligible {
 			cand = append(cand, i)
 		}
 	}
@@ -132,7 +131,8 @@ func (s *Server) searchSkills(agentID string, sr searchRequest) SearchAnswer {
 	if sr.limit > 0 && len(cand) > sr.limit {
 		cand = cand[:sr.limit]
 	}
-	reps := report.Reports(&report.View{Skills: skills, Prepare: func(i int) *eligibility.Prepared { return prepared[i] }}, index, cand)
+	reps := report.Reports(&report.View{Skills: skills, Prepare: func(i int) *eligibility.Prepared { return prepared[i] },
+		Offers: offers, Shadowed: func(i int) *skill.Skill { return snap.shadowed(skills[i]) }}, index, cand)
 	ans := SearchAnswer{Agent: agentID, Query: sr.q, Skills: make([]ScoredSkill, len(reps))}
 	for k := range reps {
 		ans.Skills[k].SkillReport = reps[k]

@@ -65,6 +65,11 @@ type Server struct {
 	matcher       *eligibility.Matcher
 	wasBuf, isBuf []int32
 	index         *eligibility.Index // nodes that reported facts
+	// deps is the dependency graph of each view (by view key), made at
+	// the view's first evaluation after a rebuild; depsMu guards it, as
+	// views are evaluated under the read lock.
+	depsMu sync.Mutex
+	deps   map[string]*eligibility.Dependencies
 
 	// Governance: the poller's scan cache, and each skill's effective
 	// mode at the last rebuild (skill key → mode), to log tightening.
@@ -81,7 +86,7 @@ type Server struct {
 	expiredLogged map[string]bool
 
 	loggedMu sync.Mutex
-	logged   map[string]string // skill key → last verdict logged
+	logged   map[string]string // skill key (and "\x00" view key for a skill naming others) → last verdict logged
 	// overBudget marks the view keys whose block was last built over
 	// budget (noteOverBudget).
 	overBudget map[string]bool

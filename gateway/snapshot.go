@@ -55,6 +55,19 @@ func (s *snapshot) findDir(agentID, dir string) (*skill.Skill, bool) {
 	return sk, ok
 }
 
+// shadowed returns the global skill an agent-local skill shadows (the
+// one of its directory), or nil.
+func (s *snapshot) shadowed(sk *skill.Skill) *skill.Skill {
+	if sk.Scope != skill.ScopeAgent {
+		return nil
+	}
+	key := skill.GlobalKey(sk.Dir)
+	if i, ok := slices.BinarySearchFunc(s.global, key, func(g *skill.Skill, k string) int { return strings.Compare(g.Key, k) }); ok {
+		return s.global[i]
+	}
+	return nil
+}
+
 // diagsFor returns the listing diagnostics that concern an agent's view:
 // global keys and the agent's own keys.
 func (s *snapshot) diagsFor(agentID string) []skill.Diagnostic {

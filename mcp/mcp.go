@@ -69,6 +69,7 @@ type Skill struct {
 	Description string
 	ReadPath    string // skills/{dir}/SKILL.md, the path GET …/read takes
 	Location    string // the storage key
+	Version     string // the skill's version as written; "" when none
 	Hosts       *Hosts // skills with host requirements, when asked for
 	Score       float64
 }

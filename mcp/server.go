@@ -39,6 +39,7 @@ type ListedSkill struct {
 	Description string `json:"description" jsonschema:"what the skill is for"`
 	ReadPath    string `json:"read_path" jsonschema:"skills/{dir}/SKILL.md: the path load_skill reads, and the resource skill://{agentId}/{read_path}"`
 	Location    string `json:"location" jsonschema:"the skill's storage key"`
+	Version     string `json:"version,omitempty" jsonschema:"the skill's version as its SKILL.md writes it; absent when it has none"`
 	Hosts       *Hosts `json:"hosts,omitempty" jsonschema:"for a skill with host requirements: the connected hosts that can run it"`
 }
 
@@ -48,6 +49,7 @@ type FoundSkill struct {
 	Description string  `json:"description" jsonschema:"what the skill is for"`
 	ReadPath    string  `json:"read_path" jsonschema:"skills/{dir}/SKILL.md: the path load_skill reads"`
 	Location    string  `json:"location" jsonschema:"the skill's storage key"`
+	Version     string  `json:"version,omitempty" jsonschema:"the skill's version as its SKILL.md writes it; absent when it has none"`
 	Hosts       *Hosts  `json:"hosts,omitempty" jsonschema:"for a skill with host requirements: the connected hosts that can run it"`
 	Score       float64 `json:"score" jsonschema:"relevance to the query (BM25 over name and description); higher is better"`
 }
@@ -122,7 +124,7 @@ func newServer(b Backend, agentID string, c serverConfig) *sdk.Server {
 			}
 			out := ListResult{Skills: make([]ListedSkill, len(skills))}
 			for i, s := range skills {
-				out.Skills[i] = ListedSkill{Name: s.Name, Description: s.Description, ReadPath: s.ReadPath, Location: s.Location, Hosts: s.Hosts}
+				out.Skills[i] = ListedSkill{Name: s.Name, Description: s.Description, ReadPath: s.ReadPath, Location: s.Location, Version: s.Version, Hosts: s.Hosts}
 			}
 			return nil, out, nil
 		}))

@@ -227,19 +227,40 @@ func View(all []SkillObject, agentID string) []SkillObject {
 // global prefix, classified and shadowed as View does. A malformed agentID
 // is an error before any storage request.
 func ListView(ctx context.Context, st Store, agentID string) ([]SkillObject, []skill.Diagnostic, error) {
+	view, _, diags, err := ListViewShadows(ctx, st, agentID)
+	return view, diags, err
+}
+
+// ListViewShadows is ListView, also returning the global skills that the
+// agent's own skills shadow (in key order), which the view leaves out: a
+// report names the one each agent-local skill shadows.
+func ListViewShadows(ctx context.Context, st Store, agentID string) (view, shadowed []SkillObject, diags []skill.Diagnostic, err error) {
 	if err := skill.ValidateID(agentID); err != nil {
-		return nil, nil, fmt.Errorf("agent id %w", err)
+		return nil, nil, nil, fmt.Errorf("agent id %w", err)
 	}
 	local, err := st.List(ctx, skill.AgentPrefix(agentID))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	global, err := st.List(ctx, skill.GlobalPrefix)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	skills, diags := Classify(append(local, global...))
-	return View(skills, agentID), diags, nil
+	view = View(skills, agentID)
+	own := map[string]bool{}
+	for _, o := range view {
+		if o.Scope == skill.ScopeAgent {
+			own[o.Dir] = true
+		}
+	}
+	for _, o := range skills {
+		if o.Scope == skill.ScopeGlobal && own[o.Dir] {
+			shadowed = append(shadowed, o)
+		}
+	}
+	slices.SortFunc(shadowed, func(a, b SkillObject) int { return strings.Compare(a.Key, b.Key) })
+	return view, shadowed, diags, nil
 }
 
 // ListAll lists and classifies both skill prefixes of the bucket (every

@@ -34,9 +34,9 @@ var specKeys = []string{keyName, keyDescription, "license", "compatibility", key
 // read them, and refusing them would fail most real skills for no problem.
 var formatKeys = append(append([]string(nil), specKeys...),
 	// Parse reads these
-	keyHomepage, keyAlways,
+	keyHomepage, keyAlways, keyVersion,
 	// known extensions
-	"user-invocable", "version", "requires",
+	"user-invocable", "requires",
 	"disable-model-invocation", "argument-hint", "model",
 )
 

@@ -44,10 +44,13 @@ func (p *parser) readFlat(fm string) map[string]any {
 		}
 		seen[key] = fileLine
 		snippet := strings.Join(lines[i:i+1+len(block)], "\n")
-		if key == keyMetadata {
+		switch key {
+		case keyMetadata:
 			raw := strings.TrimSpace(inline + "\n" + strings.Join(block, "\n"))
 			out[key] = flatMetadata{raw: raw, snippet: snippet, line: fileLine}
-		} else {
+		case keyVersion:
+			out[key] = flatVersion(snippet, inline, block)
+		default:
 			out[key] = p.flatScalar(key, snippet, inline, block, fileLine)
 		}
 		p.noteKeyLine(key, fileLine)
@@ -120,4 +123,19 @@ func unquote(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
+}
+
+// flatVersion reads the version key's lines: as YAML on their own (the
+// scalar's text as written), else as the trimmed text without quotes.
+func flatVersion(snippet, inline string, block []string) versionValue {
+	if root, err := parseYAML(snippet); err == nil && root != nil && root.Kind == yaml.MappingNode && len(root.Content) == 2 {
+		return versionOf(root.Content[1])
+	}
+	parts := []string{strings.TrimSpace(inline)}
+	for _, l := range block {
+		if t := strings.TrimSpace(l); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return versionValue{text: strings.TrimSpace(unquote(strings.TrimSpace(strings.Join(parts, " "))))}
 }

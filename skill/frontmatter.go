@@ -46,11 +46,17 @@ func (p *parser) readFrontmatter(fm string) map[string]any {
 			if fmLines == nil {
 				fmLines = strings.Split(fm, "\n")
 			}
-			if md, ok := flowMetadataAsJSON(fmLines, kv); ok {
+			if md, text, ok := flowMetadataAsJSON(fmLines, kv); ok {
 				c.noteKey(lines, kv, nil)
 				out[kv.key] = md
+				p.mdText, p.mdNode = text, nil
 				continue
 			}
+		}
+		if kv.key == keyVersion {
+			c.noteKey(lines, kv, nil)
+			out[kv.key] = versionOf(kv.val)
+			continue
 		}
 		v, err := c.value(kv.val, rootPath(kv.key))
 		if err != nil {
@@ -59,6 +65,9 @@ func (p *parser) readFrontmatter(fm string) map[string]any {
 		}
 		c.noteKey(lines, kv, nil)
 		out[kv.key] = v
+		if kv.key == keyMetadata {
+			p.mdText, p.mdNode = "", kv.val
+		}
 		p.noteKeyLine(kv.key, kv.line)
 	}
 	return out
@@ -80,14 +89,16 @@ func (p *parser) noteKeyLine(key string, line int) {
 // YAML key "/* c */ \"openclaw\"", which would silently drop the skill's
 // requirements. ok is false when the text is not HuJSON; YAML's reading is
 // used then (e.g. for unquoted keys). For valid JSON both readings agree.
-func flowMetadataAsJSON(lines []string, kv pair) (map[string]any, bool) {
+// text is the metadata's source text.
+func flowMetadataAsJSON(lines []string, kv pair) (md map[string]any, text string, ok bool) {
 	i := kv.line - fmLineOffset - 1
 	if i < 0 || i >= len(lines) {
-		return nil, false
+		return nil, "", false
 	}
 	inline, block, _ := valueLines(lines, i, kv.col)
-	md, err := parseMetadataJSON(inline + "\n" + strings.Join(block, "\n"))
-	return md, err == nil
+	text = inline + "\n" + strings.Join(block, "\n")
+	md, err := parseMetadataJSON(text)
+	return md, text, err == nil
 }
 
 // parseYAML parses one YAML document into its root node; nil means an

@@ -35,6 +35,7 @@ func (p *parser) metadata(fields map[string]any) map[string]any {
 			p.warnMetadataJSON(err)
 			return nil
 		}
+		p.mdText, p.mdNode = x, nil
 		return md
 	case flatMetadata:
 		return p.flatMetadataValue(x)
@@ -98,14 +99,19 @@ func (p *parser) flatMetadataValue(fm flatMetadata) map[string]any {
 	}
 	md, jsonErr := parseMetadataJSON(fm.raw)
 	if jsonErr == nil {
+		p.mdText, p.mdNode = fm.raw, nil
 		return md
 	}
 	if v, ok := p.snippetValue(keyMetadata, fm.snippet, fm.line); ok {
 		switch x := v.(type) {
 		case map[string]any:
+			if root, err := parseYAML(fm.snippet); err == nil && root != nil && len(root.Content) == 2 {
+				p.mdText, p.mdNode = "", root.Content[1]
+			}
 			return x
 		case string:
 			if md, err := parseMetadataJSON(x); err == nil {
+				p.mdText, p.mdNode = x, nil
 				return md
 			} else {
 				jsonErr = err
@@ -117,12 +123,11 @@ func (p *parser) flatMetadataValue(fm flatMetadata) map[string]any {
 }
 
 // namespace picks the first of gsv, openclaw and clawdbot whose value is an
-// object and returns its name, emoji and requirements. For openclaw and
+// object and returns its name, emoji, requirements and the object itself. For openclaw and
 // clawdbot a namespace-level `os` is folded into requires.os when that is
 // absent or null, because that is where OpenClaw skill files put it; md is
 // not modified.
-func (p *parser) namespace(md map[string]any) (ns, emoji string, requires any) {
-	var obj map[string]any
+func (p *parser) namespace(md map[string]any) (ns, emoji string, requires any, obj map[string]any) {
 	for _, name := range namespaceOrder {
 		v, present := md[name]
 		if !present {
@@ -170,5 +175,5 @@ func (p *parser) namespace(md map[string]any) (ns, emoji string, requires any) {
 			p.info("unknown metadata namespace %q is ignored; skillgate reads gsv, openclaw and clawdbot", k)
 		}
 	}
-	return ns, emoji, requires
+	return ns, emoji, requires, obj
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Limits on descriptions, in Unicode code points.
@@ -55,7 +57,7 @@ const (
 // isKnownKey reports whether Parse reads the frontmatter key k.
 func isKnownKey(k string) bool {
 	switch k {
-	case keyName, keyDescription, keyHomepage, keyAlways, keyMetadata:
+	case keyName, keyDescription, keyHomepage, keyAlways, keyMetadata, keyVersion:
 		return true
 	}
 	return false
@@ -118,6 +120,11 @@ type parser struct {
 	nameKeyLine, descKeyLine int // file lines of the name and description keys read
 	nameLine, descLine       int // where the name and description were read (see TextLines)
 	bodyStart                int // file line the body starts on
+
+	// Where the metadata in use was read from, to find a version's text
+	// again (see metadataScalarText): its YAML node, or its JSON text.
+	mdNode *yaml.Node
+	mdText string
 }
 
 // add records a finding about the file; past maxDiagnostics it only counts.
@@ -200,10 +207,12 @@ func (p *parser) parse(data []byte) (s *Skill, descFromBody bool) {
 	s.Description, descFromBody = p.description(fields, body)
 	s.Homepage = p.homepage(fields)
 	s.Always = p.always(fields)
+	var nsObj map[string]any
 	if md := p.metadata(fields); md != nil {
 		s.Metadata = md
-		s.Namespace, s.Emoji, s.Requires = p.namespace(md)
+		s.Namespace, s.Emoji, s.Requires, nsObj = p.namespace(md)
 	}
+	s.Version = p.version(fields, s.Namespace, nsObj)
 
 	s.Diagnostics = p.finish()
 	return s, descFromBody

@@ -33,6 +33,11 @@ type Skill struct {
 	Homepage    string
 	Always      bool   // frontmatter `always`
 	Emoji       string // from the metadata namespace, if any
+	// Version is the frontmatter's top-level version, else the metadata
+	// namespace's (metadata.<ns>.version), as the scalar's text was
+	// written ("1.10", "v2"); "" when there is none. It is not checked
+	// here: a skills.entries version constraint reads it (eligibility).
+	Version string
 
 	// Metadata is the parsed metadata object (JSON-compatible values:
 	// map[string]any, []any, string, float64, bool, nil), or nil.

@@ -129,6 +129,12 @@ func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) 
 		Diagnostics: v.diags,
 		Budget:      promptbuild.Budget{MaxChars: v.prompt.MaxChars, MaxSkills: v.prompt.MaxSkills},
 		Hosts:       v.prompt.Hosts,
+		Shadowed: func(i int) *skill.Skill {
+			if s := v.skills[i]; s.Scope == skill.ScopeAgent {
+				return v.shadowed[s.Dir]
+			}
+			return nil
+		},
 	}, index, runtime.GOMAXPROCS(0), each)
 	switch {
 	case rw != nil:
@@ -146,6 +152,10 @@ type evalView struct {
 	inputs []*governance.Input // skills[i]'s directory, for the governance scan
 	diags  []skill.Diagnostic  // of the listing and loading
 	prompt config.Prompt       // the agent's budget and host hint, as the gateway reads them
+	// shadowed are the global skills the agent's own skills shadow, by
+	// directory: only their SKILL.md is read (reports name their location
+	// and version).
+	shadowed map[string]*skill.Skill
 }
 
 // loadView reads the config file and the agent's view of the store.
@@ -164,9 +174,19 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 	if err != nil {
 		return nil, fmt.Errorf("--store: %w", err)
 	}
-	objs, diags, err := r2store.ListView(ctx, st, agent)
+	objs, shadowed, diags, err := r2store.ListViewShadows(ctx, st, agent)
 	if err != nil {
 		return nil, storeError(storeURL, err)
+	}
+	v.shadowed = make(map[string]*skill.Skill, len(shadowed))
+	for _, o := range shadowed {
+		sk := &skill.Skill{Ref: o.Ref} // its location, at least
+		if o.Size <= r2store.MaxFileSize {
+			if body, _, err := st.Get(ctx, o.Key, ""); err == nil {
+				sk = skill.Parse(o.Ref, body)
+			}
+		}
+		v.shadowed[o.Dir] = sk
 	}
 	loaded, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
 	if err != nil {
@@ -253,7 +273,7 @@ func printReport(w io.Writer, rep *report.Report, nhosts int) {
 	}
 	fmt.Fprintf(w, "agent %s: %d of %d skills offered, %d hosts\n\n", cli.Printable(rep.Agent), offered, len(rep.Skills), nhosts)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SKILL\tSCOPE\tGOVERNANCE\tOFFERED\tWHY / HOSTS")
+	fmt.Fprintln(tw, "SKILL\tVERSION\tSCOPE\tGOVERNANCE\tOFFERED\tWHY / HOSTS")
 	for _, s := range rep.Skills {
 		why := strings.Join(s.Hosts, ", ")
 		switch {
@@ -278,7 +298,15 @@ func printReport(w io.Writer, rep *report.Report, nhosts int) {
 		if g := s.Governance; g != nil {
 			gov = g.Mode + " " + g.Band
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cli.Printable(s.Name), cli.Printable(s.Scope), cli.Printable(gov), offeredStr, cli.Printable(why))
+		version := s.Version
+		if version == "" {
+			version = "-"
+		}
+		scope := s.Scope
+		if s.Shadows != nil {
+			scope += " (shadows " + versionOr(s.Shadows.Version, "global") + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cli.Printable(s.Name), cli.Printable(version), cli.Printable(scope), cli.Printable(gov), offeredStr, cli.Printable(why))
 	}
 	tw.Flush()
 	if len(rep.Diagnostics) > 0 {
@@ -287,6 +315,15 @@ func printReport(w io.Writer, rep *report.Report, nhosts int) {
 			fmt.Fprintf(w, "  %-5s %s: %s\n", cli.Printable(string(d.Level)), cli.Printable(d.Location), cli.Printable(d.Message))
 		}
 	}
+}
+
+// versionOr returns "global v" for a shadowed global skill's version v,
+// or none when it has none.
+func versionOr(v, none string) string {
+	if v == "" {
+		return none
+	}
+	return "global " + v
 }
 
 // plural returns "1 host", "2 hosts".

@@ -89,9 +89,9 @@ func TestEvalFiltered(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, line := range []string{
-		"b-win     global  allow low   no       runtime: requires os: windows; requires env: TOKEN; requires anyBins: x, y (os rules out the last 13 hosts)\n",
-		"d-config  global  allow low   no       runtime: requires config: nope\n",
-		"a-mac-gh  global  allow low   yes      macgh-0, macgh-notoken-0\n",
+		"b-win     -        global  allow low   no       runtime: requires os: windows; requires env: TOKEN; requires anyBins: x, y (os rules out the last 13 hosts)\n",
+		"d-config  -        global  allow low   no       runtime: requires config: nope\n",
+		"a-mac-gh  -        global  allow low   yes      macgh-0, macgh-notoken-0\n",
 	} {
 		if !strings.Contains(out, line) {
 			t.Errorf("table lacks %q:\n%s", line, out)
@@ -123,9 +123,9 @@ func TestStatusNamesTheLastFilter(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, line := range []string{
-		"gh     global  -           no       runtime: requires bins: gh (bins rules out the last 1 host)\n",
-		"one    global  -           no       runtime: requires os: darwin; requires bins: gh (os rules out the last 8412 hosts)\n",
-		"old    global  -           no       runtime: requires bins: gh\n", // a gateway without "filtered"
+		"gh     -        global  -           no       runtime: requires bins: gh (bins rules out the last 1 host)\n",
+		"one    -        global  -           no       runtime: requires os: darwin; requires bins: gh (os rules out the last 8412 hosts)\n",
+		"old    -        global  -           no       runtime: requires bins: gh\n", // a gateway without "filtered"
 	} {
 		if !strings.Contains(out, line) {
 			t.Errorf("status lacks %q:\n%s", line, out)

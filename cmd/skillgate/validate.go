@@ -82,7 +82,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	res := validateResult{Diagnostics: []validateDiag{}}
 	for _, p := range paths {
-		skills, diags, root, err := loadForValidate(ctx, p)
+		skills, diags, root, many, err := loadForValidate(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -104,6 +104,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			// Requirement problems as the gateway would see them with no
 			// config overrides.
 			add(eligibility.Prepare(s, nil, nil).Diagnostics())
+			add(versionDiagnostics(s))
 			if vs.data == nil {
 				continue // not readable again: reported by the loader
 			}
@@ -118,6 +119,10 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			res.Diagnostics = append(res.Diagnostics, scanForValidate(vs)...)
 		}
 		add(duplicateNames(skills))
+		if many {
+			// A directory of skills: the names they depend on are theirs.
+			add(dependencyDiagnostics(skills))
+		}
 	}
 	for _, d := range res.Diagnostics {
 		switch d.Level {
@@ -192,10 +197,56 @@ func githubProperty(s string) string {
 	return cli.Printable(strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s))
 }
 
-// duplicateNames warns about skills sharing a name in one agent's view:
-// among the global skills, and among an agent's skills plus the global
-// skills it does not shadow. Outside a store every skill is in one view.
-func duplicateNames(skills []validateSkill) []skill.Diagnostic {
+// versionDiagnostics warns about a version a skills.entries version
+// constraint cannot read: it never satisfies one.
+func versionDiagnostics(s *skill.Skill) []skill.Diagnostic {
+	if s.Version == "" {
+		return nil
+	}
+	if _, err := eligibility.ParseVersion(s.Version); err != nil {
+		return []skill.Diagnostic{{Location: s.Key, Level: skill.LevelWarn,
+			Message: fmt.Sprintf("version %q is not a semantic version such as 1.2.0 (a v prefix and a missing minor or patch number are fine); a skills.entries version constraint never matches it", s.Version)}}
+	}
+	return nil
+}
+
+// dependencyDiagnostics warns, in each agent's view of a directory of
+// skills, about the names in requires.skills and requires.anySkills that
+// no skill of the view has (by name or directory), and about the skills on
+// a cycle of requires.skills: the gateway never offers those.
+func dependencyDiagnostics(skills []validateSkill) []skill.Diagnostic {
+	var out []skill.Diagnostic
+	seen := map[string]bool{} // location+message, to report once
+	for _, view := range validateViews(skills) {
+		prepared := make([]*eligibility.Prepared, len(view))
+		for i, vs := range view {
+			prepared[i] = eligibility.Prepare(vs.s, nil, nil)
+		}
+		for _, f := range eligibility.DependencyFindings(prepared) {
+			s := view[f.Index].s
+			var msg string
+			switch {
+			case f.Cycle != "":
+				msg = "requires.skills: dependency cycle " + f.Cycle + "; no skill on it is ever offered — remove one of the names"
+			case f.Field == eligibility.FieldAnySkills:
+				msg = fmt.Sprintf("requires.anySkills: no skill here is named %q (by name or directory); it never counts as offered", f.Name)
+			default:
+				msg = fmt.Sprintf("requires.skills: no skill here is named %q (by name or directory); the skill is not offered without it", f.Name)
+			}
+			d := skill.Diagnostic{Location: s.Key, Level: skill.LevelWarn, Message: msg}
+			if k := d.Location + "\x00" + d.Message; !seen[k] {
+				seen[k] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// validateViews returns the agents' views of the skills: the global
+// skills, and each agent's skills plus the global skills it does not
+// shadow. Outside a store every skill is in one view.
+func validateViews(skills []validateSkill) [][]validateSkill {
 	var global []validateSkill
 	agents := map[string][]validateSkill{}
 	var agentIDs []string
@@ -209,9 +260,31 @@ func duplicateNames(skills []validateSkill) []skill.Diagnostic {
 		}
 		agents[vs.s.Agent] = append(agents[vs.s.Agent], vs)
 	}
+	views := [][]validateSkill{global}
+	for _, id := range agentIDs {
+		own := agents[id]
+		view := append([]validateSkill(nil), own...)
+		shadowed := map[string]bool{}
+		for _, vs := range own {
+			shadowed[vs.s.Dir] = true
+		}
+		for _, vs := range global {
+			if !shadowed[vs.s.Dir] {
+				view = append(view, vs)
+			}
+		}
+		views = append(views, view)
+	}
+	return views
+}
+
+// duplicateNames warns about skills sharing a name in one agent's view:
+// among the global skills, and among an agent's skills plus the global
+// skills it does not shadow. Outside a store every skill is in one view.
+func duplicateNames(skills []validateSkill) []skill.Diagnostic {
 	var out []skill.Diagnostic
 	seen := map[string]bool{} // location+message, to report once
-	check := func(view []validateSkill) {
+	for _, view := range validateViews(skills) {
 		first := map[string]validateSkill{}
 		for _, vs := range view {
 			f, dup := first[vs.s.Name]
@@ -226,21 +299,6 @@ func duplicateNames(skills []validateSkill) []skill.Diagnostic {
 				out = append(out, d)
 			}
 		}
-	}
-	check(global)
-	for _, id := range agentIDs {
-		own := agents[id]
-		view := append([]validateSkill(nil), own...)
-		shadowed := map[string]bool{}
-		for _, vs := range own {
-			shadowed[vs.s.Dir] = true
-		}
-		for _, vs := range global {
-			if !shadowed[vs.s.Dir] {
-				view = append(view, vs)
-			}
-		}
-		check(view)
 	}
 	return out
 }
@@ -369,42 +427,47 @@ func readCapped(path string, limit int64) ([]byte, error) {
 // an error finding too (a skill is a directory), and so is a directory
 // with no skill file beneath it (the reference's "Missing required file:
 // SKILL.md").
-func loadForValidate(ctx context.Context, path string) (skills []validateSkill, diags []skill.Diagnostic, root string, err error) {
+//
+// many reports a directory of skills (a store or a tree), whose skills may
+// name each other in requires.skills: one skill alone may name skills
+// validate cannot see.
+func loadForValidate(ctx context.Context, path string) (skills []validateSkill, diags []skill.Diagnostic, root string, many bool, err error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, []skill.Diagnostic{{Location: path, Level: skill.LevelError,
-			Message: "path does not exist: give a skill directory, its SKILL.md or a directory holding skills"}}, "", nil
+			Message: "path does not exist: give a skill directory, its SKILL.md or a directory holding skills"}}, "", false, nil
 	}
 	if err != nil {
-		return nil, nil, "", cli.Usagef("%v", err)
+		return nil, nil, "", false, cli.Usagef("%v", err)
 	}
 	if !fi.IsDir() {
 		if base := filepath.Base(path); base != skill.FileName && base != lowerSkillFile {
 			return nil, []skill.Diagnostic{{Location: path, Level: skill.LevelError,
-				Message: "not a directory: a skill is a directory holding a SKILL.md; give that directory, its SKILL.md or a directory holding skills"}}, "", nil
+				Message: "not a directory: a skill is a directory holding a SKILL.md; give that directory, its SKILL.md or a directory holding skills"}}, "", false, nil
 		}
 		vs, diags, err := loadSkillFile(path, true)
-		return vs, diags, "", err
+		return vs, diags, "", false, err
 	}
 	if file := skillFileIn(path); file != "" {
 		vs, diags, err := loadSkillFile(filepath.Join(path, file), true)
-		return vs, diags, "", err
+		return vs, diags, "", false, err
 	}
 	st, err := r2store.NewDir(path)
 	if err != nil {
-		return nil, nil, "", cli.Usagef("%s: %v", path, err)
+		return nil, nil, "", false, cli.Usagef("%s: %v", path, err)
 	}
 	objs, diags, err := r2store.ListAll(ctx, st)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+		return nil, nil, "", false, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(objs) == 0 && len(diags) == 0 {
 		// Not a store: a repository of skill directories, or any tree.
-		return walkForValidate(path)
+		skills, diags, root, err := walkForValidate(path)
+		return skills, diags, root, true, err
 	}
 	loaded, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+		return nil, nil, "", false, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, l := range loaded {
 		s := l.Skill
@@ -417,7 +480,7 @@ func loadForValidate(ctx context.Context, path string) (skills []validateSkill, 
 		// walked by the scan, as for any directory validate checks.
 		skills = append(skills, validateSkill{s: s, data: l.Input.SkillMD, dir: filepath.Dir(file), file: skill.FileName, shown: file, global: s.Scope == skill.ScopeGlobal})
 	}
-	return skills, append(diags, loadDiags...), path, nil
+	return skills, append(diags, loadDiags...), path, true, nil
 }
 
 // skillFileIn returns the skill file of a directory: SKILL.md, else

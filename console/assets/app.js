@@ -507,6 +507,7 @@
         h("td", { class: "name" },
           h("a", { href: `#/agent/${enc(agent)}/skill/${enc(s.dir)}` }, s.name),
           s.dir !== s.name ? h("div", { class: "muted" }, h("code", null, s.dir)) : null,
+          s.version ? h("div", { class: "muted version" }, "version " + s.version) : null,
           s.always ? [" ", badge("always", "warn")] : null),
         h("td", { class: "scope" }, s.scope),
         h("td", { class: "verdict" }, s.eligible ? badge("offered", "yes") : badge("not offered", "no")),
@@ -705,6 +706,9 @@
         ["Location", h("code", null, sk.location)],
         ["Read path", h("code", null, sk.read_path)],
         ["Scope", sk.scope],
+        ["Version", sk.version ? h("span", { id: "sk-version" }, sk.version) : "—"],
+        sk.shadows ? ["Shadows", h("span", { id: "sk-shadows" }, h("code", null, sk.shadows.location),
+          sk.shadows.version ? ` (version ${sk.shadows.version})` : " (no version)")] : null,
         ["Always", sk.always ? "yes" : "no"],
         sk.homepage ? ["Homepage", safeHomepage(sk.homepage)] : null,
         ["Matching hosts", hosts.length === 0 ? hostsText(sk) :

@@ -31,11 +31,18 @@ type Report struct {
 
 // SkillReport is one skill's verdict in a Report.
 type SkillReport struct {
-	Name     string   `json:"name"`
-	Dir      string   `json:"dir"`
-	Location string   `json:"location"`
-	ReadPath string   `json:"read_path"`
-	Scope    string   `json:"scope"`
+	Name     string `json:"name"`
+	Dir      string `json:"dir"`
+	Location string `json:"location"`
+	ReadPath string `json:"read_path"`
+	Scope    string `json:"scope"`
+	// Version is the skill's version as written (skill.Skill.Version);
+	// absent when it has none.
+	Version string `json:"version,omitempty"`
+	// Shadows is the global skill an agent-local one shadows (same
+	// directory); absent for global skills and agent-local ones that
+	// shadow none.
+	Shadows  *Shadow  `json:"shadows,omitempty"`
 	Homepage string   `json:"homepage,omitempty"`
 	Always   bool     `json:"always"`
 	Eligible bool     `json:"eligible"`
@@ -62,6 +69,13 @@ type SkillReport struct {
 	Governance *eligibility.Governance `json:"governance"`
 }
 
+// Shadow is the global skill an agent-local skill shadows: its location
+// and its version (absent when it has none).
+type Shadow struct {
+	Location string `json:"location"`
+	Version  string `json:"version,omitempty"`
+}
+
 // Emptied returns the host requirement that ruled out the last candidate
 // hosts, and false when no requirement emptied the set (the skill has
 // hosts, or the chain did not run). Once the set is empty the later
@@ -79,13 +93,21 @@ func (s *SkillReport) Emptied() (eligibility.Filtered, bool) {
 	return eligibility.Filtered{}, false
 }
 
-// newSkillReport converts a result.
-func newSkillReport(p *eligibility.Prepared, r *eligibility.Result) SkillReport {
-	homepage := r.Skill.Homepage
+// newSkillReport converts a result; shadowed is the global skill the
+// skill shadows, or nil.
+func newSkillReport(p *eligibility.Prepared, r *eligibility.Result, shadowed *skill.Skill) SkillReport {
+	homepage, version := r.Skill.Homepage, r.Skill.Version
+	var shadows *Shadow
+	if shadowed != nil {
+		shadows = &Shadow{Location: shadowed.Key, Version: shadowed.Version}
+	}
 	if p.OutOfScope() {
-		homepage = "" // what the skill says of itself is not the agent's to read
+		// What the skill says of itself is not the agent's to read.
+		homepage, version, shadows = "", "", nil
 	}
 	return SkillReport{
+		Version:    version,
+		Shadows:    shadows,
 		Governance: p.Gov,
 		Name:       r.Skill.Name,
 		Dir:        r.Skill.Dir,
@@ -119,6 +141,35 @@ type View struct {
 	// (HostsNone when ""); the zero Budget is unlimited.
 	Budget promptbuild.Budget
 	Hosts  string
+	// Shadowed, when not nil, returns the global skill Skills[i] shadows
+	// (an agent-local skill of the same directory), or nil.
+	Shadowed func(i int) *skill.Skill
+	// Offers, when not nil, are the view's verdicts after the dependency
+	// stage, computed by the caller (Reports needs them; Build computes
+	// its own when nil).
+	Offers *eligibility.Offers
+}
+
+// shadowed returns the global skill Skills[i] shadows, or nil.
+func (v *View) shadowed(i int) *skill.Skill {
+	if v.Shadowed == nil {
+		return nil
+	}
+	return v.Shadowed(i)
+}
+
+// offers returns the view's verdicts after the dependency stage: the
+// caller's, else computed from the base verdicts (every other stage) of
+// every skill against x.
+func (v *View) offers(prepared []*eligibility.Prepared, base func(i int) bool) *eligibility.Offers {
+	if v.Offers != nil {
+		return v.Offers
+	}
+	b := make([]bool, len(prepared))
+	for i := range b {
+		b[i] = base(i)
+	}
+	return eligibility.Offer(prepared, b)
 }
 
 // Build evaluates every skill of v against the hosts of x and returns the
@@ -138,13 +189,16 @@ func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) 
 	workers = max(1, min(workers, n))
 
 	// The verdicts first (cheap: no host lists), for the block: how each
-	// offered skill fits the budget is part of its report.
+	// offered skill fits the budget is part of its report. The dependency
+	// stage runs last, over the whole view.
 	prepared := make([]*eligibility.Prepared, n)
-	offered := make([]bool, n)
+	base := make([]bool, n)
 	forEach(n, workers, func(i int) {
 		prepared[i] = v.Prepare(i)
-		offered[i] = prepared[i].EligibleIndexed(x)
+		base[i] = prepared[i].EligibleIndexed(x)
 	})
+	offers := v.offers(prepared, func(i int) bool { return base[i] })
+	offered := offers.Offered
 	var (
 		entries []promptbuild.Entry
 		at      []int // entries[j] is of v.Skills[at[j]]
@@ -165,7 +219,8 @@ func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) 
 	reports := make([]SkillReport, n)
 	eval := func(i int) {
 		r := prepared[i].EvaluateIndexed(x)
-		reports[i] = newSkillReport(prepared[i], &r)
+		offers.Explain(i, &r)
+		reports[i] = newSkillReport(prepared[i], &r, v.shadowed(i))
 		reports[i].Prompt = fit[i]
 	}
 	if workers <= 1 {
@@ -225,14 +280,21 @@ func forEach(n, workers int, f func(i int)) {
 }
 
 // Reports returns the reports of the skills v.Skills[i] for i in idx, in
-// that order: what a search answers, without evaluating the rest of the
-// view (at 10,000 hosts, listing every skill's hosts is most of a Build).
+// that order: what a search answers, without listing the hosts of the rest
+// of the view (at 10,000 hosts, that is most of a Build). The dependency
+// stage needs every skill's verdict: v.Offers, else each skill's verdict
+// against x.
 func Reports(v *View, x *eligibility.Index, idx []int) []SkillReport {
+	prepared := make([]*eligibility.Prepared, len(v.Skills))
+	for i := range prepared {
+		prepared[i] = v.Prepare(i)
+	}
+	offers := v.offers(prepared, func(i int) bool { return prepared[i].EligibleIndexed(x) })
 	out := make([]SkillReport, len(idx))
 	for j, i := range idx {
-		p := v.Prepare(i)
-		r := p.EvaluateIndexed(x)
-		out[j] = newSkillReport(p, &r)
+		r := prepared[i].EvaluateIndexed(x)
+		offers.Explain(i, &r)
+		out[j] = newSkillReport(prepared[i], &r, v.shadowed(i))
 	}
 	return out
 }
