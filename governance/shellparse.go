@@ -1,0 +1,586 @@
+package governance
+
+import (
+	"errors"
+	"path"
+	"sort"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Shell code is parsed with mvdan.cc/sh (bash, or zsh for zsh blocks): the
+// parser says where each command starts and ends (continued lines,
+// strings over several lines, pipelines and lists, command substitution),
+// which words are variables, which lines are a here-document's data, and
+// which strings run again as code (sh -c, bash -c, eval, a here-document
+// fed to a shell). Every line is still checked as written (checkLine);
+// the parser adds the commands as the shell runs them. Code that does not
+// parse (a placeholder like <your-key> that is not shell, a console
+// session's output), PowerShell, cmd and fish are read by the line
+// heuristics of shell.go instead.
+
+// Bounds of the shell parser's work.
+const (
+	maxShellDepth  = 2         // strings given to sh -c or eval and here-documents fed to a shell, parsed again
+	maxShellUnit   = 256 << 10 // bytes of one block parsed (the rest is read by the heuristics)
+	maxShellRetry  = 64        // parses of one block after an error (each skips the line that failed)
+	maxShellSubSrc = 16 << 10  // bytes of a string parsed again
+)
+
+// shellUnit is the block of shell code being read: a fenced or indented
+// code block, a <pre> block, a script.
+type shellUnit struct {
+	on      bool
+	c       ctx
+	cmds    bool // report the binaries it runs that requires does not declare
+	first   int  // its first file line (1-based)
+	parsed  []bool
+	acts    []shellAct // by line, then by position
+	next    int        // the first act not run yet
+	heredoc string     // heuristics: the terminator of a here-document being read
+	cont    bool       // heuristics: the last line was continued
+}
+
+// shellAct is what happens at a file line once it has been checked: a
+// command (a statement without compound parts) run as the shell runs it,
+// or a binary named.
+type shellAct struct {
+	line  int // where it runs: the statement's last line
+	first int // the statement's first line (findings are reported there)
+	stmt  *syntax.Stmt
+	text  *shellText
+	name  string // a binary the code runs (with cmds)
+	sub   bool   // a command of a string parsed again: always checked
+}
+
+// shellText is a text the parser read: a block, or a string parsed again.
+type shellText struct {
+	src    string
+	starts []int // file line of each line of src is first+k; nil: every offset is at line
+	first  int
+	line   int
+}
+
+func (t *shellText) lineOf(p syntax.Pos) int {
+	if t.starts == nil {
+		return t.line
+	}
+	return t.first + sort.SearchInts(t.starts, int(p.Offset())+1) - 1
+}
+
+func (t *shellText) slice(a, b syntax.Pos) string {
+	i, j := int(a.Offset()), int(b.Offset())
+	if i < 0 || j > len(t.src) || i > j {
+		return ""
+	}
+	return t.src[i:j]
+}
+
+// shellLang says how code of a fence language is parsed: the variant, and
+// false for the languages the parser does not read (PowerShell, cmd,
+// fish).
+func shellLang(lang string) string {
+	switch lang {
+	case "powershell", "ps1", "pwsh", "ps", "cmd", "bat", "batch", "fish":
+		return ""
+	case "zsh":
+		return "zsh"
+	}
+	return "bash"
+}
+
+// parser returns the scanner's shell parser for a variant.
+func (s *scanner) shParser(variant string) *syntax.Parser {
+	if variant == "zsh" {
+		if s.zshParser == nil {
+			s.zshParser = syntax.NewParser(syntax.Variant(syntax.LangZsh))
+		}
+		return s.zshParser
+	}
+	if s.bashParser == nil {
+		s.bashParser = syntax.NewParser(syntax.Variant(syntax.LangBash))
+	}
+	return s.bashParser
+}
+
+// shellBegin starts a block of shell code whose lines, from file line
+// first on, are code (the code of each line, after blockquote markers or
+// a <pre> tag). variant "" reads it by the heuristics only.
+func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cmds bool) {
+	s.shellEnd()
+	u := &s.unit
+	*u = shellUnit{on: true, c: c, cmds: cmds, first: first, parsed: make([]bool, len(code))}
+	if variant != "bash" && variant != "zsh" || s.depth > 0 || len(code) == 0 {
+		return
+	}
+	// The block's text, with a console prompt ("$ ") blanked: offsets
+	// stay those of the lines.
+	var b strings.Builder
+	starts := make([]int, len(code))
+	for k, l := range code {
+		starts[k] = b.Len()
+		if t := strings.TrimLeft(l, " \t"); strings.HasPrefix(t, "$ ") {
+			l = l[:len(l)-len(t)] + " " + t[1:]
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+		if b.Len() > maxShellUnit {
+			break
+		}
+	}
+	src := b.String()
+	if len(src) > maxShellUnit {
+		return
+	}
+	p := s.shParser(variant)
+	// Parse from the block's first line; where a statement does not
+	// parse, its lines are left to the heuristics and parsing starts again
+	// on the next line.
+	from := 0 // line of the block where the parse starts
+	for retry := 0; from < len(code) && retry <= maxShellRetry; retry++ {
+		t := &shellText{src: src[starts[from]:], first: first + from}
+		t.starts = make([]int, len(code)-from)
+		for k := range t.starts {
+			t.starts[k] = starts[from+k] - starts[from]
+		}
+		stmts, err := parseStmts(p, t.src)
+		good := len(code) // lines of the block the statements read cover, from from
+		var pe syntax.ParseError
+		bad := -1
+		if err != nil {
+			if !errors.As(err, &pe) {
+				return // not a syntax error: leave the rest to the heuristics
+			}
+			bad = from + int(pe.Pos.Line()) - 1
+			good = from
+			if len(stmts) > 0 {
+				good = t.lineOf(stmts[len(stmts)-1].End()) - first + 1
+			}
+		}
+		for k := from; k < min(good, len(code)); k++ {
+			u.parsed[k] = true
+		}
+		for _, st := range stmts {
+			s.shellStmt(st, t, 0)
+		}
+		if bad < 0 {
+			break
+		}
+		// The lines from the end of the last statement read through the
+		// line of the error are the heuristics'.
+		from = max(bad+1, good)
+	}
+	sort.SliceStable(u.acts, func(i, j int) bool { return u.acts[i].line < u.acts[j].line })
+}
+
+// shellStmt records the acts of a statement of the top level of t (or of
+// a string parsed again, depth > 0): each command it runs as the shell
+// runs it, and with cmds the binaries it names.
+func (s *scanner) shellStmt(st *syntax.Stmt, t *shellText, depth int) {
+	u := &s.unit
+	s.flatStmts(st, t, depth)
+	syntax.Walk(st, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			words := s.callWords(n, t)
+			if u.cmds {
+				if w := commandName(words, false); w != "" {
+					u.acts = append(u.acts, shellAct{line: t.lineOf(n.Pos()), name: w})
+				}
+			}
+			if depth < maxShellDepth {
+				if code, ok := runsString(words); ok && len(code) <= maxShellSubSrc {
+					s.shellSub(code, &shellText{src: code, line: t.lineOf(n.Pos())}, t.lineOf(n.Pos()), t.lineOf(n.End()), "bash", depth+1)
+				}
+			}
+		case *syntax.Stmt:
+			call, ok := n.Cmd.(*syntax.CallExpr)
+			if !ok || depth >= maxShellDepth || !feedsShell(s.callWords(call, t)) {
+				return true
+			}
+			for _, r := range n.Redirs {
+				if r.Hdoc == nil || r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc {
+					continue
+				}
+				body := t.slice(r.Hdoc.Pos(), r.Hdoc.End())
+				if len(body) > maxShellSubSrc {
+					continue
+				}
+				sub := &shellText{src: body, first: t.lineOf(r.Hdoc.Pos())}
+				if t.starts == nil {
+					sub.line = t.line
+				} else {
+					for k := 0; k < len(body); k++ {
+						if k == 0 || body[k-1] == '\n' {
+							sub.starts = append(sub.starts, k)
+						}
+					}
+				}
+				s.shellSub(body, sub, -1, -1, "bash", depth+1)
+			}
+		}
+		return true
+	})
+}
+
+// shellSub parses code again (a string given to sh -c or eval, a
+// here-document fed to a shell) and records its commands. With first and
+// last ≥ 0 every command is reported on those lines (a string on a
+// command's line); else on its own lines (a here-document).
+func (s *scanner) shellSub(code string, t *shellText, first, last int, variant string, depth int) {
+	stmts, err := parseStmts(s.shParser(variant), code)
+	if err != nil {
+		if first >= 0 {
+			// Not shell: the string is checked as it is.
+			s.unit.acts = append(s.unit.acts, shellAct{line: last, first: first, text: &shellText{src: code, line: last}, sub: true})
+		}
+		return
+	}
+	n := len(s.unit.acts)
+	for _, st := range stmts {
+		s.shellStmt(st, t, depth)
+	}
+	for k := n; k < len(s.unit.acts); k++ {
+		a := &s.unit.acts[k]
+		a.sub = a.sub || first >= 0
+		if first >= 0 && a.name == "" {
+			a.first, a.line = first, last
+		}
+	}
+}
+
+// flatStmts records st as a command run as the shell runs it, or, when it
+// is compound (if, for, while, case, a function, a block, a subshell),
+// the statements inside it.
+func (s *scanner) flatStmts(st *syntax.Stmt, t *shellText, depth int) {
+	if flat(st) {
+		s.unit.acts = append(s.unit.acts, shellAct{line: t.lineOf(st.End()), first: t.lineOf(st.Pos()), stmt: st, text: t})
+		return
+	}
+	syntax.Walk(st.Cmd, func(n syntax.Node) bool {
+		if in, ok := n.(*syntax.Stmt); ok {
+			s.flatStmts(in, t, depth)
+			return false
+		}
+		return true
+	})
+}
+
+// flat reports a statement without compound commands: simple commands,
+// declarations, tests and the pipelines and lists of them.
+func flat(st *syntax.Stmt) bool {
+	switch c := st.Cmd.(type) {
+	case nil, *syntax.CallExpr, *syntax.DeclClause, *syntax.LetClause, *syntax.TestClause, *syntax.ArithmCmd:
+		return true
+	case *syntax.BinaryCmd:
+		return flat(c.X) && flat(c.Y)
+	case *syntax.TimeClause:
+		return c.Stmt == nil || flat(c.Stmt)
+	}
+	return false
+}
+
+// callWords returns a command's words as the shell reads them: quotes
+// removed, the variables known substituted; a word with other expansions
+// as written.
+func (s *scanner) callWords(call *syntax.CallExpr, t *shellText) []string {
+	words := make([]string, 0, len(call.Args))
+	for _, w := range call.Args {
+		words = append(words, s.wordValue(w, t))
+	}
+	return words
+}
+
+// wordValue is a word without its quotes, with the values of the variables
+// known in place of simple expansions; other expansions are as written.
+func (s *scanner) wordValue(w *syntax.Word, t *shellText) string {
+	if w == nil {
+		return ""
+	}
+	var b strings.Builder
+	var part func(p syntax.WordPart)
+	part = func(p syntax.WordPart) {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				part(q)
+			}
+		case *syntax.ParamExp:
+			if v, ok := s.varValue(p); ok {
+				b.WriteString(v)
+				return
+			}
+			b.WriteString(t.slice(p.Pos(), p.End()))
+		default:
+			b.WriteString(t.slice(p.Pos(), p.End()))
+		}
+	}
+	for _, p := range w.Parts {
+		part(p)
+	}
+	return b.String()
+}
+
+// varValue is the value of a simple expansion ($NAME, ${NAME}) of a known
+// variable.
+func (s *scanner) varValue(p *syntax.ParamExp) (string, bool) {
+	if p.Param == nil || p.Flags != nil || p.Excl || p.Length || p.Width || p.IsSet || p.NestedParam != nil ||
+		p.Index != nil || len(p.Modifiers) > 0 || p.Slice != nil || p.Repl != nil || p.Names != 0 || p.Exp != nil {
+		return "", false
+	}
+	v, ok := s.sh.vars[p.Param.Value]
+	return v, ok
+}
+
+// runsString reports a command that runs a string as shell code — sh -c
+// STRING, bash -lc STRING, eval WORDS — and the string.
+func runsString(words []string) (string, bool) {
+	k := skipPrefix(words, 0)
+	if k >= len(words) {
+		return "", false
+	}
+	cmd := path.Base(words[k])
+	if cmd == "eval" {
+		return strings.Join(words[k+1:], " "), k+1 < len(words)
+	}
+	if !shellNames[cmd] {
+		return "", false
+	}
+	for i := k + 1; i+1 < len(words); i++ {
+		a := words[i]
+		if !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "--") {
+			if strings.HasPrefix(a, "--") {
+				continue
+			}
+			return "", false
+		}
+		if strings.IndexByte(a, 'c') > 0 {
+			return words[i+1], true
+		}
+	}
+	return "", false
+}
+
+// feedsShell reports a command that reads its code from its input: a
+// shell without a script argument (bash, sh -s, sudo bash -).
+func feedsShell(words []string) bool {
+	k := skipPrefix(words, 0)
+	if k >= len(words) || !shellNames[path.Base(words[k])] {
+		return false
+	}
+	for _, a := range words[k+1:] {
+		if a != "-" && !strings.HasPrefix(a, "-") {
+			return false
+		}
+		if strings.IndexByte(a, 'c') > 0 && !strings.HasPrefix(a, "--") {
+			return false
+		}
+	}
+	return true
+}
+
+// shellLine runs what the block does at file line n (already checked as
+// written; code is its code): the commands that end there, as the shell
+// runs them, and the binaries named there. A line the parser did not read
+// is read by the heuristics.
+func (s *scanner) shellLine(code string, n int) {
+	u := &s.unit
+	if !u.on {
+		return
+	}
+	k := n - u.first
+	if k < 0 || k >= len(u.parsed) || !u.parsed[k] {
+		s.shell(code, n, u.c, true)
+		if u.cmds {
+			switch {
+			case u.heredoc != "":
+				if strings.TrimSpace(code) == u.heredoc {
+					u.heredoc = ""
+				}
+			case !u.cont:
+				u.heredoc = s.commands(code, n, false)
+			}
+			u.cont = strings.HasSuffix(strings.TrimRight(code, " \t"), "\\")
+		}
+		return
+	}
+	s.sh.endBlock() // a continued line of the heuristics does not continue into parsed code
+	u.heredoc, u.cont = "", false
+	var names []shellAct
+	for u.next < len(u.acts) && u.acts[u.next].line <= n {
+		a := u.acts[u.next]
+		u.next++
+		if a.name != "" {
+			names = append(names, a)
+			continue
+		}
+		s.runAct(a, code, n)
+	}
+	for _, a := range names {
+		s.undeclared(a.name, s.lineText(a.line), a.line)
+	}
+}
+
+// runAct checks a command as the shell runs it, when that differs from
+// the line as written: continued over lines, a variable's value in place,
+// or a string run again.
+func (s *scanner) runAct(a shellAct, code string, n int) {
+	if a.stmt == nil {
+		s.extra(a.first, a.first, a.line, func() { s.checkCommand(a.text.src, a.line, s.unit.c) })
+		return
+	}
+	s.assignStmt(a.stmt, a.text)
+	cmd, changed := s.render(a.stmt, a.text)
+	if !changed && !a.sub {
+		return
+	}
+	if len(cmd) > maxLineScan {
+		cmd = cmd[:maxLineScan]
+	}
+	s.extra(a.first, a.first, a.line, func() { s.checkCommand(cmd, a.line, s.unit.c) })
+}
+
+// render returns a statement as the shell runs it: continued lines joined,
+// a string over several lines on one, the values of the known variables
+// in place of their simple expansions; and whether that differs from the
+// text as written.
+func (s *scanner) render(st *syntax.Stmt, t *shellText) (string, bool) {
+	i, j := int(st.Pos().Offset()), int(st.End().Offset())
+	if i < 0 || j > len(t.src) || i >= j {
+		return "", false
+	}
+	type edit struct {
+		a, b int
+		v    string
+	}
+	var edits []edit
+	syntax.Walk(st, func(n syntax.Node) bool {
+		if p, ok := n.(*syntax.ParamExp); ok {
+			if v, ok := s.varValue(p); ok && len(v) <= s.sh.budget {
+				s.sh.budget -= len(v)
+				edits = append(edits, edit{int(p.Pos().Offset()), int(p.End().Offset()), v})
+			}
+			return false
+		}
+		return true
+	})
+	src := t.src[i:j]
+	if len(edits) == 0 && strings.IndexByte(src, '\n') < 0 {
+		return src, false
+	}
+	sort.Slice(edits, func(x, y int) bool { return edits[x].a < edits[y].a })
+	var b strings.Builder
+	last := i
+	for _, e := range edits {
+		if e.a < last || e.b > j {
+			continue
+		}
+		b.WriteString(t.src[last:e.a])
+		b.WriteString(e.v)
+		last = e.b
+		if b.Len() > maxLineScan {
+			break
+		}
+	}
+	b.WriteString(t.src[last:j])
+	out := strings.ReplaceAll(b.String(), "\\\n", " ")
+	out = strings.ReplaceAll(out, "\n", " ")
+	return out, true
+}
+
+// assignStmt records the variables a command assigns (NAME=value, export,
+// local, declare, readonly, typeset), with the values known so far in
+// place.
+func (s *scanner) assignStmt(st *syntax.Stmt, t *shellText) {
+	sh := &s.sh
+	set := func(as *syntax.Assign) {
+		if as == nil || as.Name == nil || as.Value == nil || as.Index != nil || as.Append {
+			return
+		}
+		name := as.Name.Value
+		if _, known := sh.vars[name]; !known && len(sh.vars) >= maxShellVars {
+			return
+		}
+		if v := s.wordValue(as.Value, t); len(v) <= maxShellVarValue {
+			if sh.vars == nil {
+				sh.vars = map[string]string{}
+			}
+			sh.vars[name] = v
+		}
+	}
+	syntax.Walk(st, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			for _, as := range n.Assigns {
+				set(as)
+			}
+		case *syntax.DeclClause:
+			for _, as := range n.Args {
+				set(as)
+			}
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.Subshell:
+			return false // its assignments are its own
+		}
+		return true
+	})
+}
+
+// shellEnd ends the block being read.
+func (s *scanner) shellEnd() {
+	s.sh.endBlock()
+	s.unit = shellUnit{}
+}
+
+// lineText is file line n of the current file as the scan reads it.
+func (s *scanner) lineText(n int) string {
+	if n >= 1 && n <= len(s.lines) {
+		l := s.lines[n-1]
+		if len(l) > maxLineScan {
+			l = l[:maxLineScan]
+		}
+		return l
+	}
+	return ""
+}
+
+// spanCommand reports the binary an inline code span runs (its first
+// command) when requires does not declare it.
+func (s *scanner) spanCommand(code string, n int) {
+	t := &shellText{src: code, line: n}
+	stmts, err := parseStmts(s.shParser("bash"), code)
+	var first *syntax.CallExpr
+	for _, st := range stmts {
+		syntax.Walk(st, func(nd syntax.Node) bool {
+			if c, ok := nd.(*syntax.CallExpr); ok && first == nil && len(c.Args) > 0 {
+				first = c
+			}
+			return first == nil
+		})
+	}
+	if err != nil {
+		s.commands(code, n, true) // not shell: the heuristics
+		return
+	}
+	if first != nil {
+		if w := commandName(s.callWords(first, t), false); w != "" {
+			s.undeclared(w, code, n)
+		}
+	}
+}
+
+// parseStmts parses src: its statements, up to the first error.
+func parseStmts(p *syntax.Parser, src string) ([]*syntax.Stmt, error) {
+	var stmts []*syntax.Stmt
+	for st, err := range p.StmtsSeq(strings.NewReader(src)) {
+		if err != nil {
+			return stmts, err
+		}
+		stmts = append(stmts, st)
+	}
+	return stmts, nil
+}
