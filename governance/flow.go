@@ -769,10 +769,11 @@ func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
 		"host ", "drill ", "http ", "https ", "invoke-webrequest", "invoke-restmethod", "iwr ", "irm ", "ping ", "xh ") {
 		return
 	}
-	for _, stmt := range shellStatements(low) {
+	for _, p := range s.shellPipes(low) {
+		stmt := p.text
 		var src taint
 		echoedVar, encoded := false, false // a variable echoed, then encoded
-		for i, seg := range pipeSegments(stmt) {
+		for i, seg := range p.stages {
 			words := strings.Fields(seg)
 			k := skipPrefix(words, 0)
 			if k >= len(words) {

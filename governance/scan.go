@@ -67,6 +67,10 @@ type scanner struct {
 
 	bashParser, zshParser *syntax.Parser // made on first use
 
+	splitOf    string         // the last command line split (splitParse)
+	splitStmts []*syntax.Stmt // its statements
+	splitOK    bool           // whether it parsed
+
 	lines []string // the current file's lines
 	md    *mdLine  // what goldmark says of the markdown line being read (nil: none)
 

@@ -584,3 +584,126 @@ func parseStmts(p *syntax.Parser, src string) ([]*syntax.Stmt, error) {
 	}
 	return stmts, nil
 }
+
+// A command line as the rules read it (dropRun, exfilShell): its simple
+// commands and its pipelines, from the parser when the line parses, else
+// from the heuristic splitters (splitShellAt, shellStatements,
+// pipeSegments).
+
+// maxSplitSrc bounds the text a rule has parsed to split it.
+const maxSplitSrc = 4 << 10
+
+// shellSegments returns the simple commands of text in order (a command
+// substitution's after the command holding it), each as its words and
+// its redirections as written, at its offset in text.
+func (s *scanner) shellSegments(text string) []span {
+	stmts, ok := s.splitParse(text)
+	if !ok {
+		return splitShellAt(text)
+	}
+	var out []span
+	for _, st := range stmts {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			in, ok := n.(*syntax.Stmt)
+			if !ok {
+				return true
+			}
+			call, ok := in.Cmd.(*syntax.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return true
+			}
+			var b strings.Builder
+			for _, w := range call.Args {
+				if b.Len() > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(text[w.Pos().Offset():w.End().Offset()])
+			}
+			for _, r := range in.Redirs {
+				if r.Word == nil || r.Hdoc != nil {
+					continue
+				}
+				b.WriteString(" " + r.Op.String() + " " + text[r.Word.Pos().Offset():r.Word.End().Offset()])
+			}
+			out = append(out, span{b.String(), int(call.Pos().Offset()), int(in.End().Offset())})
+			return true
+		})
+	}
+	return out
+}
+
+// shellPipes returns the pipelines of text (statements split at ;, &&,
+// || and newlines, compound commands entered), each as its text and its
+// stages' texts.
+func (s *scanner) shellPipes(text string) []pipeline {
+	stmts, ok := s.splitParse(text)
+	if !ok {
+		var out []pipeline
+		for _, st := range shellStatements(text) {
+			out = append(out, pipeline{st, pipeSegments(st)})
+		}
+		return out
+	}
+	var out []pipeline
+	var visit func(st *syntax.Stmt)
+	visit = func(st *syntax.Stmt) {
+		switch c := st.Cmd.(type) {
+		case *syntax.BinaryCmd:
+			if c.Op == syntax.AndStmt || c.Op == syntax.OrStmt {
+				visit(c.X)
+				visit(c.Y)
+				return
+			}
+			var stages []string
+			var stage func(x *syntax.Stmt)
+			stage = func(x *syntax.Stmt) {
+				if b, ok := x.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
+					stage(b.X)
+					stage(b.Y)
+					return
+				}
+				stages = append(stages, text[x.Pos().Offset():x.End().Offset()])
+			}
+			stage(st)
+			out = append(out, pipeline{text[st.Pos().Offset():st.End().Offset()], stages})
+		case *syntax.CallExpr, *syntax.DeclClause, nil:
+			t := text[st.Pos().Offset():st.End().Offset()]
+			out = append(out, pipeline{t, []string{t}})
+		default:
+			syntax.Walk(c, func(n syntax.Node) bool {
+				if in, ok := n.(*syntax.Stmt); ok {
+					visit(in)
+					return false
+				}
+				return true
+			})
+		}
+	}
+	for _, st := range stmts {
+		visit(st)
+	}
+	return out
+}
+
+// pipeline is a statement's text and its stages' texts.
+type pipeline struct {
+	text   string
+	stages []string
+}
+
+// splitParse parses a command line for the splitters, remembering the
+// last one (several rules split the same line).
+func (s *scanner) splitParse(text string) ([]*syntax.Stmt, bool) {
+	if len(text) > maxSplitSrc {
+		return nil, false
+	}
+	if text == s.splitOf && s.splitStmts != nil {
+		return s.splitStmts, s.splitOK
+	}
+	stmts, err := parseStmts(s.shParser("bash"), text)
+	s.splitOf, s.splitStmts, s.splitOK = text, stmts, err == nil
+	if s.splitStmts == nil {
+		s.splitStmts = []*syntax.Stmt{}
+	}
+	return stmts, err == nil
+}
