@@ -223,6 +223,7 @@ func (b *mdBuilder) parse(src []byte, starts, cols, fileLine []int, depth int) {
 			continue
 		}
 		l.kind, l.block = mdFenceEnd, int32(bi)
+		l.quote = b.d.line(b.d.blocks[bi].first).quote && strings.HasPrefix(strings.TrimLeft(b.lines[fl], " \t"), ">")
 		b.d.blocks[bi].last = fl
 	}
 }
@@ -377,7 +378,7 @@ func (b *mdBuilder) codeSpan(n *ast.CodeSpan, at func(int) (*mdLine, int, int), 
 			continue
 		}
 		seg := t.Segment
-		l, _, col := at(seg.Start)
+		l, fl, col := at(seg.Start)
 		if l != cur {
 			flush()
 			cur, buf, off = l, buf[:0], col
@@ -385,12 +386,14 @@ func (b *mdBuilder) codeSpan(n *ast.CodeSpan, at func(int) (*mdLine, int, int), 
 				off-- // the half space the parser trimmed
 			}
 		}
-		v := bytes.TrimRight(seg.Value(src), "\n")
+		raw := seg.Value(src)
+		v := bytes.TrimRight(raw, "\n")
 		buf = append(buf, v...)
 		end = col + len(v)
-		if seg.Stop < len(src) && src[seg.Stop] == ' ' {
+		if len(v) == len(raw) && seg.Stop < len(src) && src[seg.Stop] == ' ' {
 			end++ // the half space the parser trimmed
 		}
+		end = min(end, len(b.lines[fl]))
 	}
 	flush()
 }

@@ -50,8 +50,8 @@ type shellAct struct {
 	first int // the statement's first line (findings are reported there)
 	stmt  *syntax.Stmt
 	text  *shellText
-	name  string // a binary the code runs (with cmds)
-	sub   bool   // a command of a string parsed again: always checked
+	call  *syntax.CallExpr // a command whose binary is named (with cmds), read when its line is: its words may be variables
+	sub   bool             // a command of a string parsed again: always checked
 }
 
 // shellText is a text the parser read: a block, or a string parsed again.
@@ -184,10 +184,8 @@ func (s *scanner) shellStmt(st *syntax.Stmt, t *shellText, depth int) {
 		switch n := n.(type) {
 		case *syntax.CallExpr:
 			words := s.callWords(n, t)
-			if u.cmds {
-				if w := commandName(words, false); w != "" {
-					u.acts = append(u.acts, shellAct{line: t.lineOf(n.Pos()), name: w})
-				}
+			if u.cmds && len(n.Args) > 0 {
+				u.acts = append(u.acts, shellAct{line: t.lineOf(n.Pos()), call: n, text: t})
 			}
 			if depth < maxShellDepth {
 				if code, ok := runsString(words); ok && len(code) <= maxShellSubSrc {
@@ -196,7 +194,7 @@ func (s *scanner) shellStmt(st *syntax.Stmt, t *shellText, depth int) {
 			}
 		case *syntax.Stmt:
 			call, ok := n.Cmd.(*syntax.CallExpr)
-			if !ok || depth >= maxShellDepth || !feedsShell(s.callWords(call, t)) {
+			if !ok || depth >= maxShellDepth || !feedsShell(s.callWords(call, t)) && !writesScript(n, s.callWords(call, t), t) {
 				return true
 			}
 			for _, r := range n.Redirs {
@@ -244,7 +242,7 @@ func (s *scanner) shellSub(code string, t *shellText, first, last int, variant s
 	for k := n; k < len(s.unit.acts); k++ {
 		a := &s.unit.acts[k]
 		a.sub = a.sub || first >= 0
-		if first >= 0 && a.name == "" {
+		if first >= 0 && a.call == nil {
 			a.first, a.line = first, last
 		}
 	}
@@ -384,6 +382,31 @@ func feedsShell(words []string) bool {
 	return true
 }
 
+// writesScript reports a command that writes its input to a shell script
+// (cat > setup.sh, tee -a ~/.bashrc): a here-document it reads is code
+// to be run.
+func writesScript(st *syntax.Stmt, words []string, t *shellText) bool {
+	var files []string
+	for _, r := range st.Redirs {
+		if (r.Op == syntax.RdrOut || r.Op == syntax.AppOut || r.Op == syntax.RdrClob) && r.Word != nil {
+			files = append(files, r.Word.Lit())
+		}
+	}
+	if k := skipPrefix(words, 0); k < len(words) && path.Base(words[k]) == "tee" {
+		for _, a := range words[k+1:] {
+			if !strings.HasPrefix(a, "-") {
+				files = append(files, a)
+			}
+		}
+	}
+	for _, f := range files {
+		if shellScript(f, nil) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // shellLine runs what the block does at file line n (already checked as
 // written; code is its code): the commands that end there, as the shell
 // runs them, and the binaries named there. A line the parser did not read
@@ -415,14 +438,16 @@ func (s *scanner) shellLine(code string, n int) {
 	for u.next < len(u.acts) && u.acts[u.next].line <= n {
 		a := u.acts[u.next]
 		u.next++
-		if a.name != "" {
+		if a.call != nil {
 			names = append(names, a)
 			continue
 		}
 		s.runAct(a, code, n)
 	}
+	// After the line's commands: a variable they assign may name the
+	// binary ("T=tool; $T").
 	for _, a := range names {
-		s.undeclared(a.name, s.lineText(a.line), a.line)
+		s.undeclared(commandName(s.callWords(a.call, a.text), false), s.lineText(a.line), a.line)
 	}
 }
 
@@ -573,16 +598,24 @@ func (s *scanner) spanCommand(code string, n int) {
 	}
 }
 
-// parseStmts parses src: its statements, up to the first error.
+// parseStmts parses src: its statements, up to the first error. The
+// loop never stops early: mvdan.cc/sh v3.14.1's iterator yields the error
+// again after a statement that failed, and panics if the loop has ended.
 func parseStmts(p *syntax.Parser, src string) ([]*syntax.Stmt, error) {
 	var stmts []*syntax.Stmt
+	var first error
 	for st, err := range p.StmtsSeq(strings.NewReader(src)) {
 		if err != nil {
-			return stmts, err
+			if first == nil {
+				first = err
+			}
+			continue
 		}
-		stmts = append(stmts, st)
+		if first == nil && st != nil {
+			stmts = append(stmts, st)
+		}
 	}
-	return stmts, nil
+	return stmts, first
 }
 
 // A command line as the rules read it (dropRun, exfilShell): its simple
