@@ -341,10 +341,16 @@ func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) 
 	s.frontmatter = false
 	s.capabilities(lines[:body])
 	s.scanMarkdown(lines, body, true)
-	s.promptText(sk.Name, at.Name, 1, body)
-	s.discoveryAbuse(sk.Name, at.Name)
+	// A name the frontmatter does not give is the directory's: not the
+	// content's, and a report depends on the content alone (the gateway
+	// keeps reports by digest; its loader's skills carry their real
+	// directory names, Scan's own parse "skill").
+	if at.Name > 0 {
+		s.promptText(sk.Name, at.Name, 1, body)
+		s.discoveryAbuse(sk.Name, at.Name)
+		s.impersonation(sk.Name, at.Name, []byte(lowerASCII(string(data[:min(len(data), 64<<10)]))))
+	}
 	s.discoveryAbuse(sk.Description, at.Description)
-	s.impersonation(sk.Name, at.Name, []byte(lowerASCII(string(data[:min(len(data), 64<<10)]))))
 	if at.DescriptionFromBody {
 		// The paragraph it was taken from.
 		last := at.Description

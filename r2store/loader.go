@@ -40,6 +40,7 @@ type cached struct {
 	etag  string
 	data  []byte
 	skill *skill.Skill
+	lines skill.TextLines // where skill's text was read, for the governance scanner
 }
 
 // LoaderStats counts a Loader's work since it was made. Every object read
@@ -296,7 +297,9 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		}
 		loaded = append(loaded, Loaded{
 			Skill: r.entry.skill,
-			Input: governance.Input{SkillMD: r.entry.data, Files: files, Skipped: r.skipped},
+			// The scanner reads the skill as parsed here: SKILL.md is
+			// parsed once.
+			Input: governance.Input{SkillMD: r.entry.data, Skill: r.entry.skill, Lines: r.entry.lines, Files: files, Skipped: r.skipped},
 		})
 	}
 	l.cache = next
@@ -417,7 +420,7 @@ func (l *Loader) fetchSkill(ctx context.Context, o SkillObject, c cached, have b
 		return loadResult{}, err
 	}
 	if fresh {
-		e.skill = skill.Parse(o.Ref, e.data)
+		e.skill, e.lines = skill.ParseLines(o.Ref, e.data)
 	}
 	return loadResult{entry: e, ok: true}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/skill"
 )
 
 // touch gives the file of key under root a new modification time, so that
@@ -23,11 +24,14 @@ func touch(t *testing.T, root, key string, at time.Time) {
 	}
 }
 
-// inputs maps each loaded skill's key to its Input.
+// inputs maps each loaded skill's key to its Input, without the parsed
+// skill it carries (checked once, in TestLoaderFiles).
 func inputs(loaded []r2store.Loaded) map[string]governance.Input {
 	m := map[string]governance.Input{}
 	for _, l := range loaded {
-		m[l.Skill.Key] = l.Input
+		in := l.Input
+		in.Skill, in.Lines = nil, skill.TextLines{}
+		m[l.Skill.Key] = in
 	}
 	return m
 }
@@ -67,6 +71,13 @@ func TestLoaderFiles(t *testing.T) {
 	loaded, diags := snapshot(t, st, l)
 	if got := inputs(loaded); !reflect.DeepEqual(got, want) {
 		t.Errorf("first load inputs =\n  %+v\nwant\n  %+v", got, want)
+	}
+	// Each Input carries the skill as parsed, for the scanner: SKILL.md is
+	// parsed once.
+	for _, ld := range loaded {
+		if sk, at := skill.ParseLines(ld.Skill.Ref, ld.Input.SkillMD); ld.Input.Skill != ld.Skill || !reflect.DeepEqual(sk, ld.Skill) || ld.Input.Lines != at {
+			t.Errorf("%s: Input.Skill %p (Loaded.Skill %p), Lines %+v, want the loaded skill and %+v", ld.Skill.Key, ld.Input.Skill, ld.Skill, ld.Input.Lines, at)
+		}
 	}
 	if len(diags) != 1 || diags[0].Location != "skills/a/sub/SKILL.md" {
 		t.Errorf("diagnostics = %+v, want one about the deeper SKILL.md", diags)
