@@ -183,18 +183,20 @@ func (s *scanner) shellStmt(st *syntax.Stmt, t *shellText, depth int) {
 	syntax.Walk(st, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.CallExpr:
-			words := s.callWords(n, t)
 			if u.cmds && len(n.Args) > 0 {
 				u.acts = append(u.acts, shellAct{line: t.lineOf(n.Pos()), call: n, text: t})
 			}
-			if depth < maxShellDepth {
-				if code, ok := runsString(words); ok && len(code) <= maxShellSubSrc {
+			if depth < maxShellDepth && mayRun(n) {
+				if code, ok := runsString(s.callWords(n, t)); ok && len(code) <= maxShellSubSrc {
 					s.shellSub(code, &shellText{src: code, line: t.lineOf(n.Pos())}, t.lineOf(n.Pos()), t.lineOf(n.End()), "bash", depth+1)
 				}
 			}
 		case *syntax.Stmt:
 			call, ok := n.Cmd.(*syntax.CallExpr)
-			if !ok || depth >= maxShellDepth || !feedsShell(s.callWords(call, t)) && !writesScript(n, s.callWords(call, t), t) {
+			if !ok || depth >= maxShellDepth || !hasHeredoc(n) {
+				return true
+			}
+			if words := s.callWords(call, t); !feedsShell(words) && !writesScript(n, words, t) {
 				return true
 			}
 			for _, r := range n.Redirs {
@@ -335,6 +337,27 @@ func (s *scanner) varValue(p *syntax.ParamExp) (string, bool) {
 	return v, ok
 }
 
+// mayRun reports a command that may run a string or its input as shell
+// code (runsString, feedsShell), by its first word: a shell, eval, a
+// prefix (sudo, env …), or a word not known before the run (a variable).
+func mayRun(call *syntax.CallExpr) bool {
+	if len(call.Args) == 0 {
+		return false
+	}
+	w := call.Args[0].Lit()
+	return w == "" || w == "eval" || shellNames[path.Base(w)] || prefixWords[w]
+}
+
+// hasHeredoc reports a statement that reads a here-document.
+func hasHeredoc(st *syntax.Stmt) bool {
+	for _, r := range st.Redirs {
+		if r.Hdoc != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // runsString reports a command that runs a string as shell code — sh -c
 // STRING, bash -lc STRING, eval WORDS — and the string.
 func runsString(words []string) (string, bool) {
@@ -459,7 +482,13 @@ func (s *scanner) runAct(a shellAct, code string, n int) {
 		s.extra(a.first, a.first, a.line, func() { s.checkCommand(a.text.src, a.line, s.unit.c) })
 		return
 	}
-	s.assignStmt(a.stmt, a.text)
+	src := a.text.slice(a.stmt.Pos(), a.stmt.End())
+	if strings.IndexByte(src, '=') >= 0 {
+		s.assignStmt(a.stmt, a.text)
+	}
+	if !a.sub && strings.IndexByte(src, '$') < 0 && strings.IndexByte(src, '\n') < 0 {
+		return // as written: the line was checked
+	}
 	cmd, changed := s.render(a.stmt, a.text)
 	if !changed && !a.sub {
 		return
@@ -576,6 +605,11 @@ func (s *scanner) lineText(n int) string {
 // spanCommand reports the binary an inline code span runs (its first
 // command) when requires does not declare it.
 func (s *scanner) spanCommand(code string, n int) {
+	if !strings.ContainsAny(code, shellMeta) {
+		// Plain words: one command, the words it splits into.
+		s.undeclared(commandName(strings.Fields(code), false), code, n)
+		return
+	}
 	t := &shellText{src: code, line: n}
 	stmts, err := parseStmts(s.shParser("bash"), code)
 	var first *syntax.CallExpr
@@ -597,6 +631,10 @@ func (s *scanner) spanCommand(code string, n int) {
 		}
 	}
 }
+
+// shellMeta are the characters that make a command line more than the
+// words it splits into at blanks.
+const shellMeta = "\"'`$|&;<>()\\#\n{}*?[]~="
 
 // parseStmts parses src: its statements, up to the first error. The
 // loop never stops early: mvdan.cc/sh v3.14.1's iterator yields the error
