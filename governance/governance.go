@@ -17,25 +17,6 @@ import (
 	"github.com/skillgate/skillgate/skill"
 )
 
-// Rule ids. They are stable: operators, logs and golden files name them.
-const (
-	RuleDownloadExec        = "download-exec"
-	RuleEncodedPayload      = "encoded-payload"
-	RuleObfuscation         = "obfuscation"
-	RuleRawIPURL            = "raw-ip-url"
-	RulePasteHost           = "paste-host"
-	RulePasswordArchive     = "password-archive"
-	RuleNetworkEgress       = "network-egress"
-	RuleSecretsAccess       = "secrets-access"
-	RulePersistence         = "persistence"
-	RulePromptInjection     = "prompt-injection"
-	RuleHiddenUnicode       = "hidden-unicode"
-	RuleHTMLComment         = "html-comment-directive"
-	RuleBinaryFile          = "binary-file"
-	RuleUndeclaredBinary    = "undeclared-binary"
-	RuleDangerousCapability = "dangerous-capability"
-)
-
 // Severities of a Finding.
 const (
 	SeverityInfo  = "info"

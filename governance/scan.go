@@ -142,15 +142,6 @@ func stringsOf(v any) []string {
 	return nil
 }
 
-// mentionRules are the rules of what runs or is reached: in a line that
-// mentions an attack rather than asks for one (scanner.mention) their
-// matches are quoted. Prompt injection, hidden characters and the others
-// are read the same either way.
-var mentionRules = map[string]bool{RuleDownloadExec: true, RuleEncodedPayload: true, RuleSecretsAccess: true,
-	RulePersistence: true, RuleObfuscation: true, RuleRawIPURL: true, RulePasteHost: true, RuleDataExfiltration: true,
-	RuleSystemTampering: true, RuleObfuscatedCode: true, RuleSupplyChain: true, RuleCryptoMining: true,
-	RuleHardcodedCredential: true, RuleCredentialHarvest: true, RuleCovertInstruction: true}
-
 // reAttackTalk: words of a text that describes attacks or their detection
 // (a security tutorial, an advisory, a detection rule's documentation)
 // rather than asks for one.
@@ -195,19 +186,17 @@ func attackTalk(low string, spans []span) bool {
 	return reAttackTalk.Match(b)
 }
 
-// onePerLine are the rules that several passes may match on one line
-// (fetch-and-run as a pipeline and as a download then a run; a line
-// deobfuscated two ways): a line reports each once, at its worst.
-var onePerLine = map[string]bool{RuleDownloadExec: true, RuleSecretsAccess: true, RuleObfuscation: true,
-	RuleObfuscatedCode: true, RuleDataExfiltration: true, RuleSystemTampering: true}
-
 // add records a finding. In quoted context (documentation that quotes an
 // attack: a table row, a list of examples, a code block nobody is told to
 // run) a match is evidence of nothing: an info finding, kept for the
 // reviewer and the score's record but neither flagged nor held.
 func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 	f := Finding{Rule: rule, Severity: sev, File: s.file, Line: line, Excerpt: excerpt(text, at)}
-	if s.mention && mentionRules[rule] {
+	r := ruleByID[rule]
+	if r == nil {
+		r = &Rule{} // not in the registry: TestRuleIDs fails first
+	}
+	if s.mention && r.mention {
 		c = ctxQuoted
 	}
 	if s.container && rule == RulePersistence {
@@ -219,13 +208,13 @@ func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 	if c == ctxQuoted && sev != SeverityInfo {
 		f.Severity, f.quoted = SeverityInfo, true
 	}
-	// A rule several passes match (onePerLine) reports a line once, at
+	// A rule several passes match (Rule.perLine) reports a line once, at
 	// its worst severity.
 	dst := &s.findings
 	if s.sink != nil {
 		dst = s.sink
 	}
-	if onePerLine[rule] {
+	if r.perLine {
 		for k := len(*dst) - 1; k >= 0 && k >= len(*dst)-8; k-- {
 			if g := &(*dst)[k]; g.Rule == rule && g.File == f.File && g.Line == f.Line {
 				if g.Severity != SeverityError && f.Severity == SeverityError {
