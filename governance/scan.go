@@ -839,10 +839,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			rest = rest[j+4:]
 		}
 		if ml.heading > 0 {
-			h := doc.headings[ml.heading-1]
-			lh := lowerASCII(h)
-			section = reSetupHeading.MatchString(h)
-			negSection = reNegHeading.MatchString(lh) && !reNotNegHeading.MatchString(lh) || reDocHeading.MatchString(lh) && !section
+			section, negSection = s.headingKind(doc.headings[ml.heading-1])
 		}
 		s.checkMarkdownLine(line, n, section, negSection, hadComment, isSkillMD)
 		if !blank {
@@ -865,6 +862,21 @@ func (s *scanner) commentDirective(text string, line int, excerpt string) {
 		}
 		s.add(RuleHTMLComment, sev, ctxProse, line, excerpt, 0)
 	}
+}
+
+// headingKind says what a heading opens: a setup section (its steps are
+// steps), or one about what the skill does not do or what attacks look
+// like (its blocks and bullets are examples). Each expression runs only
+// when one of its words is there.
+func (s *scanner) headingKind(h string) (section, neg bool) {
+	lh := lowerASCII(h)
+	section = s.has(lh, "prerequisite", "install", "setup", "set up", "getting started", "quick", "requirements", "before you") &&
+		reSetupHeading.MatchString(h)
+	neg = s.has(lh, "not", "n't", "doesnt", "wont", "dont", "never", "scope", "non-goal", "limitations") &&
+		reNegHeading.MatchString(lh) && !reNotNegHeading.MatchString(lh) ||
+		!section && s.has(lh, "malicious", "attack", "flag", "indicator", "ioc", "detect", "suspicious", "threat", "example",
+			"warning", "pattern", "looks") && reDocHeading.MatchString(lh)
+	return section, neg
 }
 
 var (
