@@ -326,6 +326,19 @@ func (s *scanner) wordValue(w *syntax.Word, t *shellText) string {
 	return b.String()
 }
 
+// callName is the binary a command runs (commandName of its words), read
+// from its first word alone when that is a plain word that is not a
+// prefix (most commands are).
+func (s *scanner) callName(call *syntax.CallExpr, t *shellText) string {
+	if len(call.Args[0].Parts) == 1 {
+		if lit, ok := call.Args[0].Parts[0].(*syntax.Lit); ok && !prefixWords[lit.Value] && !strings.HasPrefix(lit.Value, "-") &&
+			strings.IndexByte(lit.Value, '=') < 0 && strings.IndexByte(lit.Value, '\\') < 0 {
+			return commandName([]string{lit.Value}, false)
+		}
+	}
+	return commandName(s.callWords(call, t), false)
+}
+
 // varValue is the value of a simple expansion ($NAME, ${NAME}) of a known
 // variable.
 func (s *scanner) varValue(p *syntax.ParamExp) (string, bool) {
@@ -470,7 +483,7 @@ func (s *scanner) shellLine(code string, n int) {
 	// After the line's commands: a variable they assign may name the
 	// binary ("T=tool; $T").
 	for _, a := range names {
-		s.undeclared(commandName(s.callWords(a.call, a.text), false), s.lineText(a.line), a.line)
+		s.undeclared(s.callName(a.call, a.text), s.lineText(a.line), a.line)
 	}
 }
 
