@@ -22,10 +22,10 @@ import (
 
 // Bounds of the shell parser's work.
 const (
-	maxShellDepth  = 2         // strings given to sh -c or eval and here-documents fed to a shell, parsed again
-	maxShellUnit   = 256 << 10 // bytes of one block parsed (the rest is read by the heuristics)
-	maxShellRetry  = 64        // parses of one block after an error (each skips the line that failed)
-	maxShellSubSrc = 16 << 10  // bytes of a string parsed again
+	maxShellDepth  = 2        // strings given to sh -c or eval and here-documents fed to a shell, parsed again
+	maxShellUnit   = 64 << 10 // a block or script longer is read by the heuristics: no skill of the public sets has one past 32 KiB, and the parser costs ~160 ns a word part (BenchmarkShellExpansion)
+	maxShellRetry  = 64       // parses of one block after an error (each skips the line that failed)
+	maxShellSubSrc = 16 << 10 // bytes of a string parsed again
 )
 
 // shellUnit is the block of shell code being read: a fenced or indented
