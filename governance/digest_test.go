@@ -110,6 +110,26 @@ func second(_, b string) string { return b }
 // 8 KiB against MaxSkillBytes (the rest against MaxMediaBytes), anything
 // else by its size; a file past them is refused with its listed size and
 // ETag. The verdicts, in path order.
+// TestBudgetSignature: a skill's SKILL.sig has its own cap and takes no
+// file and no bytes of the skill's.
+func TestBudgetSignature(t *testing.T) {
+	var b Budget
+	for i := range MaxFiles {
+		if ok, _ := b.Admit(fmt.Sprintf("f%03d", i), 1); !ok {
+			t.Fatalf("file %d refused", i)
+		}
+	}
+	if ok, refused := b.Admit("SKILL.sig", 1000); !ok {
+		t.Errorf("SKILL.sig past the file count refused: %+v", refused)
+	}
+	if ok, refused := b.Admit("SKILL.sig", 9000); ok || refused.Err != "9000 bytes, over the 8 KiB limit of SKILL.sig" {
+		t.Errorf("a SKILL.sig of 9000 bytes: %v %+v", ok, refused)
+	}
+	if ok, _ := b.Admit("sub/SKILL.sig", 10); ok {
+		t.Error("only the directory's own SKILL.sig is apart")
+	}
+}
+
 func TestBudgetKeep(t *testing.T) {
 	const kib = 1 << 10
 	fill := func(head string, n int) string { return head + strings.Repeat("\x00", n-len(head)) }
@@ -130,6 +150,7 @@ func TestBudgetKeep(t *testing.T) {
 		want  string // "k" kept, "r" refused, per file
 	}{
 		{"text past the skill's bytes", full(file{"c", text(100 * kib)}, file{"d", text(10)}), "kkkkkkkkrk"},
+		{"SKILL.sig counts apart", full(file{"SKILL.sig", text(4 * kib)}, file{"c", text(40 * kib)}), "kkkkkkkkkk"},
 		{"media past it count their head", full(file{"c.png", png(250 * kib)}, file{"d.png", png(250 * kib)}, file{"e", text(10)}), "kkkkkkkkkkk"},
 		{"an executable past it is refused", full(file{"c.png", fill("\x7fELF\x02\x01\x01", 250*kib)}), "kkkkkkkkr"},
 		{"text behind a media magic is text", full(file{"c.png", "\x89PNG\r\n\x1a\n" + text(240*kib)}), "kkkkkkkkr"},

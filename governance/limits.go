@@ -3,6 +3,8 @@ package governance
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/skillgate/skillgate/publisher"
 )
 
 // Caps on what is read of one skill directory besides its SKILL.md. The
@@ -55,6 +57,14 @@ func (b *Budget) Admit(path string, size int64) (ok bool, refused *File) {
 // is.
 func (b *Budget) AdmitFile(f File) (ok bool, refused *File) {
 	switch {
+	case f.Path == publisher.FileName:
+		// The signature is not scanned and is outside the digest: it has
+		// its own cap, and does not take a file or bytes from the skill
+		// (what governance sign signed fits what the gateway reads).
+		if f.Size > publisher.MaxSignatureSize {
+			return false, &File{Path: f.Path, Err: fmt.Sprintf("%d bytes, over the %d KiB limit of SKILL.sig", f.Size, publisher.MaxSignatureSize>>10), Size: f.Size, ETag: f.ETag}
+		}
+		return true, nil
 	case b.files >= MaxFiles:
 		if b.over == 0 {
 			b.firstOver = f
@@ -82,6 +92,9 @@ func (b *Budget) AdmitFile(f File) (ok bool, refused *File) {
 // with f's Size and ETag as listed (its length when Size is 0). Call it
 // in path order, for every file read.
 func (b *Budget) Keep(f File) (refused *File) {
+	if f.Path == publisher.FileName {
+		return nil // counted by AdmitFile alone
+	}
 	n := len(f.Data)
 	head := n
 	if inertMedia(f.Data) {
