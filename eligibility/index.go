@@ -118,19 +118,20 @@ type hostStage struct {
 	field string
 	attr  attr
 	any   bool
+	vals  func(*Requirements) []string // the field's values (Requirements.field, without its switch)
 }
 
 // hostStages is the host filter chain, in order: the one table both the
 // index (filter) and the per-host check (Requirements.Matches) run.
 var hostStages = []hostStage{
-	{FieldHostRoles, attrRole, true},
-	{FieldCapabilities, attrCap, false},
-	{FieldAnyCapabilities, attrCap, true},
-	{FieldOS, attrOS, true},
-	{FieldEnv, attrEnv, false},
-	{FieldAnyEnv, attrEnv, true},
-	{FieldBins, attrBin, false},
-	{FieldAnyBins, attrBin, true},
+	{FieldHostRoles, attrRole, true, func(r *Requirements) []string { return r.HostRoles }},
+	{FieldCapabilities, attrCap, false, func(r *Requirements) []string { return r.Capabilities }},
+	{FieldAnyCapabilities, attrCap, true, func(r *Requirements) []string { return r.AnyCapabilities }},
+	{FieldOS, attrOS, true, func(r *Requirements) []string { return r.OS }},
+	{FieldEnv, attrEnv, false, func(r *Requirements) []string { return r.Env }},
+	{FieldAnyEnv, attrEnv, true, func(r *Requirements) []string { return r.AnyEnv }},
+	{FieldBins, attrBin, false, func(r *Requirements) []string { return r.Bins }},
+	{FieldAnyBins, attrBin, true, func(r *Requirements) []string { return r.AnyBins }},
 }
 
 // has reports whether the host has the attribute value: what Index.each
@@ -199,7 +200,7 @@ func (x *Index) filter(req *Requirements, r *Result) bitset.Set {
 	var tmp bitset.Set
 	for i := range hostStages {
 		st := &hostStages[i]
-		vals := *req.field(st.field)
+		vals := st.vals(req)
 		if len(vals) == 0 {
 			continue
 		}
@@ -243,7 +244,7 @@ func (x *Index) filter(req *Requirements, r *Result) bitset.Set {
 func (r *Requirements) Matches(h *Host) bool {
 	for i := range hostStages {
 		st := &hostStages[i]
-		if vals := *r.field(st.field); len(vals) > 0 && !st.holds(h, vals) {
+		if vals := st.vals(r); len(vals) > 0 && !st.holds(h, vals) {
 			return false
 		}
 	}

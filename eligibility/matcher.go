@@ -4,57 +4,97 @@ import "slices"
 
 // Matcher finds, among many requirement lists, the ones one host
 // satisfies, without checking every list against the host: each list is
-// filed under one value a host must have to satisfy it (a required binary,
-// env name or capability, or its only OS, role, anyBins or anyEnv value), so only
-// the lists filed under a value the host has, and the few with no such
-// value, are checked, with Requirements.Matches (the one stage table). The
+// filed under the values a host must have one of to satisfy it — one
+// required binary, env name or capability, or every value of its
+// anyBins, anyEnv, os, anyCapabilities or roles — so only the lists filed
+// under a value the host has, and the few with no such value, are checked,
+// with Requirements.Matches (the one stage table). A list whose only host
+// requirement is the one it is filed under (bins with one name, anyBins,
+// an OS, …) needs no check: the host has the value it was found by. The
 // gateway recounts its live matches with it at every node event: at 1,000
 // skills, checking each was most of a connect's cost.
 type Matcher struct {
 	reqs    []*Requirements
-	keyed   [numAttrs]map[string][]int32
+	keyed   [numAttrs]map[string][]filed
 	unkeyed []int32
+	// several: some list is filed under more than one value, so a host
+	// can find it twice.
+	several bool
+}
+
+// filed is a list filed under one value: its index in reqs, and whether
+// having that value is all it asks.
+type filed struct {
+	i    int32
+	only bool
 }
 
 // NewMatcher files reqs; indexes into reqs identify them.
 func NewMatcher(reqs []*Requirements) *Matcher {
 	m := &Matcher{reqs: reqs}
 	for a := range m.keyed {
-		m.keyed[a] = map[string][]int32{}
+		m.keyed[a] = map[string][]filed{}
 	}
 	for i, r := range reqs {
-		a, key, ok := r.key()
-		if !ok {
+		a, keys, only := r.keys()
+		if keys == nil {
 			m.unkeyed = append(m.unkeyed, int32(i))
 			continue
 		}
-		m.keyed[a][key] = append(m.keyed[a][key], int32(i))
+		keys = slices.Compact(slices.Sorted(slices.Values(keys)))
+		m.several = m.several || len(keys) > 1
+		for _, k := range keys {
+			m.keyed[a][k] = append(m.keyed[a][k], filed{int32(i), only})
+		}
 	}
 	return m
 }
 
-// key picks the value a host must have to satisfy r, the most selective
-// kind first.
-func (r *Requirements) key() (attr, string, bool) {
-	switch {
-	case len(r.Bins) > 0:
-		return attrBin, r.Bins[0], true
-	case len(r.Env) > 0:
-		return attrEnv, r.Env[0], true
-	case len(r.AnyBins) == 1:
-		return attrBin, r.AnyBins[0], true
-	case len(r.AnyEnv) == 1:
-		return attrEnv, r.AnyEnv[0], true
-	case len(r.OS) == 1:
-		return attrOS, r.OS[0], true
-	case len(r.Capabilities) > 0:
-		return attrCap, r.Capabilities[0], true
-	case len(r.AnyCapabilities) == 1:
-		return attrCap, r.AnyCapabilities[0], true
-	case len(r.HostRoles) == 1:
-		return attrRole, r.HostRoles[0], true
+// keys picks the values a host must have one of to satisfy r, the most
+// selective kind first: one value of an every-value list (a host must have
+// all of them), or all values of a one-value list (it must have one).
+// only reports that r asks nothing of a host but one of them. keys is nil
+// when r has no host requirement to file it under.
+func (r *Requirements) keys() (a attr, keys []string, only bool) {
+	// The stages, most selective first: a required binary or env name is
+	// rare on hosts; an OS or a role is common, a baseline capability
+	// universal.
+	order := [...]struct {
+		attr attr
+		vals []string
+		any  bool
+	}{
+		{attrBin, r.Bins, false},
+		{attrEnv, r.Env, false},
+		{attrBin, r.AnyBins, true},
+		{attrEnv, r.AnyEnv, true},
+		{attrOS, r.OS, true},
+		{attrCap, r.Capabilities, false},
+		{attrCap, r.AnyCapabilities, true},
+		{attrRole, r.HostRoles, true},
 	}
-	return 0, "", false
+	for _, o := range order {
+		if len(o.vals) == 0 {
+			continue
+		}
+		keys = o.vals
+		if !o.any {
+			keys = o.vals[:1]
+		}
+		return o.attr, keys, r.hostFields() == 1 && (o.any || len(o.vals) == 1)
+	}
+	return 0, nil, false
+}
+
+// hostFields counts the host requirements with values.
+func (r *Requirements) hostFields() int {
+	n := 0
+	for i := range hostStages {
+		if len(hostStages[i].vals(r)) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // Matching appends to dst the indexes of the lists h satisfies, in
@@ -64,15 +104,21 @@ func (m *Matcher) Matching(dst []int32, h *Host) []int32 {
 		return dst
 	}
 	start := len(dst)
-	check := func(ids []int32) {
-		for _, i := range ids {
-			if m.reqs[i].Matches(h) {
-				dst = append(dst, i)
+	for _, i := range m.unkeyed {
+		if m.reqs[i].Matches(h) {
+			dst = append(dst, i)
+		}
+	}
+	check := func(l []filed) {
+		for _, f := range l {
+			if f.only || m.reqs[f.i].Matches(h) {
+				dst = append(dst, f.i)
 			}
 		}
 	}
-	check(m.unkeyed)
-	check(m.keyed[attrOS][h.OS])
+	if len(m.keyed[attrOS]) > 0 {
+		check(m.keyed[attrOS][h.OS])
+	}
 	for a, names := range [...][]string{attrRole: h.Roles, attrCap: h.Capabilities, attrEnv: h.Env, attrBin: h.Bins} {
 		if a == int(attrOS) || len(m.keyed[a]) == 0 {
 			continue
@@ -82,5 +128,9 @@ func (m *Matcher) Matching(dst []int32, h *Host) []int32 {
 		}
 	}
 	slices.Sort(dst[start:])
+	if m.several {
+		// A list filed under two values the host has was found twice.
+		dst = dst[:start+len(slices.Compact(dst[start:]))]
+	}
 	return dst
 }
