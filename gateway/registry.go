@@ -101,7 +101,11 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 		return nil, nil, false
 	}
 	var unasked []string
-	var envSet, reported, present bitset.Set
+	// Sized once for the interest: grown a word at a time, each set was
+	// allocated up to four times.
+	envSet := make(bitset.Set, 0, words(len(in.Env)))
+	reported := make(bitset.Set, 0, words(len(in.Bins)))
+	present := make(bitset.Set, 0, words(len(in.Bins)))
 	for _, e := range u.Env {
 		if i, ok := in.env[string(e)]; ok {
 			envSet.Add(i)
@@ -138,6 +142,9 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 	return old, cur, true
 }
 
+// words is the number of 64-bit words of a bitset over n positions.
+func words(n int) int { return (n + 63) / 64 }
+
 // setInfo sets the node's identity, as connect (or another replica's
 // record) gave it, and when its connection began.
 func (n *nodeRecord) setInfo(info protocol.NodeInfo, connectedAt time.Time) {
@@ -145,9 +152,22 @@ func (n *nodeRecord) setInfo(info protocol.NodeInfo, connectedAt time.Time) {
 	n.info = info
 	// In the form eligibility.Host keeps, once per connection: every Host
 	// of the node shares them.
-	n.roles = slices.Compact(slices.Sorted(slices.Values(info.Roles)))
-	n.caps = slices.Compact(slices.Sorted(slices.Values(info.Capabilities)))
+	n.roles = sortedSet(info.Roles)
+	n.caps = sortedSet(info.Capabilities)
 	n.connectedAt = connectedAt.UTC()
+}
+
+// sortedSet returns l sorted without repeats: l itself when it is already
+// (lists are never changed once received), else a sorted copy.
+func sortedSet(l []string) []string {
+	for i := 1; i < len(l); i++ {
+		if l[i-1] >= l[i] {
+			c := slices.Clone(l)
+			slices.Sort(c)
+			return slices.Compact(c)
+		}
+	}
+	return l
 }
 
 // apply sets the node's reported names, as positions in the interest in

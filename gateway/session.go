@@ -233,9 +233,11 @@ func (c *nodeConn) refuseWith(ctx context.Context, id, code, msg string, status 
 	c.close(status, reason)
 }
 
+// serve runs the connection. ctx is never canceled (the connection ends
+// by close or closeNow): a context without Done spares the WebSocket
+// library a callback registered per read and the writes' timeouts a
+// registration with their parent.
 func (c *nodeConn) serve(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	defer c.close(protocol.CloseNormal, "")
 	if !c.handshake(ctx) {
 		return

@@ -339,6 +339,45 @@ func decodeError(raw json.RawMessage) (*Error, error) {
 	return &Error{Code: code, Message: msg}, nil
 }
 
+// smallInt reads a JSON integer of at most nine digits, as encoding/json
+// would into an int, without its reflection; false for anything else
+// (which encoding/json then decides).
+func smallInt(b []byte) (int, bool) {
+	d := b
+	neg := len(d) > 0 && d[0] == '-'
+	if neg {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 9 || d[0] == '0' && len(d) > 1 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// knownNames are the roles, capabilities and common operating systems a
+// connect names: a node's values are these strings, shared by every node,
+// rather than copies of the frame's bytes (one allocation each, kept for
+// as long as the node is connected).
+var knownNames = func() map[string]string {
+	m := map[string]string{}
+	for _, l := range [][]string{Roles, Capabilities, {"linux", "darwin", "windows", "freebsd", "openbsd", "netbsd", "android", "ios"}} {
+		for _, s := range l {
+			m[s] = s
+		}
+	}
+	return m
+}()
+
 // ParseConnectParams decodes and validates the params of req connect. The
 // error is an *Error: CodeUnsupportedProtocol when "protocol" is another
 // version (checked first, since another version may have another shape),
@@ -354,7 +393,9 @@ func ParseConnectParams(raw json.RawMessage) (ConnectParams, error) {
 	if pr == nil {
 		return p, errorf(CodeBadRequest, `connect: "protocol" is missing`)
 	}
-	if err := json.Unmarshal(pr, &p.Protocol); err != nil {
+	if n, ok := smallInt(pr); ok {
+		p.Protocol = n
+	} else if err := json.Unmarshal(pr, &p.Protocol); err != nil {
 		return p, errorf(CodeBadRequest, `connect: "protocol" must be an integer`)
 	}
 	if p.Protocol != Version {
@@ -382,13 +423,13 @@ func ParseConnectParams(raw json.RawMessage) (ConnectParams, error) {
 	if p.Node.ID, _, err = n.str("id"); err != nil {
 		return bad(err)
 	}
-	if p.Node.OS, _, err = n.str("os"); err != nil {
+	if p.Node.OS, _, err = n.strIn("os", knownNames); err != nil {
 		return bad(err)
 	}
-	if p.Node.Roles, err = n.strings("roles"); err != nil {
+	if p.Node.Roles, err = n.stringsIn("roles", knownNames); err != nil {
 		return bad(err)
 	}
-	if p.Node.Capabilities, err = n.strings("capabilities"); err != nil {
+	if p.Node.Capabilities, err = n.stringsIn("capabilities", knownNames); err != nil {
 		return bad(err)
 	}
 	if err := p.Validate(); err != nil {
@@ -592,10 +633,19 @@ func (o object) forbid(keys ...string) error {
 }
 
 // str returns a string member; present reports whether it was there.
-func (o object) str(key string) (s string, present bool, err error) {
+func (o object) str(key string) (s string, present bool, err error) { return o.strIn(key, nil) }
+
+// strIn is str that takes a value found in known (as a key) as known's
+// string for it (see knownNames).
+func (o object) strIn(key string, known map[string]string) (s string, present bool, err error) {
 	r := o.raw(key)
 	if r == nil {
 		return "", false, nil
+	}
+	if len(r) >= 2 && r[0] == '"' && r[len(r)-1] == '"' {
+		if k, ok := known[string(r[1:len(r)-1])]; ok {
+			return k, true, nil
+		}
 	}
 	if s, ok := jsonscan.PlainString(r); ok {
 		return s, true, nil
@@ -639,12 +689,16 @@ func (o object) boolean(key string) (b, present bool, err error) {
 }
 
 // strings returns a list-of-strings member, nil when absent.
-func (o object) strings(key string) ([]string, error) {
+func (o object) strings(key string) ([]string, error) { return o.stringsIn(key, nil) }
+
+// stringsIn is strings that takes a value found in known (as a key) as
+// known's string for it (see knownNames).
+func (o object) stringsIn(key string, known map[string]string) ([]string, error) {
 	r := o.raw(key)
 	if r == nil {
 		return nil, nil
 	}
-	if l, ok := jsonscan.PlainStrings(r); ok {
+	if l, ok := jsonscan.PlainStringsIn(r, known); ok {
 		return l, nil
 	}
 	var l []string

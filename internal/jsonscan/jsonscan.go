@@ -9,6 +9,8 @@
 // most of the cost. It imports nothing of the project.
 package jsonscan
 
+import "bytes"
+
 // A Scanner reads JSON from a byte slice. The zero value scans nothing;
 // Reset gives it input.
 type Scanner struct {
@@ -269,21 +271,31 @@ func PlainString(raw []byte) (string, bool) {
 
 // PlainStrings returns the values of raw, a JSON list of strings of
 // printable ASCII without escapes, or false.
-func PlainStrings(raw []byte) ([]string, bool) {
+func PlainStrings(raw []byte) ([]string, bool) { return PlainStringsIn(raw, nil) }
+
+// PlainStringsIn is PlainStrings that takes a value found in known (as a
+// key) as known's string for it, without allocating: lists from a small
+// vocabulary (a node's roles and capabilities) then share their strings.
+func PlainStringsIn(raw []byte, known map[string]string) ([]string, bool) {
 	s := Scanner{b: raw}
 	if !s.Consume('[') {
 		return nil, false
 	}
-	l := []string{}
 	if s.Consume(']') {
-		return l, s.End()
+		return []string{}, s.End()
 	}
+	// Plain strings hold no quote: two per value.
+	l := make([]string, 0, bytes.Count(raw, []byte{'"'})/2)
 	for {
 		b, ok := s.Plain()
 		if !ok {
 			return nil, false
 		}
-		l = append(l, string(b))
+		if k, ok := known[string(b)]; ok {
+			l = append(l, k)
+		} else {
+			l = append(l, string(b))
+		}
 		if s.Consume(']') {
 			return l, s.End()
 		}
