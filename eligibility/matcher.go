@@ -8,18 +8,37 @@ import "slices"
 // required binary, env name or capability, or every value of its
 // anyBins, anyEnv, os, anyCapabilities or roles — so only the lists filed
 // under a value the host has, and the few with no such value, are checked,
-// with Requirements.Matches (the one stage table). A list whose only host
+// as Requirements.Matches does (on the one stage table). A list whose only host
 // requirement is the one it is filed under (bins with one name, anyBins,
 // an OS, …) needs no check: the host has the value it was found by. The
 // gateway recounts its live matches with it at every node event: at 1,000
 // skills, checking each was most of a connect's cost.
 type Matcher struct {
-	reqs    []*Requirements
+	reqs []*Requirements
+	// checks are each list's host stages with values, in the chain's
+	// order: what Matches runs, without passing the empty ones.
+	checks  [][]check
 	keyed   [numAttrs]map[string][]filed
 	unkeyed []int32
 	// several: some list is filed under more than one value, so a host
 	// can find it twice.
 	several bool
+}
+
+// check is one host stage of a list, with the list's values for it.
+type check struct {
+	st   *hostStage
+	vals []string
+}
+
+// matches is reqs[i].Matches(h), on the list's checks.
+func (m *Matcher) matches(i int32, h *Host) bool {
+	for _, c := range m.checks[i] {
+		if !c.st.holds(h, c.vals) {
+			return false
+		}
+	}
+	return true
 }
 
 // filed is a list filed under one value: its index in reqs, and whether
@@ -31,11 +50,16 @@ type filed struct {
 
 // NewMatcher files reqs; indexes into reqs identify them.
 func NewMatcher(reqs []*Requirements) *Matcher {
-	m := &Matcher{reqs: reqs}
+	m := &Matcher{reqs: reqs, checks: make([][]check, len(reqs))}
 	for a := range m.keyed {
 		m.keyed[a] = map[string][]filed{}
 	}
 	for i, r := range reqs {
+		for j := range hostStages {
+			if vals := hostStages[j].vals(r); len(vals) > 0 {
+				m.checks[i] = append(m.checks[i], check{&hostStages[j], vals})
+			}
+		}
 		a, keys, only := r.keys()
 		if keys == nil {
 			m.unkeyed = append(m.unkeyed, int32(i))
@@ -105,13 +129,13 @@ func (m *Matcher) Matching(dst []int32, h *Host) []int32 {
 	}
 	start := len(dst)
 	for _, i := range m.unkeyed {
-		if m.reqs[i].Matches(h) {
+		if m.matches(i, h) {
 			dst = append(dst, i)
 		}
 	}
 	check := func(l []filed) {
 		for _, f := range l {
-			if f.only || m.reqs[f.i].Matches(h) {
+			if f.only || m.matches(f.i, h) {
 				dst = append(dst, f.i)
 			}
 		}
