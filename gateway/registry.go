@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -233,8 +232,9 @@ func sameStrings(a, b []string) bool {
 }
 
 // register adds a node, replacing a connection with the same id at once,
-// and returns the payload of the answer to connect (the current interest).
-func (s *Server) register(c *nodeConn, info protocol.NodeInfo) (json.RawMessage, error) {
+// and returns the answer to its connect (request id reqID): the current
+// interest.
+func (s *Server) register(c *nodeConn, info protocol.NodeInfo, reqID string) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.tokenOKLocked(c.id, c.token) {
@@ -257,8 +257,16 @@ func (s *Server) register(c *nodeConn, info protocol.NodeInfo) (json.RawMessage,
 			s.hostChangedLocked(old.id, old.host, nil)
 		}
 	}
-	return s.connectPayload, nil
+	if reqID == connectReqID {
+		return s.connectAnswer, nil
+	}
+	return protocol.NewResRaw(reqID, s.connectPayload), nil
 }
+
+// connectReqID is the request id of every node agent's (and simulated
+// node's) connect: its answer is encoded once per interest (connectAnswer),
+// not once per connect (a few KiB at a few hundred binaries).
+const connectReqID = "1"
 
 // unregister removes a node unless a newer connection replaced it.
 func (s *Server) unregister(c *nodeConn) {

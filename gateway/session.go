@@ -357,7 +357,7 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 	// An interest push must not overtake the connect answer: the node
 	// would drop it and keep the older interest of the answer.
 	c.pushMu.Lock()
-	answer, err := c.srv.register(c, p.Node)
+	answer, err := c.srv.register(c, p.Node, f.ID)
 	if err != nil {
 		c.pushMu.Unlock()
 		if errors.Is(err, errGatewayFull) {
@@ -369,7 +369,7 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 		return false
 	}
 	c.srv.metrics.frames.WithLabelValues("connect", "ok").Inc()
-	err = c.write(ctx, protocol.NewResRaw(f.ID, answer))
+	err = c.write(ctx, answer)
 	c.pushMu.Unlock()
 	if err != nil {
 		c.srv.unregister(c)
@@ -416,8 +416,7 @@ func (c *nodeConn) handleFrame(ctx context.Context, data []byte) {
 		}
 		c.srv.updateFacts(c, u)
 		c.srv.metrics.frames.WithLabelValues("facts.update", "ok").Inc()
-		res, _ := protocol.NewRes(f.ID, nil)
-		c.write(ctx, res)
+		c.write(ctx, protocol.NewResOK(f.ID))
 	case protocol.MethodConnect:
 		c.srv.metrics.frames.WithLabelValues("connect", protocol.CodeBadRequest).Inc()
 		c.write(ctx, protocol.NewErr(f.ID, protocol.CodeBadRequest, "already connected"))

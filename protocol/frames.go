@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"sync"
 
 	"github.com/skillgate/skillgate/internal/jsonscan"
 )
@@ -242,12 +244,14 @@ func (f FactsUpdate) Validate() error {
 // Unknown keys are ignored, so that a later revision of version 1 may add
 // optional fields without breaking older peers. A JSON null counts as absent.
 func DecodeFrame(data []byte) (Frame, error) {
-	o, err := parseObject("frame", data)
+	buf := getMembers()
+	o, err := parseObjectIn(*buf, "frame", data)
+	defer putMembers(buf, o)
 	if err != nil {
 		return Frame{}, err
 	}
 	var f Frame
-	typ, present, err := o.str("type")
+	typ, present, err := o.strIn("type", knownFrameNames)
 	if !present {
 		return Frame{}, fmt.Errorf(`frame: "type" is missing`)
 	}
@@ -339,6 +343,20 @@ func decodeError(raw json.RawMessage) (*Error, error) {
 	return &Error{Code: code, Message: msg}, nil
 }
 
+// knownFrameNames are the frame types, methods and events, and the first
+// request ids a node sends: decoded without a copy of the frame's bytes.
+var knownFrameNames = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{TypeReq, TypeRes, TypeEvt, MethodConnect, MethodFactsUpdate, EventInterest} {
+		m[s] = s
+	}
+	for i := 1; i <= 16; i++ {
+		s := strconv.Itoa(i)
+		m[s] = s
+	}
+	return m
+}()
+
 // smallInt reads a JSON integer of at most nine digits, as encoding/json
 // would into an int, without its reflection; false for anything else
 // (which encoding/json then decides).
@@ -384,7 +402,9 @@ var knownNames = func() map[string]string {
 // CodeBadRequest when the params are malformed, CodeInvalidFacts when the
 // node's facts are invalid. Unknown keys are ignored, as in DecodeFrame.
 func ParseConnectParams(raw json.RawMessage) (ConnectParams, error) {
-	o, err := parseObject("connect", raw)
+	buf, nbuf := getMembers(), getMembers()
+	o, err := parseObjectIn(*buf, "connect", raw)
+	defer putMembers(buf, o)
 	if err != nil {
 		return ConnectParams{}, &Error{Code: CodeBadRequest, Message: err.Error()}
 	}
@@ -414,7 +434,8 @@ func ParseConnectParams(raw json.RawMessage) (ConnectParams, error) {
 	if nr == nil {
 		return bad(fmt.Errorf(`connect: "node" is missing`))
 	}
-	n, err := parseObject("connect", nr)
+	n, err := parseObjectIn(*nbuf, "connect", nr)
+	defer putMembers(nbuf, n)
 	if err != nil {
 		return bad(fmt.Errorf(`connect: "node" must be an object`))
 	}
@@ -540,13 +561,41 @@ func NewRes(id string, payload any) ([]byte, error) {
 // the answer to connect once per interest, not once per node. The bytes
 // are those NewRes would write.
 func NewResRaw(id string, payload json.RawMessage) []byte {
-	qid, _ := json.Marshal(id) // a string always encodes
-	b := make([]byte, 0, len(`{"type":"res","id":,"ok":true,"payload":}`)+len(qid)+len(payload))
+	b := make([]byte, 0, len(`{"type":"res","id":"","ok":true,"payload":}`)+len(id)+len(payload))
 	b = append(b, `{"type":"res","id":`...)
-	b = append(b, qid...)
+	b = appendQuoted(b, id)
 	b = append(b, `,"ok":true,"payload":`...)
 	b = append(b, payload...)
 	return append(b, '}')
+}
+
+// NewResOK returns what NewRes(id, nil) returns, a res with ok true and
+// no payload (the answer to every facts.update), without encoding/json's
+// reflection.
+func NewResOK(id string) []byte {
+	if id == "" {
+		b, _ := NewRes(id, nil) // "id" omitted
+		return b
+	}
+	b := make([]byte, 0, len(`{"type":"res","id":"","ok":true}`)+len(id))
+	b = append(b, `{"type":"res","id":`...)
+	b = appendQuoted(b, id)
+	return append(b, `,"ok":true}`...)
+}
+
+// appendQuoted appends s as encoding/json encodes a string: quoted as it
+// is when it is printable ASCII that json escapes nothing of, else by
+// encoding/json.
+func appendQuoted(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // NewErr encodes a failed res frame. id may be empty when the frame being
@@ -591,11 +640,34 @@ type object struct {
 }
 
 func parseObject(what string, data []byte) (object, error) {
+	return parseObjectIn(make([]jsonscan.Member, 0, 8), what, data)
+}
+
+// memberBufs hold the members of the objects DecodeFrame and
+// ParseConnectParams split: nothing they return refers to them, so a
+// buffer goes back (cleared) when they return, instead of one allocated
+// per object of every frame.
+var memberBufs = sync.Pool{New: func() any { return new([]jsonscan.Member) }}
+
+// getMembers takes a buffer from memberBufs; putMembers gives it back.
+func getMembers() *[]jsonscan.Member { return memberBufs.Get().(*[]jsonscan.Member) }
+
+func putMembers(b *[]jsonscan.Member, o object) {
+	if cap(o.members) > cap(*b) && cap(o.members) <= 64 {
+		*b = o.members // grown by a larger object: keep the larger one
+	}
+	clear((*b)[:cap(*b)]) // no frame bytes kept alive from the pool
+	*b = (*b)[:0]
+	memberBufs.Put(b)
+}
+
+// parseObjectIn is parseObject with the members appended to buf.
+func parseObjectIn(buf []jsonscan.Member, what string, data []byte) (object, error) {
 	data = bytes.Trim(data, " \t\r\n") // JSON's whitespace only, as encoding/json
 	if len(data) == 0 || data[0] != '{' {
 		return object{}, fmt.Errorf("%s: must be a JSON object", what)
 	}
-	if ms, ok := jsonscan.SplitObject(make([]jsonscan.Member, 0, 8), data); ok {
+	if ms, ok := jsonscan.SplitObject(buf, data); ok {
 		return object{what: what, members: ms}, nil
 	}
 	var m map[string]json.RawMessage
@@ -656,9 +728,10 @@ func (o object) strIn(key string, known map[string]string) (s string, present bo
 	return s, true, nil
 }
 
-// name returns a required, non-empty string member of at most max bytes.
+// name returns a required, non-empty string member of at most max bytes
+// (one of knownFrameNames is that string).
 func (o object) name(key string, max int) (string, error) {
-	s, present, err := o.str(key)
+	s, present, err := o.strIn(key, knownFrameNames)
 	switch {
 	case err != nil:
 		return "", err

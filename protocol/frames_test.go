@@ -439,3 +439,27 @@ func TestConnectSharesKnownNames(t *testing.T) {
 		t.Errorf("an OS of no list: %+v, %v", c.Node, err)
 	}
 }
+
+// TestResFastPaths: NewResOK and NewResRaw write what encoding/json
+// writes, whatever the id.
+func TestResFastPaths(t *testing.T) {
+	payload := json.RawMessage(`{"protocol":1,"interest":{"bins":["gh"],"env":[]}}`)
+	for _, id := range []string{"1", "42", "", "a-b_c.d", `q"uote`, `back\slash`, "<tag>&", "tab\there", "é", "\u2028", "~ !#$%'()*+,/:;=?@[]^`{|}"} {
+		want, err := NewRes(id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := NewResOK(id); !bytes.Equal(got, want) {
+			t.Errorf("NewResOK(%q) = %s, want %s", id, got, want)
+		}
+		qid, _ := json.Marshal(id)
+		wantRaw := `{"type":"res","id":` + string(qid) + `,"ok":true,"payload":` + string(payload) + `}`
+		if got := NewResRaw(id, payload); string(got) != wantRaw {
+			t.Errorf("NewResRaw(%q) = %s, want %s", id, got, wantRaw)
+		}
+		var f Frame
+		if err := json.Unmarshal(NewResRaw(id, payload), &f); err != nil || f.ID != id {
+			t.Errorf("NewResRaw(%q) decodes to id %q, %v", id, f.ID, err)
+		}
+	}
+}
