@@ -112,8 +112,15 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 			unasked = append(unasked, string(e))
 		}
 	}
+	next := 0 // where the name after the last one found would be
 	for k, b := range u.Bins {
-		i, asked := in.bins[string(b)]
+		// Nodes answer in the interest's (sorted) order, as encoding/json
+		// writes a map: the next name is checked before the map.
+		i, asked := next, next < len(in.Bins) && in.Bins[next] == string(b)
+		if !asked {
+			i, asked = in.bins[string(b)]
+		}
+		next = i + 1
 		if !asked {
 			unasked = append(unasked, string(b))
 			continue

@@ -349,7 +349,7 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 	}
 	c.id = p.Node.ID
 	c.token = p.Token
-	c.log = c.srv.log.With("node", c.id)
+	c.log = slog.New(&nodeLog{base: c.srv.log.Handler(), id: c.id})
 	if !c.srv.tokenOK(c.id, p.Token) {
 		c.refuse(ctx, f.ID, protocol.CodeUnauthorized, "token not valid for node "+c.id)
 		return false
@@ -377,7 +377,14 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 		return false
 	}
 	c.conn.SetReadLimit(protocol.ReadLimit)
-	c.log.Info("node connected", "os", p.Node.OS, "roles", p.Node.Roles, "client", p.Client)
+	// What c.log.Info("node connected", …) writes, without the PC that
+	// no handler of the gateway prints, and without making c.log's
+	// handler.
+	if h := c.srv.log.Handler(); h.Enabled(ctx, slog.LevelInfo) {
+		r := slog.NewRecord(time.Now(), slog.LevelInfo, "node connected", 0)
+		r.AddAttrs(slog.String("node", c.id), slog.String("os", p.Node.OS), slog.Any("roles", p.Node.Roles), slog.String("client", p.Client))
+		h.Handle(ctx, r)
+	}
 	return true
 }
 
@@ -425,6 +432,33 @@ func (c *nodeConn) handleFrame(ctx context.Context, data []byte) {
 		c.write(ctx, protocol.NewErr(f.ID, protocol.CodeUnknownMethod, "unknown method "+f.Method+" (known: connect, facts.update)"))
 	}
 }
+
+// nodeLog is the handler of a node's logger: the server's with the
+// attribute node=ID, which it makes at the node's first log line after
+// connect (most connections log none until they end; connect's own line
+// is written by handshake). Its output is that of the server's handler's
+// WithAttrs.
+type nodeLog struct {
+	base slog.Handler
+	id   string
+	once sync.Once
+	with slog.Handler
+}
+
+func (n *nodeLog) handler() slog.Handler {
+	n.once.Do(func() { n.with = n.base.WithAttrs([]slog.Attr{slog.String("node", n.id)}) })
+	return n.with
+}
+
+func (n *nodeLog) Enabled(ctx context.Context, l slog.Level) bool { return n.base.Enabled(ctx, l) }
+
+func (n *nodeLog) Handle(ctx context.Context, r slog.Record) error {
+	return n.handler().Handle(ctx, r)
+}
+
+func (n *nodeLog) WithAttrs(as []slog.Attr) slog.Handler { return n.handler().WithAttrs(as) }
+
+func (n *nodeLog) WithGroup(name string) slog.Handler { return n.handler().WithGroup(name) }
 
 // factsScans holds the decoders of facts.update: one per frame being
 // handled, not one per node.
