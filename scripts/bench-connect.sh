@@ -4,11 +4,14 @@
 # of this tree take turns on the same store of 1,000 synthetic skills
 # (`skillgate-fleet skills --probe`), each round a fresh gateway and
 # `skillgate-fleet nodes -n N` connecting to it; the gateway's user+system
-# CPU from its start of the fleet until every node reported its facts
-# (the fleet's --ready-file), divided by N. The order alternates per round
-# (before, after; after, before; …) so that a noisy neighbour weighs on
-# both alike. Without BEFORE only this tree's gateway runs.
-#   BEFORE=REV [ROUNDS=5] [N=10000] [RATE=2000/s] [PROFILE=1] bash scripts/bench-connect.sh
+# CPU from the start of the fleet until every node reported its facts
+# and, as in `make bench`, the fleet's probe (--probe-agent main: 20 probe
+# node connects, each polled to the prompt and back) finished (the
+# fleet's --ready-file), divided by N; PROBE=0 leaves the probe out. The
+# order alternates per round (before, after; after, before; …) so that a
+# noisy neighbour weighs on both alike. Without BEFORE only this tree's
+# gateway runs.
+#   BEFORE=REV [ROUNDS=5] [N=10000] [RATE=2000/s] [PROBE=0] [PROFILE=1] bash scripts/bench-connect.sh
 # PROFILE=1 also records a CPU profile of this tree's gateway in the last
 # round with `perf record` (if installed): bench-results/connect-perf.txt.
 # Raw results go to bench-results/connect-*, a summary to stdout. Loopback
@@ -69,7 +72,9 @@ one() {
   fi
   rm -f "$work/ready"
   local c0; c0=$(cpu)
-  "$fleet" nodes --gateway "$base" -n "$n" --connect-rate "$rate" --ready-file "$work/ready" --json >"$work/fleet.json" 2>"$work/fleet.log" &
+  local probe=(--probe-agent main)
+  [ "${PROBE:-1}" = 0 ] && probe=()
+  "$fleet" nodes --gateway "$base" -n "$n" --connect-rate "$rate" "${probe[@]}" --ready-file "$work/ready" --json >"$work/fleet.json" 2>"$work/fleet.log" &
   local fl=$!
   for _ in $(seq 3000); do [ -f "$work/ready" ] && break; sleep 0.02; done
   [ -f "$work/ready" ] || { echo "fleet did not come up:"; tail "$work/fleet.log"; exit 1; }
@@ -85,7 +90,7 @@ one() {
   echo "$label $round $((c1 - c0)) $secs" | tee -a "$out/connect-rounds.txt"
 }
 
-echo; echo "== $rounds rounds of $n nodes at --connect-rate $rate (label round gateway-cpu-ms seconds-to-all-reported)"
+echo; echo "== $rounds rounds of $n nodes at --connect-rate $rate$([ "${PROBE:-1}" = 0 ] || echo ", --probe-agent main") (label round gateway-cpu-ms seconds-to-all-reported)"
 for r in $(seq "$rounds"); do
   if [ $((r % 2)) = 1 ]; then order=("${labels[@]}"); else order=(); for ((i = ${#labels[@]} - 1; i >= 0; i--)); do order+=("${labels[$i]}"); done; fi
   for l in "${order[@]}"; do one "$l" "$r"; done
