@@ -72,6 +72,7 @@ func (s *Server) rebuildLocked() {
 		s.interestJSON, _ = json.Marshal(s.interest)
 		s.interestEvt, _ = protocol.NewEvt(protocol.EventInterest, s.interestJSON)
 		s.connectPayload, _ = json.Marshal(connectResult{Protocol: protocol.Version, Interest: s.interestJSON})
+		s.connectAnswer = protocol.NewResRaw(connectReqID, s.connectPayload)
 		for _, n := range s.reg.nodes {
 			n.notifyInterest()
 		}

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -101,7 +100,11 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 		return nil, nil, false
 	}
 	var unasked []string
-	var envSet, reported, present bitset.Set
+	// Sized once for the interest: grown a word at a time, each set was
+	// allocated up to four times.
+	envSet := make(bitset.Set, 0, words(len(in.Env)))
+	reported := make(bitset.Set, 0, words(len(in.Bins)))
+	present := make(bitset.Set, 0, words(len(in.Bins)))
 	for _, e := range u.Env {
 		if i, ok := in.env[string(e)]; ok {
 			envSet.Add(i)
@@ -109,8 +112,15 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 			unasked = append(unasked, string(e))
 		}
 	}
+	next := 0 // where the name after the last one found would be
 	for k, b := range u.Bins {
-		i, asked := in.bins[string(b)]
+		// Nodes answer in the interest's (sorted) order, as encoding/json
+		// writes a map: the next name is checked before the map.
+		i, asked := next, next < len(in.Bins) && in.Bins[next] == string(b)
+		if !asked {
+			i, asked = in.bins[string(b)]
+		}
+		next = i + 1
 		if !asked {
 			unasked = append(unasked, string(b))
 			continue
@@ -138,6 +148,9 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 	return old, cur, true
 }
 
+// words is the number of 64-bit words of a bitset over n positions.
+func words(n int) int { return (n + 63) / 64 }
+
 // setInfo sets the node's identity, as connect (or another replica's
 // record) gave it, and when its connection began.
 func (n *nodeRecord) setInfo(info protocol.NodeInfo, connectedAt time.Time) {
@@ -145,9 +158,22 @@ func (n *nodeRecord) setInfo(info protocol.NodeInfo, connectedAt time.Time) {
 	n.info = info
 	// In the form eligibility.Host keeps, once per connection: every Host
 	// of the node shares them.
-	n.roles = slices.Compact(slices.Sorted(slices.Values(info.Roles)))
-	n.caps = slices.Compact(slices.Sorted(slices.Values(info.Capabilities)))
+	n.roles = sortedSet(info.Roles)
+	n.caps = sortedSet(info.Capabilities)
 	n.connectedAt = connectedAt.UTC()
+}
+
+// sortedSet returns l sorted without repeats: l itself when it is already
+// (lists are never changed once received), else a sorted copy.
+func sortedSet(l []string) []string {
+	for i := 1; i < len(l); i++ {
+		if l[i-1] >= l[i] {
+			c := slices.Clone(l)
+			slices.Sort(c)
+			return slices.Compact(c)
+		}
+	}
+	return l
 }
 
 // apply sets the node's reported names, as positions in the interest in
@@ -213,8 +239,9 @@ func sameStrings(a, b []string) bool {
 }
 
 // register adds a node, replacing a connection with the same id at once,
-// and returns the payload of the answer to connect (the current interest).
-func (s *Server) register(c *nodeConn, info protocol.NodeInfo) (json.RawMessage, error) {
+// and returns the answer to its connect (request id reqID): the current
+// interest.
+func (s *Server) register(c *nodeConn, info protocol.NodeInfo, reqID string) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.tokenOKLocked(c.id, c.token) {
@@ -237,8 +264,16 @@ func (s *Server) register(c *nodeConn, info protocol.NodeInfo) (json.RawMessage,
 			s.hostChangedLocked(old.id, old.host, nil)
 		}
 	}
-	return s.connectPayload, nil
+	if reqID == connectReqID {
+		return s.connectAnswer, nil
+	}
+	return protocol.NewResRaw(reqID, s.connectPayload), nil
 }
+
+// connectReqID is the request id of every node agent's (and simulated
+// node's) connect: its answer is encoded once per interest (connectAnswer),
+// not once per connect (a few KiB at a few hundred binaries).
+const connectReqID = "1"
 
 // unregister removes a node unless a newer connection replaced it.
 func (s *Server) unregister(c *nodeConn) {

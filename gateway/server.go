@@ -52,8 +52,11 @@ type Server struct {
 	// connectPayload is the payload of the answer to connect (protocol
 	// version and interest), encoded with the interest.
 	connectPayload json.RawMessage
-	interestEvt    []byte
-	interestCut    int // names left out of the interest by its limits
+	// connectAnswer is the whole answer to a connect of request id
+	// connectReqID (registry.go), encoded with the interest too.
+	connectAnswer []byte
+	interestEvt   []byte
+	interestCut   int // names left out of the interest by its limits
 
 	// Live eligibility (see live.go).
 	prepared   map[*skill.Skill]*eligibility.Prepared
