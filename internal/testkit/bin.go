@@ -25,10 +25,10 @@ import (
 var binMu sync.Mutex
 
 // Binaries returns a directory holding the programs of the given packages
-// of this module ("cmd/skillgate"), built for this platform with `go build`
-// and named as go build names them, after the last element of the path
-// ("NAME=PKG" names one NAME instead: "scan-yara=examples/scanners/yara";
-// Binary gives one's path).
+// of this module ("cmd/skillgate"), built for this platform as make dist
+// builds them (CGO_ENABLED=0, -trimpath), each named after the last
+// element of its path ("NAME=PKG" names it NAME instead:
+// "scan-yara=examples/scanners/yara"; Binary gives one's path).
 //
 // Every package's tests that run the programs share one build: the
 // binaries live in a cache directory keyed by the module's source (every
@@ -123,7 +123,10 @@ func build(root, dir string, pkgs []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	args := []string{"build", "-o", tmp + string(os.PathSeparator)}
+	// The flags of make dist and the Dockerfile (and of make test's vet):
+	// one compile of each package serves them all, and, free of the
+	// checkout's path, every clone of the repository.
+	args := []string{"build", "-trimpath", "-o", tmp + string(os.PathSeparator)}
 	for _, p := range pkgs {
 		if _, pkg, ok := strings.Cut(p, "="); ok {
 			p = pkg
@@ -132,6 +135,7 @@ func build(root, dir string, pkgs []string) error {
 	}
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -160,8 +164,8 @@ var (
 func sourceKey(root string) (string, error) {
 	keyOnce.Do(func() {
 		h := sha256.New()
-		fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-		for _, env := range []string{"GOFLAGS", "CGO_ENABLED", "GOEXPERIMENT", "GOAMD64", "GOARM64", "GOTOOLCHAIN"} {
+		fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH, "CGO_ENABLED=0 -trimpath")
+		for _, env := range []string{"GOFLAGS", "GOEXPERIMENT", "GOAMD64", "GOARM64", "GOTOOLCHAIN"} {
 			fmt.Fprintf(h, "%s=%s\n", env, os.Getenv(env))
 		}
 		var files []string
