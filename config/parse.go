@@ -735,22 +735,8 @@ func decode(s *Setting, v any) (any, error) {
 			return nil, fmt.Errorf("%q is not a duration like \"2s\"", str)
 		}
 		return d, nil
-	case Strings:
-		list, ok := v.([]any)
-		if !ok {
-			return nil, wrong()
-		}
-		out := make([]string, 0, len(list))
-		for i, e := range list {
-			str, ok := e.(string)
-			if !ok {
-				return nil, &indexError{i, fmt.Errorf("must be a string, got %s", describe(e))}
-			}
-			out = append(out, str)
-		}
-		return out, nil
-	case StringOrList:
-		if str, ok := v.(string); ok {
+	case Strings, StringOrList:
+		if str, ok := v.(string); ok && s.Type == StringOrList {
 			return []string{str}, nil
 		}
 		list, ok := v.([]any)

@@ -215,11 +215,8 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 	v := s.promptView(agentID).block(b)
 	inm := r.Header.Get("If-None-Match")
 	if inm != "" && wait > 0 && etagListMatches(inm, v.etag) {
-		set := s.now.Load().pol.settings
-		release, ok := s.polls.acquire(s.pollClient(r), s.maxLongPolls(set.MaxLongPolls), set.MaxLongPollsPerToken)
+		release, ok := s.acquireLongPoll(w, r)
 		if !ok {
-			w.Header().Set("Retry-After", strconv.Itoa(longPollRetry))
-			writeError(w, http.StatusTooManyRequests, "too many long polls waiting (gateway.maxLongPolls, gateway.maxLongPollsPerToken); retry later, or poll without wait")
 			return
 		}
 		if r.ProtoMajor == 1 && r.Method == http.MethodGet && s.park(w, r, agentID, b, v.etag, wait, release) {

@@ -128,11 +128,8 @@ func (s *Server) handleGovernanceEvents(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	if wait > 0 {
-		set := s.now.Load().pol.settings
-		release, ok := s.polls.acquire(s.pollClient(r), s.maxLongPolls(set.MaxLongPolls), set.MaxLongPollsPerToken)
+		release, ok := s.acquireLongPoll(w, r)
 		if !ok {
-			w.Header().Set("Retry-After", strconv.Itoa(longPollRetry))
-			writeError(w, http.StatusTooManyRequests, "too many long polls waiting (gateway.maxLongPolls, gateway.maxLongPollsPerToken); retry later, or poll without wait")
 			return
 		}
 		defer release()

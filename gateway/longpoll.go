@@ -233,3 +233,16 @@ func (s *Server) maxLongPolls(configured int) int {
 	}
 	return configured
 }
+
+// acquireLongPoll counts a long poll of r in the server's bounds
+// (gateway.maxLongPolls, gateway.maxLongPollsPerToken) and returns its
+// release; past a bound it answers 429 itself and reports false.
+func (s *Server) acquireLongPoll(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	set := s.now.Load().pol.settings
+	release, ok = s.polls.acquire(s.pollClient(r), s.maxLongPolls(set.MaxLongPolls), set.MaxLongPollsPerToken)
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(longPollRetry))
+		writeError(w, http.StatusTooManyRequests, "too many long polls waiting (gateway.maxLongPolls, gateway.maxLongPollsPerToken); retry later, or poll without wait")
+	}
+	return release, ok
+}

@@ -9,17 +9,6 @@ import (
 
 func log2(x float64) float64 { return math.Log2(x) }
 
-// Rules of issue 20 beyond data-exfiltration (flow.go). Each runs on what
-// executes (execRules: code, commands, imperative lines); quoted
-// documentation makes its findings info.
-const (
-	// RuleSystemTampering: erasing logs, audit trails or shell history,
-	// switching off a security control, raising privileges (setuid, a
-	// system directory opened to everyone, a user added to sudo),
-	// wiping a disk or the home directory, a fork bomb.
-	RuleSystemTampering = "system-tampering"
-)
-
 var (
 	// reTamperErr: what a reviewer calls malicious without more
 	// context.
@@ -67,15 +56,6 @@ func (s *scanner) tampering(line, low string, off, n int, c ctx) {
 		s.add(RuleSystemTampering, SeverityWarn, c, n, line, off+loc[0])
 	}
 }
-
-// RuleObfuscatedCode: code that assembles or decodes text at run time
-// and runs it or sends it, where what it decodes is not itself caught:
-// exec(b64decode(…)) of an opaque payload, a decoded address handed to a
-// network tool, code read back from a hidden temporary file and run. A
-// warn that holds the skill (quarantine): obfuscated code that runs.
-// (What decodes to a known attack is an encoded-payload or obfuscation
-// error.)
-const RuleObfuscatedCode = "obfuscated-code"
 
 // Bounds of deobfuscation.
 const (
@@ -347,30 +327,6 @@ func decodeLiterals85(text string) []string {
 	}
 	return out
 }
-
-// More rules of issue 20, item 4.
-const (
-	// RuleSupplyChain: a package installed from a registry or index that
-	// is not the default (pip --index-url/--extra-index-url, npm
-	// --registry, a registry set in the configuration), or one whose name
-	// is one letter off a popular package's (a typosquat): a hold.
-	RuleSupplyChain = "supply-chain"
-	// RuleCryptoMining: a miner run (xmrig, a stratum pool, a wallet
-	// passed to one): an error.
-	RuleCryptoMining = "crypto-mining"
-	// RuleHardcodedCredential: a live-looking credential written into the
-	// skill (a cloud key, a token, a private key): a hold.
-	RuleHardcodedCredential = "hardcoded-credential"
-	// RuleDiscoveryAbuse: a name or description written to capture every
-	// request (trigger hijacking: "use this skill for every task", "before
-	// any other skill"): a hold. It attacks the very block the gateway
-	// builds.
-	RuleDiscoveryAbuse = "discovery-abuse"
-	// RuleCredentialHarvest: code that gathers credentials into one place
-	// (several secrets read into one structure, the environment filtered
-	// for secret names): a hold.
-	RuleCredentialHarvest = "credential-harvest"
-)
 
 var (
 	// reIndexURL: an install from another index or registry.
@@ -768,15 +724,6 @@ func (s *scanner) impersonation(name string, line int, text []byte) {
 	s.add(RuleDiscoveryAbuse, sev, ctxExec, line, name+" (imitates "+w+")", 0)
 }
 
-// RuleCovertInstruction: an instruction to the agent that works against
-// the user who runs it: act without their knowing (silently install,
-// hide the output from the user), persist instructions into the agent's
-// memory or system prompt, or act on a trigger phrase in a way the user
-// would not expect (when the user says "…", disable …). A hold.
-// (Telling the agent not to tell the user, or to override its
-// instructions, is prompt-injection.)
-const RuleCovertInstruction = "covert-instruction"
-
 // covertPasses are covert-instruction's expressions, each run only on
 // lines holding all of its keyword groups (one keyword of each).
 var covertPasses = []struct {
@@ -834,13 +781,6 @@ func (s *scanner) covertMatch(line, low string, n int, c ctx, re *regexp.Regexp)
 	}
 	return false
 }
-
-// RuleUndeclaredCredential (issue 20, item 5, proportionality): code or a
-// command reads a credential from the environment that the skill's
-// requirements (requires.env, primaryEnv) do not declare. Info, naming
-// both sides; only for a skill that declares requirements at all. Sent
-// out, the same read is data-exfiltration.
-const RuleUndeclaredCredential = "undeclared-credential"
 
 // undeclaredEnv: undeclared-credential over a line of code.
 func (s *scanner) undeclaredEnv(line string, n int) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -104,3 +105,95 @@ func TestUnscannedQuarantines(t *testing.T) {
 
 func first(a, _ string) string  { return a }
 func second(_, b string) string { return b }
+
+// Budget.Keep counts a file by what it is: inert media by their first
+// 8 KiB against MaxSkillBytes (the rest against MaxMediaBytes), anything
+// else by its size; a file past them is refused with its listed size and
+// ETag. The verdicts, in path order.
+// TestBudgetSignature: a skill's SKILL.sig has its own cap and takes no
+// file and no bytes of the skill's.
+func TestBudgetSignature(t *testing.T) {
+	var b Budget
+	for i := range MaxFiles {
+		if ok, _ := b.Admit(fmt.Sprintf("f%03d", i), 1); !ok {
+			t.Fatalf("file %d refused", i)
+		}
+	}
+	if ok, refused := b.Admit("SKILL.sig", 1000); !ok {
+		t.Errorf("SKILL.sig past the file count refused: %+v", refused)
+	}
+	if ok, refused := b.Admit("SKILL.sig", 9000); ok || refused.Err != "9000 bytes, over the 8 KiB limit of SKILL.sig" {
+		t.Errorf("a SKILL.sig of 9000 bytes: %v %+v", ok, refused)
+	}
+	if ok, _ := b.Admit("sub/SKILL.sig", 10); ok {
+		t.Error("only the directory's own SKILL.sig is apart")
+	}
+}
+
+func TestBudgetKeep(t *testing.T) {
+	const kib = 1 << 10
+	fill := func(head string, n int) string { return head + strings.Repeat("\x00", n-len(head)) }
+	png := func(n int) string { return fill("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR", n) }
+	text := func(n int) string { return strings.Repeat("t", n) }
+	type file struct{ path, data string }
+	// full is 2000 KiB of text: what MaxSkillBytes holds, but 48 KiB.
+	full := func(more ...file) []file {
+		var fs []file
+		for i := range 8 {
+			fs = append(fs, file{fmt.Sprintf("a%d", i), text(250 * kib)})
+		}
+		return append(fs, more...)
+	}
+	for _, tc := range []struct {
+		name  string
+		files []file
+		want  string // "k" kept, "r" refused, per file
+	}{
+		{"text past the skill's bytes", full(file{"c", text(100 * kib)}, file{"d", text(10)}), "kkkkkkkkrk"},
+		{"SKILL.sig counts apart", full(file{"SKILL.sig", text(4 * kib)}, file{"c", text(40 * kib)}), "kkkkkkkkkk"},
+		{"media past it count their head", full(file{"c.png", png(250 * kib)}, file{"d.png", png(250 * kib)}, file{"e", text(10)}), "kkkkkkkkkkk"},
+		{"an executable past it is refused", full(file{"c.png", fill("\x7fELF\x02\x01\x01", 250*kib)}), "kkkkkkkkr"},
+		{"text behind a media magic is text", full(file{"c.png", "\x89PNG\r\n\x1a\n" + text(240*kib)}), "kkkkkkkkr"},
+		{"a zip behind media counts in full", full(file{"c.png", png(200*kib) + "PK\x05\x06" + strings.Repeat("\x00", 18)}), "kkkkkkkkr"},
+		{"media past MaxMediaBytes", func() []file {
+			var fs []file
+			for i := range MaxMediaBytes/(242*kib) + 1 { // each 8 KiB of head, 242 KiB of media
+				fs = append(fs, file{fmt.Sprintf("%02d.png", i), png(250 * kib)})
+			}
+			return fs
+		}(), strings.Repeat("k", MaxMediaBytes/(242*kib)) + "r"},
+	} {
+		var b Budget
+		var got strings.Builder
+		for _, f := range tc.files {
+			if ok, refused := b.AdmitFile(File{Path: f.path, Size: int64(len(f.data)), ETag: "e-" + f.path}); !ok {
+				t.Fatalf("%s: %s not admitted for reading: %+v", tc.name, f.path, refused)
+			}
+		}
+		for _, f := range tc.files {
+			no := b.Keep(File{Path: f.path, Data: []byte(f.data), Size: int64(len(f.data)), ETag: "e-" + f.path})
+			switch {
+			case no == nil:
+				got.WriteByte('k')
+			case no.Err == "over the 2 MiB limit of a skill directory" && no.Data == nil && no.Size == int64(len(f.data)) && no.ETag == "e-"+f.path:
+				got.WriteByte('r')
+			default:
+				t.Errorf("%s: %s refused as %+v", tc.name, f.path, no)
+			}
+		}
+		if got.String() != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got.String(), tc.want)
+		}
+	}
+	// What is read at all: the listed sizes, up to what a skill may hold.
+	var b Budget
+	if ok, _ := b.AdmitFile(File{Path: "a", Size: MaxFileBytes}); !ok {
+		t.Fatal("a first file not admitted")
+	}
+	for i := 1; i < (MaxSkillBytes+MaxMediaBytes)/MaxFileBytes; i++ {
+		b.AdmitFile(File{Path: fmt.Sprint(i), Size: MaxFileBytes})
+	}
+	if ok, refused := b.AdmitFile(File{Path: "z", Size: 1, ETag: "e"}); ok || refused == nil || refused.Err != "over the 2 MiB limit of a skill directory" || refused.ETag != "e" {
+		t.Errorf("a file past what a skill may hold: %v %+v, want refused unread", ok, refused)
+	}
+}

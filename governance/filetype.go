@@ -6,35 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// Rule ids for bundled files by what their bytes are (issue 20, item 2).
-// Like the others they are stable. RuleBinaryFile keeps its meaning
-// (content the scanner could not read as text): it is now left to binary
-// content of no kind sniffFile knows, and to files not read at all.
-const (
-	// RuleExecutableFile (error): machine code or bytecode that runs
-	// without being readable: ELF, Mach-O, PE, WebAssembly, Java class
-	// and jar, Android dex and apk, Python bytecode and pickles, Windows
-	// shortcuts and installers, Office documents with macros.
-	RuleExecutableFile = "executable-file"
-	// RuleMediaFile (info): a font, image, PDF, office document, audio or
-	// video file, or Finder metadata. Named so a reviewer sees what was
-	// not read as text; it scores nothing and does not flag a skill.
-	RuleMediaFile = "media-file"
-	// RuleArchiveFile (info): an archive the scanner opened; its members
-	// are scanned as files named ARCHIVE!/MEMBER.
-	RuleArchiveFile = "archive-file"
-	// RuleArchiveUnscanned (error): part of an archive was not reviewed:
-	// past a bound (entries, bytes, depth, compression ratio, findings),
-	// damaged, encrypted, compressed by a method or in a format the
-	// scanner does not read.
-	RuleArchiveUnscanned = "archive-unscanned"
-	// RuleArchivePath (error): a member whose path or link target leaves
-	// the directory the archive is extracted in ("../../.bashrc",
-	// "/etc/cron.d/x", a symlink to ~/.ssh): extracting it writes or
-	// reads outside the skill (zip slip).
-	RuleArchivePath = "archive-path"
-)
-
 // fileClass is what a bundled file is, which decides what the scanner does
 // with it.
 type fileClass int

@@ -6,15 +6,6 @@ import (
 	"strings"
 )
 
-// RuleDataExfiltration: the user's secrets, environment or files sent to
-// an outside address, by a command, by code, or by an instruction to the
-// agent. An error when a reviewer would call it theft without more
-// context (the whole environment sent; a secret encoded, or smuggled in a
-// DNS name, before it is sent; an instruction to forward credentials); a
-// warn that holds the skill (quarantine) when a named credential goes in a
-// request's body to a host that is not its own service's.
-const RuleDataExfiltration = "data-exfiltration"
-
 // Bounds of the flow analysis.
 const (
 	maxFlowNames = 256      // tainted names remembered per code unit
@@ -769,10 +760,11 @@ func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
 		"host ", "drill ", "http ", "https ", "invoke-webrequest", "invoke-restmethod", "iwr ", "irm ", "ping ", "xh ") {
 		return
 	}
-	for _, stmt := range shellStatements(low) {
+	for _, p := range s.shellPipes(low) {
+		stmt := p.text
 		var src taint
 		echoedVar, encoded := false, false // a variable echoed, then encoded
-		for i, seg := range pipeSegments(stmt) {
+		for i, seg := range p.stages {
 			words := strings.Fields(seg)
 			k := skipPrefix(words, 0)
 			if k >= len(words) {

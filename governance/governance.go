@@ -18,25 +18,6 @@ import (
 	"github.com/skillgate/skillgate/skill"
 )
 
-// Rule ids. They are stable: operators, logs and golden files name them.
-const (
-	RuleDownloadExec        = "download-exec"
-	RuleEncodedPayload      = "encoded-payload"
-	RuleObfuscation         = "obfuscation"
-	RuleRawIPURL            = "raw-ip-url"
-	RulePasteHost           = "paste-host"
-	RulePasswordArchive     = "password-archive"
-	RuleNetworkEgress       = "network-egress"
-	RuleSecretsAccess       = "secrets-access"
-	RulePersistence         = "persistence"
-	RulePromptInjection     = "prompt-injection"
-	RuleHiddenUnicode       = "hidden-unicode"
-	RuleHTMLComment         = "html-comment-directive"
-	RuleBinaryFile          = "binary-file"
-	RuleUndeclaredBinary    = "undeclared-binary"
-	RuleDangerousCapability = "dangerous-capability"
-)
-
 // Severities of a Finding.
 const (
 	SeverityInfo  = "info"
@@ -81,6 +62,13 @@ type File struct {
 type Input struct {
 	SkillMD []byte
 	Files   []File // every other file; any order
+	// Skill and Lines are SKILL.md as package skill parsed it
+	// (skill.ParseLines of SkillMD), when the caller has it, as the
+	// gateway's loader does: the scanner reads the frontmatter's end, the
+	// name, the description and the requirements from them and does not
+	// parse SKILL.md again. With Skill nil, Scan parses SkillMD itself.
+	Skill *skill.Skill
+	Lines skill.TextLines
 	// Skipped are the files left unread by the file-count cap other than
 	// the one File of Files that stands for them all (Budget.Unread), each
 	// with its listed Size and ETag. The scanner does not look at them;
@@ -226,7 +214,10 @@ func Digest(in *Input) string {
 // Scan scans one skill directory. It never fails: every problem is a
 // finding.
 func Scan(in *Input, opts Options) Report {
-	sk, at := skill.ParseLines(skill.Ref{Key: SkillFile, Dir: "skill"}, in.SkillMD)
+	sk, at := in.Skill, in.Lines
+	if sk == nil {
+		sk, at = skill.ParseLines(skill.Ref{Key: SkillFile, Dir: "skill"}, in.SkillMD)
+	}
 	s := newScanner(opts, sk)
 	s.scanSkillMD(in.SkillMD, sk, at)
 	files := append([]File(nil), in.Files...)

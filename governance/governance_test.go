@@ -332,3 +332,25 @@ func TestSplitShellQuotes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkScanShapes scans 256 KiB made of one markdown shape repeated:
+// the parsers' worst cases (HTML blocks parsed again, deep blockquotes,
+// one paragraph of many links or code spans, thousands of fences).
+func BenchmarkScanShapes(b *testing.B) {
+	for _, tc := range []struct{ name, unit string }{
+		{"html-blocks", "<div>\n"},
+		{"blockquotes", strings.Repeat(">", 50) + " x\n"},
+		{"lists", strings.Repeat("  ", 40) + "- x\n"},
+		{"code-spans", strings.Repeat("`a` ", 20) + "\n"},
+		{"links", strings.Repeat("[a](b \"c\") ", 10) + "\n"},
+		{"fences", "```\n"},
+	} {
+		var sb strings.Builder
+		sb.WriteString(fm)
+		for sb.Len() < 256<<10 {
+			sb.WriteString(tc.unit)
+		}
+		data := []byte(sb.String()[:256<<10])
+		b.Run(tc.name, func(b *testing.B) { benchScan(b, data) })
+	}
+}

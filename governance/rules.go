@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -144,7 +145,7 @@ func (s *scanner) injection(line, low string, n int, c ctx) {
 		return
 	}
 	if !s.code && c != ctxQuoted && (strings.IndexByte(low, '"') >= 0 || strings.IndexByte(low, '`') >= 0 || strings.Contains(low, "\u201c")) {
-		if m := maskMentions(low); m != low {
+		if m := maskMentions(low, s.linkTitleAt); m != low {
 			if sev2, at2 := s.findInjection(m); sev2 != "" {
 				sev, at = sev2, at2
 			} else {
@@ -186,6 +187,16 @@ func (s *scanner) findInjection(low string) (string, int) {
 	return "", 0
 }
 
+// linkTitleAt reports a quotation mark at i of the line being read that
+// opens a markdown link's title, as goldmark read the line; for text out
+// of a markdown file, by linkTitle.
+func (s *scanner) linkTitleAt(low string, i int) bool {
+	if s.md != nil {
+		return slices.Contains(s.md.titles, i)
+	}
+	return linkTitle(low, i)
+}
+
 // linkTitle reports a quotation mark at i that opens a markdown link's
 // title: it follows "](destination ".
 func linkTitle(low string, i int) bool {
@@ -194,8 +205,9 @@ func linkTitle(low string, i int) bool {
 }
 
 // maskMentions blanks what a line quotes (text in double or curly
-// quotation marks, inline code spans), keeping offsets.
-func maskMentions(low string) string {
+// quotation marks, inline code spans), keeping offsets; title says where
+// a quotation mark opens a link's title instead.
+func maskMentions(low string, title func(low string, i int) bool) string {
 	var b []byte
 	blank := func(i, j int) {
 		if b == nil {
@@ -208,7 +220,7 @@ func maskMentions(low string) string {
 	for i := 0; i < len(low); i++ {
 		var close string
 		switch {
-		case low[i] == '"' && linkTitle(low, i):
+		case low[i] == '"' && title(low, i):
 			// A link's title ([docs](url "…")) is hidden text the agent
 			// reads, not a quotation.
 			continue

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/skill"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Limits that keep a scan's work and output bounded.
@@ -61,7 +62,17 @@ type scanner struct {
 
 	drop dropped // a file downloaded by an earlier line, not yet run
 
-	sh shellLines // continued commands and variables of the current file's shell code
+	sh   shellLines // continued commands and variables of the current file's shell code
+	unit shellUnit  // the block of shell code being read (shellparse.go)
+
+	bashParser, zshParser *syntax.Parser // made on first use
+
+	splitOf    string         // the last command line split (splitParse)
+	splitStmts []*syntax.Stmt // its statements
+	splitOK    bool           // whether it parsed
+
+	lines []string // the current file's lines
+	md    *mdLine  // what goldmark says of the markdown line being read (nil: none)
 
 	homoglyphBud int // lines of the current file still checked for look-alike letters
 	deobfBud     int // lines of the current file still read again deobfuscated
@@ -131,15 +142,6 @@ func stringsOf(v any) []string {
 	return nil
 }
 
-// mentionRules are the rules of what runs or is reached: in a line that
-// mentions an attack rather than asks for one (scanner.mention) their
-// matches are quoted. Prompt injection, hidden characters and the others
-// are read the same either way.
-var mentionRules = map[string]bool{RuleDownloadExec: true, RuleEncodedPayload: true, RuleSecretsAccess: true,
-	RulePersistence: true, RuleObfuscation: true, RuleRawIPURL: true, RulePasteHost: true, RuleDataExfiltration: true,
-	RuleSystemTampering: true, RuleObfuscatedCode: true, RuleSupplyChain: true, RuleCryptoMining: true,
-	RuleHardcodedCredential: true, RuleCredentialHarvest: true, RuleCovertInstruction: true}
-
 // reAttackTalk: words of a text that describes attacks or their detection
 // (a security tutorial, an advisory, a detection rule's documentation)
 // rather than asks for one.
@@ -184,19 +186,17 @@ func attackTalk(low string, spans []span) bool {
 	return reAttackTalk.Match(b)
 }
 
-// onePerLine are the rules that several passes may match on one line
-// (fetch-and-run as a pipeline and as a download then a run; a line
-// deobfuscated two ways): a line reports each once, at its worst.
-var onePerLine = map[string]bool{RuleDownloadExec: true, RuleSecretsAccess: true, RuleObfuscation: true,
-	RuleObfuscatedCode: true, RuleDataExfiltration: true, RuleSystemTampering: true}
-
 // add records a finding. In quoted context (documentation that quotes an
 // attack: a table row, a list of examples, a code block nobody is told to
 // run) a match is evidence of nothing: an info finding, kept for the
 // reviewer and the score's record but neither flagged nor held.
 func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 	f := Finding{Rule: rule, Severity: sev, File: s.file, Line: line, Excerpt: excerpt(text, at)}
-	if s.mention && mentionRules[rule] {
+	r := ruleByID[rule]
+	if r == nil {
+		r = &Rule{} // not in the registry: TestRuleIDs fails first
+	}
+	if s.mention && r.mention {
 		c = ctxQuoted
 	}
 	if s.container && rule == RulePersistence {
@@ -208,13 +208,13 @@ func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 	if c == ctxQuoted && sev != SeverityInfo {
 		f.Severity, f.quoted = SeverityInfo, true
 	}
-	// A rule several passes match (onePerLine) reports a line once, at
+	// A rule several passes match (Rule.perLine) reports a line once, at
 	// its worst severity.
 	dst := &s.findings
 	if s.sink != nil {
 		dst = s.sink
 	}
-	if onePerLine[rule] {
+	if r.perLine {
 		for k := len(*dst) - 1; k >= 0 && k >= len(*dst)-8; k-- {
 			if g := &(*dst)[k]; g.Rule == rule && g.File == f.File && g.Line == f.Line {
 				if g.Severity != SeverityError && f.Severity == SeverityError {
@@ -263,6 +263,8 @@ func (s *scanner) startFile(name string) {
 	s.perRule = map[string]int{}
 	s.drop = dropped{}
 	s.sh = shellLines{budget: maxExpandBytes}
+	s.unit = shellUnit{}
+	s.lines, s.md = nil, nil
 	s.homoglyphBud = maxHomoglyphLines
 	s.deobfBud = maxDeobfLines
 	s.keyBlock = 0
@@ -313,15 +315,13 @@ func commentLine(line, mark string) bool {
 
 // scanSkillMD scans SKILL.md: frontmatter as prose (it goes into prompts),
 // the body as markdown, and the declared capabilities. Where the
-// frontmatter ends is the parser's rule (skill.SplitFrontmatter): a line
-// the agent reads as the body is scanned as the body.
+// frontmatter ends is the parser's (at.Body): a line the agent reads as
+// the body is scanned as the body.
 func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) {
 	s.startFile(SkillFile)
 	lines := splitLines(data)
-	body := 0
-	if _, _, bodyLine, ok := skill.SplitFrontmatter(data); ok {
-		body = min(bodyLine-1, len(lines))
-	}
+	s.lines = lines
+	body := min(max(at.Body-1, 0), len(lines))
 	s.frontmatter = true
 	for i := 0; i < body; i++ {
 		s.checkLine(lines[i], i+1, ctxProse)
@@ -330,10 +330,16 @@ func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) 
 	s.frontmatter = false
 	s.capabilities(lines[:body])
 	s.scanMarkdown(lines, body, true)
-	s.promptText(sk.Name, at.Name, 1, body)
-	s.discoveryAbuse(sk.Name, at.Name)
+	// A name the frontmatter does not give is the directory's: not the
+	// content's, and a report depends on the content alone (the gateway
+	// keeps reports by digest; its loader's skills carry their real
+	// directory names, Scan's own parse "skill").
+	if at.Name > 0 {
+		s.promptText(sk.Name, at.Name, 1, body)
+		s.discoveryAbuse(sk.Name, at.Name)
+		s.impersonation(sk.Name, at.Name, []byte(lowerASCII(string(data[:min(len(data), 64<<10)]))))
+	}
 	s.discoveryAbuse(sk.Description, at.Description)
-	s.impersonation(sk.Name, at.Name, []byte(lowerASCII(string(data[:min(len(data), 64<<10)]))))
 	if at.DescriptionFromBody {
 		// The paragraph it was taken from.
 		last := at.Description
@@ -361,12 +367,19 @@ func (s *scanner) promptText(text string, line, first, last int) {
 	if len(parts) > 1 {
 		parts = append(parts, strings.Join(strings.Fields(text), " "))
 	}
+	save := s.md
+	defer func() { s.md = save }()
 	s.extra(line, first, last, func() {
 		for _, p := range parts {
+			// Out of a blockquote, a table or a bulleted list: the
+			// prompt holds the text, not its markdown.
 			t := strings.TrimLeft(p, " \t>|")
-			if isBullet(t) {
+			s.md = &parseMarkdown([]string{t}, 0).lines[0]
+			if s.md.item == mdBullet {
 				t = strings.TrimLeft(t[1:], " \t")
+				s.md = &parseMarkdown([]string{t}, 0).lines[0]
 			}
+			s.md.quote, s.md.table = false, false
 			s.checkMarkdownLine(t, line, false, false, false, false)
 		}
 	})
@@ -478,12 +491,23 @@ func (s *scanner) scanFile(f File) {
 		return
 	}
 	lines := splitLines(f.Data)
+	s.lines = lines
 	switch {
 	case isScript(f.Path, lines):
-		vars := shellScript(f.Path, lines)
+		s.lines = lines
+		if variant := shellScript(f.Path, lines); variant != "" {
+			// A shell script: parsed (shellparse.go).
+			s.shellBegin(lines, 1, ctxExec, variant, false)
+			for i, l := range lines {
+				s.checkLine(l, i+1, ctxExec)
+				s.shellLine(l, i+1)
+			}
+			s.shellEnd()
+			return
+		}
 		for i, l := range lines {
 			s.checkLine(l, i+1, ctxExec)
-			s.shell(l, i+1, ctxExec, vars)
+			s.shell(l, i+1, ctxExec, false)
 		}
 	case dataExt[strings.ToLower(path.Ext(f.Path))]:
 		s.scanData(lines)
@@ -550,25 +574,38 @@ func isScript(p string, lines []string) bool {
 	return len(lines) > 0 && strings.HasPrefix(lines[0], "#!")
 }
 
-// shellScript reports a script the shell runs: by its name, or by its
-// first line (#!/bin/sh, #!/usr/bin/env bash).
-func shellScript(p string, lines []string) bool {
+// shellScript reports a script the shell runs — by its name, or by its
+// first line (#!/bin/sh, #!/usr/bin/env bash) — as the variant the parser
+// reads it in ("bash", "zsh"; "fish" is read by the heuristics only), or
+// "" for a file that is no shell script.
+func shellScript(p string, lines []string) string {
 	switch strings.ToLower(path.Ext(p)) {
-	case ".sh", ".bash", ".zsh", ".ksh", ".command", ".envrc":
-		return true
+	case ".zsh":
+		return "zsh"
+	case ".sh", ".bash", ".ksh", ".command", ".envrc":
+		return "bash"
 	}
 	switch strings.ToLower(path.Base(p)) {
-	case ".bashrc", ".zshrc", ".profile", ".bash_profile", ".envrc":
-		return true
+	case ".zshrc":
+		return "zsh"
+	case ".bashrc", ".profile", ".bash_profile", ".envrc":
+		return "bash"
 	}
 	if len(lines) == 0 || !strings.HasPrefix(lines[0], "#!") {
-		return false
+		return ""
 	}
 	words := strings.Fields(strings.TrimPrefix(lines[0], "#!"))
 	if len(words) > 1 && path.Base(words[0]) == "env" {
 		words = words[1:]
 	}
-	return len(words) > 0 && shellNames[path.Base(words[0])]
+	if len(words) == 0 || !shellNames[path.Base(words[0])] {
+		return ""
+	}
+	switch path.Base(words[0]) {
+	case "zsh", "fish":
+		return path.Base(words[0])
+	}
+	return "bash"
 }
 
 // binaryKind says what a non-text file is ("" for text) and whether it is
@@ -619,77 +656,52 @@ func binaryKind(p string, data []byte) (kind string, image bool) {
 	return "non-text file (binary file)", false
 }
 
-// scanMarkdown scans lines[from:] as markdown.
+// scanMarkdown scans lines[from:] as markdown. goldmark says what each
+// line is (parseMarkdown); every line is read, in the context its kind
+// gives it.
 func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
+	doc := parseMarkdown(lines, from)
+	defer func() { s.md = nil }()
 	var (
-		inFence      bool
-		fenceChar    byte
-		fenceLen     int
 		fenceCtx     ctx
 		fenceCmds    bool // a fence labeled as shell: its commands are checked against requires
 		fenceRun     bool // a fence of shell commands (or plain text to run): read as the shell reads it
-		fenceQuote   bool // the fence is in a blockquote
 		fenceDiagram bool // an unlabelled or plain-text fence: it may hold a diagram
-		inPre        bool // in an HTML <pre> block
 		preCtx       ctx
 		preRun       bool // the <pre> block holds shell commands
-		heredoc      string
-		continued    bool
 		section      bool // under a Prerequisites/Install/Setup heading
 		negSection   bool // under a "What this skill does not do" heading
 		inComment    bool
 		comment      strings.Builder
 		commentStart int
 		commentLine  string
-		prevBlank    = true // the previous line was blank (or there was none)
-		inIndented   bool   // in an indented code block
-		inList       bool   // in a list item (indented lines continue it)
 		lastText     string // the last non-blank line
+		lastOrdered  bool   // it opens an item of an ordered list
+		lastSpans    []span // its code spans
 	)
+	// endFence ends a fenced block: after its closing line, or after its
+	// last line when its blockquote or list item (or the file) ends first.
+	endFence := func(line string) {
+		s.flowFlush(line, fenceCtx)
+		s.comment, s.flowOn = "", false
+		s.shellEnd()
+	}
 	for i := from; i < len(lines); i++ {
 		line := lines[i]
 		if len(line) > maxLineScan {
 			line = line[:maxLineScan]
 		}
 		n := i + 1
-		trim := strings.TrimLeft(line, " \t>")
-		if inFence {
-			if c, l, _ := fenceOpen(trim); l >= fenceLen && c == fenceChar && strings.TrimSpace(trim[l:]) == "" {
-				inFence = false
-				s.flowFlush(line, fenceCtx)
-				s.comment, s.flowOn = "", false
-				s.sh.endBlock()
-				lastText, prevBlank = line, false
-				continue
-			}
-			// A line of a diagram in a block of plain text ("-> shell
-			// evaluates $(env)") shows a step, it is not one.
-			s.mention = fenceDiagram && diagramLine(line)
-			s.code = true
-			s.checkLine(line, n, fenceCtx)
-			s.mention, s.code = false, s.codeFile
-			if fenceRun {
-				code := line
-				if fenceQuote {
-					code = strings.TrimLeft(line, " \t>")
-				}
-				s.shell(code, n, fenceCtx, true)
-			}
-			if fenceCmds && isSkillMD {
-				switch {
-				case heredoc != "":
-					if strings.TrimSpace(line) == heredoc {
-						heredoc = ""
-					}
-				case !continued:
-					heredoc = s.commands(line, n, false)
-				}
-				continued = strings.HasSuffix(strings.TrimRight(line, " \t"), "\\")
-			}
+		ml := doc.line(i)
+		s.md = ml
+		switch ml.kind {
+		case mdFenceEnd:
+			endFence(line)
+			lastText, lastOrdered, lastSpans = line, false, nil
 			continue
-		}
-		if c, l, info := fenceOpen(trim); l >= 3 {
-			inFence, fenceChar, fenceLen = true, c, l
+		case mdFenceOpen:
+			blk := &doc.blocks[ml.block]
+			info := strings.TrimSpace(blk.info)
 			lang := strings.ToLower(strings.Trim(strings.Fields(info + " x")[0], "{}."))
 			if info == "" {
 				lang = ""
@@ -703,7 +715,8 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			// A shell block runs; a block of code in another language, or
 			// of plain text, runs when the text introduces it as something
 			// to run ("Run this:") or it is under a setup heading.
-			if fenceShell || (codeLangs[lang] || plainLangs[lang]) && !negSection && (section || introducesCode(lastText)) {
+			intro := introducesCode(lastText, lastOrdered)
+			if fenceShell || (codeLangs[lang] || plainLangs[lang]) && !negSection && (section || intro) {
 				fenceCtx = ctxExec
 			}
 			// A block the text shows as an example of an attack or of what
@@ -714,8 +727,8 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			lt := s.lower(lastText)
 			shown := negSection || strings.Contains(lt, "❌") ||
 				s.has(lt, badExampleWords...) && reBadExample.MatchString(lt) ||
-				s.has(lt, attackWords...) && attackTalk(lt, codeSpans(lastText))
-			if shown && !introducesCode(lastText) {
+				s.has(lt, attackWords...) && attackTalk(lt, lastSpans)
+			if shown && !intro {
 				fenceCtx = ctxQuoted
 			}
 			// In SKILL.md a block of code is what the agent runs or writes
@@ -724,61 +737,78 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 				fenceCtx = ctxExec
 			}
 			fenceRun = fenceShell || plainLangs[lang] && fenceCtx == ctxExec
-			fenceQuote = strings.HasPrefix(strings.TrimLeft(line, " \t"), ">")
-			s.sh.endBlock()
-			heredoc, continued = "", false
-			continue
-		}
-		// An HTML <pre> block is code the way an unlabeled fence is.
-		if inPre {
-			content, closed := preClose(line)
-			s.preLine(line, content, n, preCtx, preRun)
-			if closed {
-				inPre = false
-				s.sh.endBlock()
+			// The info string is text the agent reads, not code.
+			if info != "" {
+				s.checkLine(line, n, ctxProse)
 			}
-			lastText, prevBlank = line, false
+			s.shellEnd()
+			if fenceRun {
+				s.shellBegin(blockCode(lines, doc, blk, i+1), i+2, fenceCtx, shellLang(lang), fenceCmds && isSkillMD)
+			}
+			if blk.last == i {
+				endFence(line)
+			}
 			continue
-		}
-		if content, lang, ok := preOpen(line); ok && !inComment {
-			preCtx, preRun = ctxExec, true
-			if lang != "" && !shellLangs[lang] && !plainLangs[lang] {
-				preCtx, preRun = ctxQuoted, false
-				if codeLangs[lang] && !negSection && (section || introducesCode(lastText)) {
-					preCtx = ctxExec
+		case mdFenceBody:
+			// A line of a diagram in a block of plain text ("-> shell
+			// evaluates $(env)") shows a step, it is not one.
+			s.mention = fenceDiagram && diagramLine(line)
+			s.code = true
+			s.checkLine(line, n, fenceCtx)
+			s.mention, s.code = false, s.codeFile
+			if fenceRun {
+				s.shellLine(line[min(int(ml.col), len(line)):], n)
+			}
+			if doc.blocks[ml.block].last == i {
+				endFence(line) // not closed: its container or the file ended
+			}
+			continue
+		case mdPre:
+			// An HTML <pre> block is code the way an unlabeled fence is.
+			blk := &doc.blocks[ml.block]
+			content := line[min(int(ml.col), len(line)):]
+			if blk.first == i {
+				var lang string
+				content, lang, _ = preOpen(content)
+				preCtx, preRun = ctxExec, true
+				if lang != "" && !shellLangs[lang] && !plainLangs[lang] {
+					preCtx, preRun = ctxQuoted, false
+					if codeLangs[lang] && !negSection && (section || introducesCode(lastText, lastOrdered)) {
+						preCtx = ctxExec
+					}
+				}
+				s.shellEnd()
+				if preRun {
+					s.shellBegin(preCode(lines, doc, blk), i+1, preCtx, shellLang(lang), false)
 				}
 			}
-			s.sh.endBlock()
-			content, closed := preClose(content)
-			inPre = !closed
+			content, _ = preClose(content)
 			s.preLine(line, content, n, preCtx, preRun)
-			if closed {
-				s.sh.endBlock()
+			if blk.last == i {
+				s.shellEnd()
 			}
-			lastText, prevBlank = line, false
+			lastText, lastOrdered, lastSpans = line, false, nil
 			continue
-		}
-		blank := strings.TrimSpace(line) == ""
-		// An indented code block: four spaces (or a tab) after a blank
-		// line, outside a list item.
-		indented := !blank && (strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "\t"))
-		if indented && !inComment && (inIndented || prevBlank && !inList) {
-			if !inIndented {
-				s.sh.endBlock()
+		case mdIndented:
+			blk := &doc.blocks[ml.block]
+			if blk.first == i {
+				s.shellBegin(blockCode(lines, doc, blk, i), i+1, ctxExec, "bash", false)
 			}
-			inIndented, prevBlank, lastText = true, false, line
 			s.code = true
 			s.checkLine(line, n, ctxExec)
 			s.code = s.codeFile
-			s.shell(line, n, ctxExec, true)
+			s.shellLine(line[min(int(ml.col), len(line)):], n)
+			if blk.last == i {
+				s.shellEnd()
+			}
+			lastText, lastOrdered, lastSpans = line, false, nil
 			continue
 		}
-		if !blank {
-			inIndented = false
-		}
-		// HTML comments (prose only). A comment is hidden from whoever
-		// reads the rendered page, not from the agent: a line holding one
-		// is read in execution context.
+		blank := strings.TrimSpace(line) == ""
+		// HTML comments: a "<!--" outside code to the next "-->". A
+		// comment is hidden from whoever reads the rendered page, not
+		// from the agent: a line holding one is read in execution
+		// context.
 		hadComment := inComment
 		rest := line
 		for {
@@ -796,40 +826,57 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 					break
 				}
 				inComment = false
-				if text := rePragma.ReplaceAllString(comment.String(), ""); reCommentDirective.MatchString(text) {
-					sev := SeverityInfo
-					if reCommentAddress.MatchString(text) {
-						sev = SeverityWarn
-					}
-					s.add(RuleHTMLComment, sev, ctxProse, commentStart, commentLine, 0)
-				}
+				s.commentDirective(comment.String(), commentStart, commentLine)
 				comment.Reset()
 				rest = rest[j+3:]
 				continue
 			}
 			j := strings.Index(rest, "<!--")
-			if j < 0 || insideCode(line, len(line)-len(rest)+j) {
+			if j < 0 || ml.inSpan(len(line)-len(rest)+j) {
 				break
 			}
 			inComment, commentStart, commentLine, hadComment = true, n, line, true
 			rest = rest[j+4:]
 		}
-
-		t := strings.TrimLeft(line, " \t")
-		if strings.HasPrefix(t, "#") {
-			lt := lowerASCII(t)
-			section = reSetupHeading.MatchString(t)
-			negSection = reNegHeading.MatchString(lt) && !reNotNegHeading.MatchString(lt) || reDocHeading.MatchString(lt) && !section
-		}
-		if !blank && !indented {
-			inList = isBullet(t) || isNumbered(t)
+		if ml.heading > 0 {
+			section, negSection = s.headingKind(doc.headings[ml.heading-1])
 		}
 		s.checkMarkdownLine(line, n, section, negSection, hadComment, isSkillMD)
-		prevBlank = blank
 		if !blank {
-			lastText = line
+			lastText, lastOrdered, lastSpans = line, ml.item == mdOrdered, ml.spans
 		}
 	}
+	if inComment {
+		// A comment left open hides the rest of the file from a reader.
+		s.commentDirective(comment.String(), commentStart, commentLine)
+	}
+	s.shellEnd()
+}
+
+// commentDirective reports an HTML comment that speaks to the agent.
+func (s *scanner) commentDirective(text string, line int, excerpt string) {
+	if text = rePragma.ReplaceAllString(text, ""); reCommentDirective.MatchString(text) {
+		sev := SeverityInfo
+		if reCommentAddress.MatchString(text) {
+			sev = SeverityWarn
+		}
+		s.add(RuleHTMLComment, sev, ctxProse, line, excerpt, 0)
+	}
+}
+
+// headingKind says what a heading opens: a setup section (its steps are
+// steps), or one about what the skill does not do or what attacks look
+// like (its blocks and bullets are examples). Each expression runs only
+// when one of its words is there.
+func (s *scanner) headingKind(h string) (section, neg bool) {
+	lh := lowerASCII(h)
+	section = s.has(lh, "prerequisite", "install", "setup", "set up", "getting started", "quick", "requirements", "before you") &&
+		reSetupHeading.MatchString(h)
+	neg = s.has(lh, "not", "n't", "doesnt", "wont", "dont", "never", "scope", "non-goal", "limitations") &&
+		reNegHeading.MatchString(lh) && !reNotNegHeading.MatchString(lh) ||
+		!section && s.has(lh, "malicious", "attack", "flag", "indicator", "ioc", "detect", "suspicious", "threat", "example",
+			"warning", "pattern", "looks") && reDocHeading.MatchString(lh)
+	return section, neg
 }
 
 var (
@@ -856,11 +903,12 @@ var codeLangs = map[string]bool{"python": true, "py": true, "python3": true, "js
 	"lua": true, "applescript": true, "osascript": true, "vbscript": true, "vbs": true, "jxa": true}
 
 // introducesCode reports a line that presents the code block after it as
-// something to run: an imperative line, or one ending in a colon that
-// says to run, paste or install.
-func introducesCode(l string) bool {
+// something to run: an imperative line, a step (it opens an item of an
+// ordered list), or one ending in a colon that says to run, paste or
+// install.
+func introducesCode(l string, step bool) bool {
 	t := strings.TrimLeft(l, " \t>")
-	if imperativeStart(t) || isNumbered(t) {
+	if imperativeStart(t) || step {
 		return true
 	}
 	t = strings.TrimRight(t, " \t*_")
@@ -924,7 +972,7 @@ func (s *scanner) preLine(line, content string, n int, c ctx, run bool) {
 		s.extra(n, n, n, func() { s.checkExec(code, code, 0, n, c) })
 	}
 	if run {
-		s.shell(code, n, c, true)
+		s.shellLine(code, n)
 	}
 }
 
@@ -951,50 +999,30 @@ var shellLangs = map[string]bool{"": true, "sh": true, "bash": true, "zsh": true
 	"console": true, "shell-session": true, "shellsession": true, "terminal": true, "fish": true,
 	"powershell": true, "ps1": true, "pwsh": true, "ps": true, "cmd": true, "bat": true, "batch": true, "ksh": true}
 
-// fenceOpen reports a code fence opener: its character, length and info
-// string.
-func fenceOpen(t string) (c byte, n int, info string) {
-	if len(t) < 3 || (t[0] != '`' && t[0] != '~') {
-		return 0, 0, ""
-	}
-	c = t[0]
-	for n < len(t) && t[n] == c {
-		n++
-	}
-	if n < 3 {
-		return 0, 0, ""
-	}
-	info = strings.TrimSpace(t[n:])
-	if c == '`' && strings.IndexByte(info, '`') >= 0 {
-		return 0, 0, ""
-	}
-	return c, n, info
-}
-
-// insideCode reports whether byte i of line is inside an inline code span.
-func insideCode(line string, i int) bool {
-	return strings.Count(line[:i], "`")%2 == 1
-}
-
-// checkMarkdownLine classifies a markdown line outside code fences and
-// scans its prose and inline code.
+// checkMarkdownLine classifies a markdown line outside code blocks (by
+// what goldmark says it is: s.md) and scans its prose and inline code.
 func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inComment, isSkillMD bool) {
 	t := strings.TrimLeft(line, " \t")
+	ml := s.md
 	quoted, imperative := false, false
+	// The line is what its first marker opens: a blockquote's ">" (a lazy
+	// continuation line has none, and reads as the text it is), a table
+	// row, a list item.
+	table := false
 	switch {
-	case strings.HasPrefix(t, "|"):
-		quoted = true
-	case strings.HasPrefix(t, ">"):
+	case ml.quote && strings.HasPrefix(t, ">"):
 		// A blockquote quotes, unless it is a callout telling the reader
 		// to do something ("> **Required:** run …", "> [!IMPORTANT]").
 		inner := strings.TrimLeft(t, "> \t")
-		imperative = isBullet(inner) || isNumbered(inner) || imperativeStart(inner)
+		imperative = ml.item != mdNoItem || imperativeStart(inner)
 		quoted = !imperative
-	case isBullet(t):
-		item := strings.TrimLeft(t[1:], " \t")
+	case ml.table:
+		quoted, table = true, true
+	case ml.item == mdBullet:
+		item := strings.TrimLeft(t[min(1, len(t)):], " \t")
 		imperative = section || imperativeStart(item)
 		quoted = !imperative
-	case isNumbered(t):
+	case ml.item == mdOrdered:
 		imperative = true
 	default:
 		imperative = imperativeStart(t)
@@ -1015,7 +1043,7 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 	// Hidden Unicode, prompt injection and hosts over the whole line;
 	// execution rules over inline code spans (and the whole line when it
 	// is imperative).
-	spans := codeSpans(line)
+	spans := ml.spans
 	// A descriptive line that talks about attacks (a security tutorial,
 	// an advisory, a scanner's documentation) mentions the commands it
 	// shows: what runs in it is quoted. Instructions (imperative lines)
@@ -1064,9 +1092,9 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 			}
 			s.checkExec(line, sp.text, sp.off, n, sc)
 		}
-		if isSkillMD && !strings.HasPrefix(t, "|") && !negSection {
+		if isSkillMD && !table && !negSection {
 			if commandLike(sp.text) {
-				s.commands(sp.text, n, true)
+				s.spanCommand(sp.text, n)
 			}
 		}
 	}
@@ -1118,45 +1146,12 @@ func commandLike(t string) bool {
 	return false
 }
 
+// span is a piece of a line: an inline code span's text (trimmed), where
+// it starts (after the opening backticks) and where it ends (before the
+// closing ones); a command of a line.
 type span struct {
-	text string
-	off  int
-}
-
-// codeSpans returns the inline code spans of a line (backtick runs of
-// equal length).
-func codeSpans(line string) []span {
-	var out []span
-	for i := 0; i < len(line); {
-		if line[i] != '`' {
-			i++
-			continue
-		}
-		j := i
-		for j < len(line) && line[j] == '`' {
-			j++
-		}
-		run := line[i:j]
-		k := strings.Index(line[j:], run)
-		if k < 0 {
-			break
-		}
-		out = append(out, span{strings.TrimSpace(line[j : j+k]), j})
-		i = j + k + len(run)
-	}
-	return out
-}
-
-func isBullet(t string) bool {
-	return len(t) >= 2 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && (t[1] == ' ' || t[1] == '\t')
-}
-
-func isNumbered(t string) bool {
-	i := 0
-	for i < len(t) && i < 4 && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	return i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && (t[i+1] == ' ' || t[i+1] == '\t')
+	text     string
+	off, end int
 }
 
 var imperativeVerbs = map[string]bool{"run": true, "execute": true, "exec": true, "paste": true, "type": true,
@@ -1396,7 +1391,8 @@ func (s *scanner) checkCommand(cmd string, n int, c ctx) {
 }
 
 // commands reports binaries run by a shell line (or an inline code span)
-// that requires.bins/anyBins do not declare. It returns a heredoc
+// that requires.bins/anyBins do not declare, as the heuristics read a
+// line the shell parser could not (shellparse.go). It returns a heredoc
 // terminator when the line opens one.
 func (s *scanner) commands(line string, n int, inline bool) (heredoc string) {
 	t := strings.TrimSpace(line)
@@ -1412,26 +1408,31 @@ func (s *scanner) commands(line string, n int, inline bool) (heredoc string) {
 		segs = segs[:1]
 	}
 	for _, sp := range segs {
-		w := commandWord(sp.text)
-		if w == "" || s.bins[w] || knownCommands[w] || s.undecl[w] {
-			continue
-		}
-		s.undecl[w] = true
-		// The excerpt names the binary first (the line may run several),
-		// then the line from a little before it.
-		text := strings.TrimLeft(line, " \t")
-		if at := strings.Index(text, w); at > 40 {
-			from := at - 30
-			for from < at && !utf8.RuneStart(text[from]) {
-				from++
-			}
-			text = "…" + text[from:]
-		}
-		// A tool the frontmatter does not list is drift, not a threat:
-		// info (what the tool is made to do is for the other rules).
-		s.add(RuleUndeclaredBinary, SeverityInfo, ctxExec, n, w+": "+text, 0)
+		s.undeclared(commandWord(sp.text), line, n)
 	}
 	return heredoc
+}
+
+// undeclared reports the binary w, run on line n (its text line), when
+// requires.bins/anyBins do not declare it; each binary once.
+func (s *scanner) undeclared(w, line string, n int) {
+	if w == "" || s.bins[w] || knownCommands[w] || s.undecl[w] {
+		return
+	}
+	s.undecl[w] = true
+	// The excerpt names the binary first (the line may run several),
+	// then the line from a little before it.
+	text := strings.TrimLeft(line, " \t")
+	if at := strings.Index(text, w); at > 40 {
+		from := at - 30
+		for from < at && !utf8.RuneStart(text[from]) {
+			from++
+		}
+		text = "…" + text[from:]
+	}
+	// A tool the frontmatter does not list is drift, not a threat:
+	// info (what the tool is made to do is for the other rules).
+	s.add(RuleUndeclaredBinary, SeverityInfo, ctxExec, n, w+": "+text, 0)
 }
 
 // splitShellAt splits a command line at |, ||, &&, ; and $( outside
@@ -1450,11 +1451,11 @@ func splitShellAt(t string) []span {
 		case dq && !(ch == '(' && i > 0 && t[i-1] == '$'):
 			// Inside double quotes only a command substitution runs a command.
 		case ch == '|' || ch == ';' || ch == '&' || (ch == '(' && i > 0 && t[i-1] == '$'):
-			out = append(out, span{t[start:i], start})
+			out = append(out, span{t[start:i], start, i})
 			start = i + 1
 		}
 	}
-	return append(out, span{t[start:], start})
+	return append(out, span{t[start:], start, len(t)})
 }
 
 var prefixWords = map[string]bool{"sudo": true, "env": true, "time": true, "nohup": true, "exec": true,
@@ -1463,9 +1464,19 @@ var prefixWords = map[string]bool{"sudo": true, "env": true, "time": true, "nohu
 
 // commandWord returns the binary a shell segment runs, or "".
 func commandWord(seg string) string {
+	return commandName(strings.Fields(seg), true)
+}
+
+// commandName returns the binary a command of these words runs (after
+// sudo, env, nohup … and VAR=value), or "". With split, the words are a
+// line's fields, where "(" and "{" may open a word; else they are the
+// shell parser's, quotes removed.
+func commandName(words []string, split bool) string {
 	afterPrefix := false
-	for w := range strings.FieldsSeq(seg) {
-		w = strings.TrimLeft(w, "({")
+	for _, w := range words {
+		if split {
+			w = strings.TrimLeft(w, "({")
+		}
 		if w == "" || prefixWords[w] {
 			afterPrefix = true
 			continue

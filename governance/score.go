@@ -24,7 +24,7 @@ const (
 const (
 	WeightError      = 25  // any error finding
 	CapError         = 100 // errors block anyway; the score shows how many
-	WeightHold       = 60  // a warn of a hold-class rule (holdRules): quarantine by itself
+	WeightHold       = 60  // a warn of a hold-class rule (Rule.Warn ScoreHold): quarantine by itself
 	CapHold          = 75
 	WeightInjection  = 10 // prompt-injection warn, html-comment-directive warn
 	CapInjection     = 20
@@ -36,13 +36,6 @@ const (
 	CapOtherWarn     = 10
 	MitigationNoErrs = -5 // no error finding
 )
-
-// holdRules are the rules whose warn findings hold a skill
-// (WeightHold): each stands for a combination a reviewer would not let
-// through unread.
-var holdRules = map[string]bool{RuleDataExfiltration: true, RuleSystemTampering: true, RuleObfuscatedCode: true,
-	RuleSupplyChain: true, RuleHardcodedCredential: true, RuleDiscoveryAbuse: true, RuleCredentialHarvest: true,
-	RuleCovertInstruction: true}
 
 // Bands, by score (inclusive upper bounds).
 const (
@@ -88,25 +81,22 @@ var capabilityWeight = map[string]int{
 	capEgress:  WeightNetworkEgress,
 }
 
-// category returns a finding's score category, its weight and its cap.
+// category returns a finding's score category, its weight and its cap:
+// errors and info findings by severity, a warn by its rule's score class
+// in the registry (a hold, an injection, …).
 func category(f Finding) (name string, weight, limit int) {
-	switch {
-	case f.Severity == SeverityError:
+	switch f.Severity {
+	case SeverityError:
 		return "error", WeightError, CapError
-	case f.Severity == SeverityInfo:
+	case SeverityInfo:
 		return "info", 0, 0
-	case holdRules[f.Rule]:
-		return "hold", WeightHold, CapHold
 	}
-	switch f.Rule {
-	case RulePromptInjection, RuleHTMLComment:
-		return "injection", WeightInjection, CapInjection
-	case RuleObfuscation, RuleEncodedPayload:
-		return "evasion", WeightEvasion, CapEvasion
-	case RuleBinaryFile:
-		return "unscanned", WeightUnscanned, CapUnscanned
+	name = ScoreOther
+	if r := ruleByID[f.Rule]; r != nil {
+		name = r.Warn
 	}
-	return "other", WeightOtherWarn, CapOtherWarn
+	c := scoreClasses[name]
+	return name, c.weight, c.cap
 }
 
 // Score is the additive risk score 0–100: the weight of every declared

@@ -31,7 +31,7 @@ func (s *scanner) dropRun(line, text, low string, off, n int, c ctx) {
 		return
 	}
 	fetched := false // the previous segment downloaded to stdout
-	for _, seg := range splitShellAt(text) {
+	for _, seg := range s.shellSegments(text) {
 		words := strings.Fields(seg.text)
 		if name, ok := downloadTarget(words); ok {
 			if name != "" {

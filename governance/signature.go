@@ -18,10 +18,6 @@ import (
 // and requireSigned, SKILL.sig is not looked at: a skill is not held for a
 // signature the operator never asked about.
 
-// RuleBadSignature is the error finding of a SKILL.sig that does not
-// verify with the trusted publishers' keys.
-const RuleBadSignature = "bad-signature"
-
 // MitigationSigned is what a trusted publisher's signature takes off the
 // score (seed 003's mitigation).
 const MitigationSigned = -10

@@ -72,4 +72,7 @@ func (r *Report) derive() {
 // HoldsAlone says whether a finding holds a skill by itself: a warn of a
 // rule that stands for a combination a reviewer would not let through
 // unread (it reaches the high band alone).
-func HoldsAlone(f Finding) bool { return f.Severity == SeverityWarn && holdRules[f.Rule] }
+func HoldsAlone(f Finding) bool {
+	r := ruleByID[f.Rule]
+	return f.Severity == SeverityWarn && r != nil && r.Warn == ScoreHold
+}

@@ -40,6 +40,7 @@ type cached struct {
 	etag  string
 	data  []byte
 	skill *skill.Skill
+	lines skill.TextLines // where skill's text was read, for the governance scanner
 }
 
 // LoaderStats counts a Loader's work since it was made. Every object read
@@ -183,8 +184,9 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		}
 		prefix := dirPrefix(o.Key)
 		var (
-			budget governance.Budget
+			budget = &governance.Budget{}
 			files  []governance.File
+			admits []admitted
 		)
 		for _, f := range o.Files {
 			path, ok := strings.CutPrefix(f.Key, prefix)
@@ -210,6 +212,7 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 				continue
 			}
 			files = append(files, governance.File{Path: path})
+			admits = append(admits, admitted{len(files) - 1, f.Size, f.ETag})
 			c, have := l.cache[f.Key]
 			have = have && c.skill == nil
 			if have && f.ETag != "" && c.etag == f.ETag {
@@ -225,6 +228,7 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		}
 		results[i].files = append(files, budget.Unread()...)
 		results[i].skipped = budget.Skipped()
+		results[i].budget, results[i].admitted = budget, admits
 	}
 	err = parallel(ctx, len(fileReads), func(ctx context.Context, j int) error {
 		r := &fileReads[j]
@@ -263,6 +267,22 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 			f.Err, f.Size, f.ETag = r.err, r.o.Size, r.o.ETag
 		}
 	}
+	// Each file read is kept or refused by what it is, in path order
+	// (governance.Budget.Keep): a refused one is not scanned and not
+	// served. Its bytes stay in the cache (AdmitFile bounds what is read),
+	// so that an unchanged poll reads nothing again.
+	for i := range results {
+		r := &results[i]
+		for _, a := range r.admitted {
+			f := &r.files[a.f]
+			if f.Path == "" || f.Err != "" {
+				continue
+			}
+			if no := r.budget.Keep(governance.File{Path: f.Path, Data: f.Data, Size: a.size, ETag: a.etag}); no != nil {
+				*f = *no
+			}
+		}
+	}
 
 	size := len(objs)
 	for _, r := range results {
@@ -296,7 +316,9 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		}
 		loaded = append(loaded, Loaded{
 			Skill: r.entry.skill,
-			Input: governance.Input{SkillMD: r.entry.data, Files: files, Skipped: r.skipped},
+			// The scanner reads the skill as parsed here: SKILL.md is
+			// parsed once.
+			Input: governance.Input{SkillMD: r.entry.data, Skill: r.entry.skill, Lines: r.entry.lines, Files: files, Skipped: r.skipped},
 		})
 	}
 	l.cache = next
@@ -327,6 +349,17 @@ type loadResult struct {
 	files   []governance.File
 	skipped []governance.File
 	cached  []keyed
+
+	budget   *governance.Budget // the directory's files' budget: AdmitFile done, Keep once they are read
+	admitted []admitted         // the files it admitted, in path order
+}
+
+// admitted is a file the budget admitted for reading: its index in
+// loadResult.files and its listed size and ETag.
+type admitted struct {
+	f    int
+	size int64
+	etag string
 }
 
 // keyed is a cache entry with its key.
@@ -417,7 +450,7 @@ func (l *Loader) fetchSkill(ctx context.Context, o SkillObject, c cached, have b
 		return loadResult{}, err
 	}
 	if fresh {
-		e.skill = skill.Parse(o.Ref, e.data)
+		e.skill, e.lines = skill.ParseLines(o.Ref, e.data)
 	}
 	return loadResult{entry: e, ok: true}, nil
 }

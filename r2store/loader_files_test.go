@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/skill"
 )
 
 // touch gives the file of key under root a new modification time, so that
@@ -23,11 +24,14 @@ func touch(t *testing.T, root, key string, at time.Time) {
 	}
 }
 
-// inputs maps each loaded skill's key to its Input.
+// inputs maps each loaded skill's key to its Input, without the parsed
+// skill it carries (checked once, in TestLoaderFiles).
 func inputs(loaded []r2store.Loaded) map[string]governance.Input {
 	m := map[string]governance.Input{}
 	for _, l := range loaded {
-		m[l.Skill.Key] = l.Input
+		in := l.Input
+		in.Skill, in.Lines = nil, skill.TextLines{}
+		m[l.Skill.Key] = in
 	}
 	return m
 }
@@ -67,6 +71,13 @@ func TestLoaderFiles(t *testing.T) {
 	loaded, diags := snapshot(t, st, l)
 	if got := inputs(loaded); !reflect.DeepEqual(got, want) {
 		t.Errorf("first load inputs =\n  %+v\nwant\n  %+v", got, want)
+	}
+	// Each Input carries the skill as parsed, for the scanner: SKILL.md is
+	// parsed once.
+	for _, ld := range loaded {
+		if sk, at := skill.ParseLines(ld.Skill.Ref, ld.Input.SkillMD); ld.Input.Skill != ld.Skill || !reflect.DeepEqual(sk, ld.Skill) || ld.Input.Lines != at {
+			t.Errorf("%s: Input.Skill %p (Loaded.Skill %p), Lines %+v, want the loaded skill and %+v", ld.Skill.Key, ld.Input.Skill, ld.Skill, ld.Input.Lines, at)
+		}
 	}
 	if len(diags) != 1 || diags[0].Location != "skills/a/sub/SKILL.md" {
 		t.Errorf("diagnostics = %+v, want one about the deeper SKILL.md", diags)
@@ -157,8 +168,9 @@ func TestLoaderFiles(t *testing.T) {
 }
 
 // TestLoaderFileCaps checks the governance.Budget caps on a skill
-// directory's files: which are read, which come back with Err, and that
-// refused files cost no request.
+// directory's files: which are read, which come back with Err, that files
+// refused by their listing cost no request, and that a file read to learn
+// what it is, then refused, is not read again while unchanged.
 func TestLoaderFileCaps(t *testing.T) {
 	t.Parallel()
 	const kib = 1 << 10
@@ -174,8 +186,9 @@ func TestLoaderFileCaps(t *testing.T) {
 	manyWant = append(manyWant, governance.File{Path: fmt.Sprintf("f%03d.txt", governance.MaxFiles), Size: 8,
 		Err: "over the 256-file limit of a skill directory: this and 0 more files are not read"})
 
-	// Files of 250 KiB: MaxSkillBytes holds n of them, then two more do not
-	// fit, and a small one after them still does.
+	// Files of 250 KiB of text: MaxSkillBytes holds n of them, then two
+	// more do not fit (they are read: were they media, they would), and a
+	// small one after them still does.
 	quarter := strings.Repeat("q", 250*kib)
 	n := governance.MaxSkillBytes / (250 * kib)
 	over := map[string]string{}
@@ -191,6 +204,21 @@ func TestLoaderFileCaps(t *testing.T) {
 	}
 	over["skills/s/zz"] = "small"
 	overWant = append(overWant, governance.File{Path: "zz", Data: []byte("small")})
+	// The same 2000 KiB of text, then fonts or images past it (kept: their
+	// first 8 KiB count), an executable (refused: it counts in full) and
+	// a small text file (kept).
+	media := map[string]string{}
+	var mediaWant []governance.File
+	for i := range n {
+		name := fmt.Sprintf("%02d", i)
+		media["skills/s/"+name] = quarter
+		mediaWant = append(mediaWant, governance.File{Path: name, Data: []byte(quarter)})
+	}
+	png := "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00", 250*kib-8)
+	elf := "\x7fELF\x02\x01\x01" + strings.Repeat("\x00", 250*kib-7)
+	media["skills/s/p1.png"], media["skills/s/p2.png"], media["skills/s/x.bin"], media["skills/s/zz"] = png, png, elf, "small"
+	mediaWant = append(mediaWant, governance.File{Path: "p1.png", Data: []byte(png)}, governance.File{Path: "p2.png", Data: []byte(png)},
+		governance.File{Path: "x.bin", Err: "over the 2 MiB limit of a skill directory", Size: 250 * kib}, governance.File{Path: "zz", Data: []byte("small")})
 	tests := []struct {
 		name     string
 		files    map[string]string // under skills/s/, besides SKILL.md
@@ -219,7 +247,13 @@ func TestLoaderFileCaps(t *testing.T) {
 			name:     "over the bytes of a skill in all",
 			files:    over,
 			want:     overWant,
-			wantGets: int64(n + 2), // SKILL.md, the n that fit and the small one
+			wantGets: int64(n + 4), // SKILL.md, the n that fit, the two read and refused, and the small one
+		},
+		{
+			name:     "media past the bytes of a skill",
+			files:    media,
+			want:     mediaWant,
+			wantGets: int64(n + 5), // SKILL.md and every file: each is read to learn what it is
 		},
 	}
 	for _, tt := range tests {
@@ -248,7 +282,7 @@ func TestLoaderFileCaps(t *testing.T) {
 			if n := st.gets.Load(); n != tt.wantGets {
 				t.Errorf("%d Gets, want %d", n, tt.wantGets)
 			}
-			// The refused files are not cached either: unchanged, no Get.
+			// Unchanged, no Get: refused files are not read again.
 			again, _ := snapshot(t, st, l)
 			if n := st.gets.Load(); n != tt.wantGets || !reflect.DeepEqual(again[0].Input, loaded[0].Input) {
 				t.Errorf("unchanged re-load: %d more Gets, same input %v; want 0, true", n-tt.wantGets, reflect.DeepEqual(again[0].Input, loaded[0].Input))

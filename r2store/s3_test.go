@@ -325,7 +325,7 @@ func TestS3LoaderFiles(t *testing.T) {
 		{Path: "scripts/run.sh", Data: []byte("#!/bin/sh\ncurl example.com\n")},
 	}}
 	loaded, diags := snapshot(t, cs, l)
-	if len(loaded) != 1 || len(diags) != 0 || !reflect.DeepEqual(loaded[0].Input, want) {
+	if len(loaded) != 1 || len(diags) != 0 || !reflect.DeepEqual(inputs(loaded)["skills/a/SKILL.md"], want) {
 		t.Fatalf("loaded %+v, diagnostics %+v; want skills/a with %+v", loaded, diags, want)
 	}
 	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 3, Downloads: 3}) {
@@ -333,7 +333,7 @@ func TestS3LoaderFiles(t *testing.T) {
 	}
 
 	again, _ := snapshot(t, cs, l)
-	if len(again) != 1 || !reflect.DeepEqual(again[0].Input, want) {
+	if len(again) != 1 || !reflect.DeepEqual(inputs(again)["skills/a/SKILL.md"], want) {
 		t.Errorf("re-load = %+v, want %+v", again, want)
 	}
 	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 3, Downloads: 3, CacheHits: 3}) || cs.gets.Load() != 3 {
@@ -346,7 +346,7 @@ func TestS3LoaderFiles(t *testing.T) {
 	}
 	changed, _ := snapshot(t, cs, l)
 	want.Files[1].Data = []byte("echo two\n")
-	if len(changed) != 1 || !reflect.DeepEqual(changed[0].Input, want) {
+	if len(changed) != 1 || !reflect.DeepEqual(inputs(changed)["skills/a/SKILL.md"], want) {
 		t.Errorf("after a change = %+v, want %+v", changed, want)
 	}
 	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 4, Downloads: 4, CacheHits: 5}) {

@@ -68,7 +68,7 @@ func FuzzParse(f *testing.F) {
 		if text, _ := normalizeText(data); at.Name < 0 || at.Name > strings.Count(text, "\n")+1 ||
 			at.Description < 0 || at.Description > strings.Count(text, "\n")+1 ||
 			(at.Description == 0) != (s.Description == "") || at.DescriptionFromBody != fromBody ||
-			at.Name == 0 && s.Name != ref.Dir || !reflect.DeepEqual(s, again) {
+			at.Name == 0 && s.Name != ref.Dir || at.Body != bodyLine || !reflect.DeepEqual(s, again) {
 			t.Fatalf("ParseLines = %+v for name %q, description %q (from the body: %v)", at, s.Name, s.Description, fromBody)
 		}
 		if again := Parse(ref, data); !reflect.DeepEqual(s, again) {

@@ -83,14 +83,21 @@ type TextLines struct {
 	Description int
 	// DescriptionFromBody reports a description taken from the body.
 	DescriptionFromBody bool
+	// Body is the line the body starts on: 1 without frontmatter, one
+	// past the last line when the file ends at the closing "---". It is
+	// where the frontmatter ends by SplitFrontmatter's rule, so that the
+	// governance scanner reads the lines Parse reads as the body as the
+	// body, without splitting the file again.
+	Body int
 }
 
-// ParseLines is Parse, also saying where the name and description were
-// read from: the governance scanner reports what it finds in them there.
+// ParseLines is Parse, also saying where the name, description and body
+// were read from: the governance scanner reports what it finds in them
+// there, and reads the body from there.
 func ParseLines(ref Ref, data []byte) (*Skill, TextLines) {
 	p := &parser{ref: ref}
 	s, fromBody := p.parse(data)
-	return s, TextLines{Name: p.nameLine, Description: p.descLine, DescriptionFromBody: fromBody}
+	return s, TextLines{Name: p.nameLine, Description: p.descLine, DescriptionFromBody: fromBody, Body: p.bodyStart}
 }
 
 // ParseChecked is Parse as `skillgate validate` reads a file: the same Skill

@@ -1024,22 +1024,23 @@ func TestParseDeepNesting(t *testing.T) {
 	}
 }
 
-// ParseLines says where the prompt text was read: the governance scanner
-// reports what it finds in a name or description at these lines.
+// ParseLines says where the prompt text and the body were read: the
+// governance scanner reports what it finds in a name or description at
+// these lines, and reads the body from its line.
 func TestParseLines(t *testing.T) {
 	cases := []struct {
 		name, in string
 		want     TextLines
 	}{
-		{"frontmatter", file("---", "name: x", "description: d", "---", "body"), TextLines{Name: 2, Description: 3}},
-		{"multi-line description", file("---", "description: >", "  one", "  two", "name: x", "---"), TextLines{Name: 5, Description: 2}},
-		{"duplicate: the last", file("---", "name: a", "name: b", "---", "", "# T", "", "Para", "graph."), TextLines{Name: 3, Description: 8, DescriptionFromBody: true}},
-		{"flat reader", file("---", "name: x: y", "description: [d", "---", "body"), TextLines{Name: 2, Description: 3}},
-		{"no frontmatter", file("# T", "", "First", "second"), TextLines{Description: 3, DescriptionFromBody: true}},
-		{"near miss", file("--- ", "name: x", "---", "", "body"), TextLines{Description: 1, DescriptionFromBody: true}},
-		{"CRLF and BOM", "\uFEFF---\r\nname: x\r\n---\r\n\r\n\r\nText.\r\n", TextLines{Name: 2, Description: 6, DescriptionFromBody: true}},
-		{"not a string", file("---", "name: [a]", "description: {a: b}", "---", "Text."), TextLines{Description: 5, DescriptionFromBody: true}},
-		{"none", file("---", "name: x", "---", "# Only a heading"), TextLines{Name: 2}},
+		{"frontmatter", file("---", "name: x", "description: d", "---", "body"), TextLines{Name: 2, Description: 3, Body: 5}},
+		{"multi-line description", file("---", "description: >", "  one", "  two", "name: x", "---"), TextLines{Name: 5, Description: 2, Body: 7}},
+		{"duplicate: the last", file("---", "name: a", "name: b", "---", "", "# T", "", "Para", "graph."), TextLines{Name: 3, Description: 8, DescriptionFromBody: true, Body: 5}},
+		{"flat reader", file("---", "name: x: y", "description: [d", "---", "body"), TextLines{Name: 2, Description: 3, Body: 5}},
+		{"no frontmatter", file("# T", "", "First", "second"), TextLines{Description: 3, DescriptionFromBody: true, Body: 1}},
+		{"near miss", file("--- ", "name: x", "---", "", "body"), TextLines{Description: 1, DescriptionFromBody: true, Body: 1}},
+		{"CRLF and BOM", "\uFEFF---\r\nname: x\r\n---\r\n\r\n\r\nText.\r\n", TextLines{Name: 2, Description: 6, DescriptionFromBody: true, Body: 4}},
+		{"not a string", file("---", "name: [a]", "description: {a: b}", "---", "Text."), TextLines{Description: 5, DescriptionFromBody: true, Body: 5}},
+		{"none", file("---", "name: x", "---", "# Only a heading"), TextLines{Name: 2, Body: 4}},
 	}
 	for _, tc := range cases {
 		s, got := ParseLines(testRef, []byte(tc.in))

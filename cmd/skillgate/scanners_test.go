@@ -67,21 +67,7 @@ func TestExternalScannersServe(t *testing.T) {
 	}
 	base, gw := serveReview(t, bins, store, cfg)
 	waitHTTP(t, func() (string, bool) { return inPrompt(base, "plain") }, gw)
-	skills := func() map[string]report.SkillReport {
-		code, body := httpGet(base + "/v1/agents/main/skills")
-		if code != http.StatusOK {
-			t.Fatalf("skills: %d %s", code, body)
-		}
-		var r report.Report
-		if err := json.Unmarshal([]byte(body), &r); err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]report.SkillReport{}
-		for _, s := range r.Skills {
-			out[s.Name] = s
-		}
-		return out
-	}
+	skills := func() map[string]report.SkillReport { return mainSkills(t, base) }
 	var got map[string]report.SkillReport
 	answered := func(s report.SkillReport) bool {
 		return s.Governance != nil && len(s.Governance.Scanners) == 1 && s.Governance.Scanners[0].Verdict != "pending"
@@ -154,4 +140,22 @@ func TestExternalScannersServe(t *testing.T) {
 	if _, ok := inPrompt(base, "plain"); !ok {
 		t.Error("a fail-open scanner's failure holds plain")
 	}
+}
+
+// mainSkills is agent main's GET /skills, by skill name.
+func mainSkills(t *testing.T, base string) map[string]report.SkillReport {
+	t.Helper()
+	code, body := httpGet(base + "/v1/agents/main/skills")
+	if code != http.StatusOK {
+		t.Fatalf("skills: %d %s", code, body)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]report.SkillReport{}
+	for _, s := range r.Skills {
+		out[s.Name] = s
+	}
+	return out
 }

@@ -397,6 +397,11 @@ func readSkillFiles(dir, skillFile string) []governance.File {
 			files = append(files, governance.File{Path: rel, Err: "unreadable: " + errText(err)})
 			return nil
 		}
+		// Kept or refused by what it is, as the gateway's loader does.
+		if refused := budget.Keep(governance.File{Path: rel, Data: data, Size: info.Size()}); refused != nil {
+			files = append(files, *refused)
+			return nil
+		}
 		files = append(files, governance.File{Path: rel, Data: data})
 		return nil
 	})

@@ -32,9 +32,7 @@ var floors = []floor{
 	//  set                              malicious held ≥  benign blocked ≤, held ≤, flagged ≤
 	{"skillfortifybench", 173, 0, 0, 0},
 	{"cisco-skill-scanner-evals", 11, 0, 0, 0},
-	// canvas-design is held only for its files past the read caps (a
-	// 5.4 MB font collection, over MaxSkillBytes).
-	{"benign-anthropics-skills", 0, 0, 1, 1},
+	{"benign-anthropics-skills", 0, 0, 0, 0},
 	{"benign-trailofbits-skills", 0, 0, 0, 2},
 	{"benign-kdense-scientific-skills", 0, 0, 0, 0},
 	{"openclaw-skills", 0, 0, 0, 1},
