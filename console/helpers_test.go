@@ -2,7 +2,7 @@ package console_test
 
 // The machinery of the console's browser test: a real gateway (in this
 // process, on a directory store and a real 127.0.0.1 listener) and real
-// skillgate-node processes built once in TestMain. Adapted from
+// skillgate-node processes built once (testkit.Binaries). Adapted from
 // gateway/helpers_test.go; nothing here is a mock.
 
 import (
@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -23,54 +22,18 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/r2store"
 )
 
 // waitFor bounds every wait of these tests.
 const waitFor = 10 * time.Second
 
-var (
-	nodeBinPath string // the skillgate-node binary built by TestMain
-	nodeBinErr  error
-)
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "skillgate-console-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	nodeBinPath, nodeBinErr = buildNode(dir)
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// buildNode builds cmd/skillgate-node once for the whole package.
-func buildNode(dir string) (string, error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("the go command is needed to build skillgate-node: %w", err)
-	}
-	out := filepath.Join(dir, "skillgate-node")
-	if runtime.GOOS == "windows" {
-		out += ".exe"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", out, "github.com/skillgate/skillgate/cmd/skillgate-node")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/skillgate-node: %v\n%s", err, b)
-	}
-	return out, nil
-}
-
+// nodeBin returns the skillgate-node binary, built once for every package
+// that runs it (testkit.Binaries).
 func nodeBin(t *testing.T) string {
 	t.Helper()
-	if nodeBinErr != nil {
-		t.Fatalf("the skillgate-node binary could not be built: %v", nodeBinErr)
-	}
-	return nodeBinPath
+	return testkit.Binary(t, "cmd/skillgate-node")
 }
 
 // eventually calls f until it reports true, and returns its value. On

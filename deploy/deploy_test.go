@@ -1,7 +1,7 @@
 // Package deploy_test checks the deployment files: the systemd units
 // (deploy/systemd), the example configs they read (deploy/etc), the
-// Dockerfile and .dockerignore, `make dist`, and that every command-line
-// flag docs/deploy.md and the units write exists.
+// Dockerfile and .dockerignore, and `make dist`. The flags docs/deploy.md
+// and the units write are checked with every other doc's, in docs/.
 //
 // The tests that build binaries (make dist, the Dockerfile's build step)
 // are skipped with -short. Nothing here needs a Docker engine or a running
@@ -28,8 +28,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // root is the repository root, relative to this package's directory.
@@ -762,39 +763,14 @@ func TestMakeDist(t *testing.T) {
 	}
 }
 
-// ---- example configs and flags ----
+// ---- example configs ----
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
-// hostBinaries builds skillgate and skillgate-node for this host, once.
+// hostBinaries returns the directory of skillgate and skillgate-node for
+// this host, built once for every package that runs them
+// (testkit.Binaries).
 func hostBinaries(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "skillgate-deploy-test-")
-		if buildErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", binDir+string(os.PathSeparator), filepath.Join(root, "cmd", "skillgate"), filepath.Join(root, "cmd", "skillgate-node")).CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binDir
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
+	return testkit.Binaries(t, "cmd/skillgate", "cmd/skillgate-node")
 }
 
 // TestExampleConfigs loads deploy/etc's configs with the programs that
@@ -812,129 +788,5 @@ func TestExampleConfigs(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-	}
-}
-
-// pendingFlags are flags the docs and units may name before the programs
-// have them (TLS, being added); once a program has one, it is checked
-// like any other.
-var pendingFlags = map[string][]string{
-	"skillgate serve": {"tls-cert", "tls-key", "tls-client-ca"},
-	"skillgate-node":  {"ca-file", "cert", "key"},
-}
-
-// commandFlags returns the flags a command's -h lists.
-func commandFlags(t *testing.T, bin string, args ...string) map[string]bool {
-	out, _ := exec.Command(bin, append(args, "-h")...).CombinedOutput()
-	flags := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)`).FindAllStringSubmatch(string(out), -1) {
-		flags[m[1]] = true
-	}
-	if len(flags) == 0 {
-		t.Fatalf("%s %s -h lists no flags:\n%s", bin, strings.Join(args, " "), out)
-	}
-	return flags
-}
-
-// TestDocumentedFlags checks every skillgate and skillgate-node command
-// line in docs/deploy.md's code blocks, README.md's and the units'
-// ExecStart lines (commented-out ones too): the command exists and every
-// --flag it passes is one the command lists in -h.
-func TestDocumentedFlags(t *testing.T) {
-	bin := hostBinaries(t)
-	known := map[string]map[string]bool{}
-	for _, c := range []string{"serve", "eval", "validate", "status"} {
-		known["skillgate "+c] = commandFlags(t, filepath.Join(bin, "skillgate"), c)
-	}
-	known["skillgate version"] = map[string]bool{}
-	known["skillgate-node"] = commandFlags(t, filepath.Join(bin, "skillgate-node"))
-	known["skillgate-node facts"] = commandFlags(t, filepath.Join(bin, "skillgate-node"), "facts")
-
-	var lines []string // logical command lines, continuations joined
-	var where []string
-	addBlock := func(src string, text string) {
-		var cur strings.Builder
-		for l := range strings.Lines(text) {
-			l = strings.TrimRight(l, "\r\n")
-			l = strings.TrimPrefix(l, "#") // commented-out unit lines
-			if strings.HasSuffix(l, `\`) {
-				cur.WriteString(strings.TrimSuffix(l, `\`) + " ")
-				continue
-			}
-			cur.WriteString(l)
-			lines = append(lines, cur.String())
-			where = append(where, src)
-			cur.Reset()
-		}
-	}
-	for _, doc := range []string{filepath.Join(root, "docs", "deploy.md"), filepath.Join(root, "README.md")} {
-		parts := strings.Split(readFile(t, doc), "```")
-		for i, part := range parts {
-			if i%2 == 1 { // a code block
-				addBlock(filepath.Base(doc), part)
-				continue
-			}
-			spans := strings.Split(part, "`")
-			for j := 1; j < len(spans); j += 2 { // inline code
-				addBlock(filepath.Base(doc), strings.ReplaceAll(spans[j], "\n", " "))
-			}
-		}
-	}
-	for _, u := range units {
-		// The ExecStart lines with their continuations, commented-out
-		// ones too.
-		var block strings.Builder
-		in := false
-		for l := range strings.Lines(readFile(t, filepath.Join("systemd", u))) {
-			if strings.HasPrefix(strings.TrimPrefix(l, "#"), "ExecStart=") {
-				in = true
-			}
-			if in {
-				block.WriteString(l)
-				in = strings.HasSuffix(strings.TrimRight(l, "\r\n"), `\`)
-			}
-		}
-		addBlock(u, block.String())
-	}
-
-	cmdRe := regexp.MustCompile(`(?:^|[\s'"(/=])(skillgate(?:-node)?)(?:_[a-z0-9]+_[a-z0-9]+)?\s+(.*)$`)
-	// A command ends at a shell operator or a comment.
-	opRe := regexp.MustCompile(`\s(?:\|\|?|&&|;|#|>|<)(?:\s|$)`)
-	flagRe := regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	checked := 0
-	for i, l := range lines {
-		for _, seg := range opRe.Split(" "+l+" ", -1) {
-			m := cmdRe.FindStringSubmatch(seg)
-			if m == nil {
-				continue
-			}
-			prog, words := m[1], strings.Fields(m[2])
-			name := prog
-			switch {
-			case prog == "skillgate" && len(words) > 0 && known["skillgate "+words[0]] != nil:
-				name += " " + words[0]
-				words = words[1:]
-			case prog == "skillgate":
-				continue // a unit name or a path in prose, not a command line
-			case len(words) > 0 && words[0] == "facts":
-				name += " facts"
-				words = words[1:]
-			}
-			checked++
-			for _, w := range words {
-				w = strings.Trim(w, `"'`)
-				flag, _, _ := strings.Cut(strings.TrimPrefix(w, "--"), "=")
-				if !strings.HasPrefix(w, "--") || !flagRe.MatchString(flag) {
-					continue
-				}
-				if !known[name][flag] && !slices.Contains(pendingFlags[name], flag) {
-					t.Errorf("%s: `%s` passes --%s, which `%s -h` does not list", where[i], strings.TrimSpace(seg), flag, name)
-				}
-			}
-		}
-	}
-	t.Logf("%d command lines checked", checked)
-	if checked < 5 {
-		t.Errorf("only %d command lines found: is the parsing broken?", checked)
 	}
 }

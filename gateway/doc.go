@@ -18,6 +18,6 @@
 // from eligibility, prompt text from promptbuild, frames and close codes
 // from protocol. It must never import node or a cmd package (nodes are
 // peers on the wire, not a library), nor a storage SDK or a messaging
-// client directly: storage is an r2store.Store (imports_test.go checks
+// client directly: storage is an r2store.Store (internal/archtest checks
 // it).
 package gateway

@@ -2,7 +2,7 @@ package gateway_test
 
 // Shared machinery of the gateway's end-to-end tests: a real gateway on a
 // real loopback listener, a real MinIO (one per package, a bucket per test),
-// real skillgate-node processes built once in TestMain, and a raw WebSocket
+// real skillgate-node processes built once (testkit.Binaries), and a raw WebSocket
 // client for the protocol tests. Nothing here is a mock.
 
 import (
@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +30,7 @@ import (
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/miniotest"
 	"github.com/skillgate/skillgate/internal/syncbuf"
-	"github.com/skillgate/skillgate/internal/unprivtest"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 )
@@ -39,56 +38,19 @@ import (
 // waitFor bounds every wait of these tests.
 const waitFor = 10 * time.Second
 
-var (
-	sharedMinio miniotest.Once
-
-	nodeBinPath string // the skillgate-node binary built by TestMain
-	nodeBinErr  error
-)
+var sharedMinio miniotest.Once
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "skillgate-gateway-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if unprivtest.IsChild() {
-		// One test run again as nobody (unprivtest): it needs no node.
-		nodeBinErr = errors.New("not built in a test run again by unprivtest")
-	} else {
-		nodeBinPath, nodeBinErr = buildNode(dir)
-	}
 	code := m.Run()
 	sharedMinio.Close()
-	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-// buildNode builds cmd/skillgate-node once for the whole package.
-func buildNode(dir string) (string, error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("the go command is needed to build skillgate-node: %w", err)
-	}
-	out := filepath.Join(dir, "skillgate-node")
-	if runtime.GOOS == "windows" {
-		out += ".exe"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", out, "github.com/skillgate/skillgate/cmd/skillgate-node")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/skillgate-node: %v\n%s", err, b)
-	}
-	return out, nil
-}
-
+// nodeBin returns the skillgate-node binary, built once for every package
+// that runs it (testkit.Binaries).
 func nodeBin(t *testing.T) string {
 	t.Helper()
-	if nodeBinErr != nil {
-		t.Fatalf("the skillgate-node binary could not be built: %v", nodeBinErr)
-	}
-	return nodeBinPath
+	return testkit.Binary(t, "cmd/skillgate-node")
 }
 
 // ---------------------------------------------------------------------------

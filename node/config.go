@@ -252,41 +252,8 @@ func LoadFile(name string) (FileConfig, error) {
 			if json.Unmarshal(raw, &s) != nil {
 				return fail("must be a string")
 			}
-			switch key {
-			case "gateway":
-				fc.Gateway = s
-			case "id":
-				fc.ID = s
-			case "recheck":
-				d, err := time.ParseDuration(s)
-				if err != nil || d <= 0 {
-					return fail("%q is not a positive duration (e.g. \"10s\")", s)
-				}
-				fc.Recheck = d
-			case "moveBack", "moveBackWindow":
-				d, err := time.ParseDuration(s)
-				if err != nil || d < 0 {
-					return fail("%q is not a duration of 0 or more (e.g. \"30s\"; \"0s\" turns it off)", s)
-				}
-				if key == "moveBack" {
-					fc.MoveBack = d
-				} else {
-					fc.MoveBackWindow = d
-				}
-			case "tokenFile", "caFile", "cert", "key":
-				if s != "" && !filepath.IsAbs(s) {
-					s = filepath.Join(filepath.Dir(name), s)
-				}
-				switch key {
-				case "tokenFile":
-					fc.TokenFile = s
-				case "caFile":
-					fc.CAFile = s
-				case "cert":
-					fc.CertFile = s
-				case "key":
-					fc.KeyFile = s
-				}
+			if msg := fc.setString(name, key, s); msg != "" {
+				return fail("%s", msg)
 			}
 		case "roles", "capabilities", "path":
 			sep := ","
@@ -313,6 +280,49 @@ func LoadFile(name string) (FileConfig, error) {
 		fc.Set[key] = true
 	}
 	return fc, nil
+}
+
+// setString sets the string-valued key of a node config file, file
+// paths resolved against the file's directory; it returns what is wrong
+// with the value ("" when nothing).
+func (fc *FileConfig) setString(name, key, s string) string {
+	switch key {
+	case "gateway":
+		fc.Gateway = s
+	case "id":
+		fc.ID = s
+	case "recheck":
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Sprintf("%q is not a positive duration (e.g. \"10s\")", s)
+		}
+		fc.Recheck = d
+	case "moveBack", "moveBackWindow":
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return fmt.Sprintf("%q is not a duration of 0 or more (e.g. \"30s\"; \"0s\" turns it off)", s)
+		}
+		if key == "moveBack" {
+			fc.MoveBack = d
+		} else {
+			fc.MoveBackWindow = d
+		}
+	case "tokenFile", "caFile", "cert", "key":
+		if s != "" && !filepath.IsAbs(s) {
+			s = filepath.Join(filepath.Dir(name), s)
+		}
+		switch key {
+		case "tokenFile":
+			fc.TokenFile = s
+		case "caFile":
+			fc.CAFile = s
+		case "cert":
+			fc.CertFile = s
+		case "key":
+			fc.KeyFile = s
+		}
+	}
+	return ""
 }
 
 // stringList decodes a list of strings, or one string split at sep.

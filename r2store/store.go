@@ -9,7 +9,7 @@
 // It reads and parses; it never evaluates, nor scans: it imports
 // governance only for the types and caps of what it reads. It must never
 // import eligibility, promptbuild or gateway, nor node or a cmd package
-// (imports_test.go checks it). The AWS SDK is linked here, so the node
+// (internal/archtest checks it). The AWS SDK is linked here, so the node
 // agent must never import this package.
 package r2store
 

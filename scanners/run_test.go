@@ -19,9 +19,6 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if adapter.dir != "" {
-		_ = os.RemoveAll(adapter.dir)
-	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

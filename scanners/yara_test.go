@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -22,38 +21,15 @@ import (
 // The YARA adapter (examples/scanners/yara) end to end: built from source,
 // run by Run over real skill directories with Debian's yara.
 
-var adapter struct {
-	once sync.Once
-	dir  string // removed by TestMain
-	path string
-	err  error
-}
-
 // yaraScanner returns the YARA scanner's config with the rules files
-// (the shipped ClawHavoc rules when none), building scan-yara once.
+// (the shipped ClawHavoc rules when none), with scan-yara built once
+// (testkit.Binaries).
 func yaraScanner(t *testing.T, rules ...string) Config {
 	t.Helper()
 	if _, err := exec.LookPath("yara"); err != nil {
 		t.Fatalf("the yara program is needed (Debian's yara package): run make test-tools (scripts/test-tools.sh): %v", err)
 	}
-	adapter.once.Do(func() {
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			adapter.err = err
-			return
-		}
-		if adapter.dir, adapter.err = os.MkdirTemp("", "scan-yara-"); adapter.err != nil {
-			return
-		}
-		adapter.path = filepath.Join(adapter.dir, "scan-yara")
-		out, err := exec.Command(goBin, "build", "-o", adapter.path, "github.com/skillgate/skillgate/examples/scanners/yara").CombinedOutput()
-		if err != nil {
-			adapter.err = &buildError{err, out}
-		}
-	})
-	if adapter.err != nil {
-		t.Fatalf("building scan-yara: %v", adapter.err)
-	}
+	adapter := testkit.Binary(t, "scan-yara=examples/scanners/yara")
 	if len(rules) == 0 {
 		abs, err := filepath.Abs("../examples/scanners/yara/clawhavoc.yar")
 		if err != nil {
@@ -61,7 +37,7 @@ func yaraScanner(t *testing.T, rules ...string) Config {
 		}
 		rules = []string{abs}
 	}
-	c := Config{Name: "yara", Exec: []string{adapter.path}, Timeout: time.Minute}
+	c := Config{Name: "yara", Exec: []string{adapter}, Timeout: time.Minute}
 	for _, r := range rules {
 		c.Exec = append(c.Exec, "-rules", r)
 	}
@@ -71,13 +47,6 @@ func yaraScanner(t *testing.T, rules ...string) Config {
 	}
 	return c
 }
-
-type buildError struct {
-	err error
-	out []byte
-}
-
-func (e *buildError) Error() string { return e.err.Error() + ": " + string(e.out) }
 
 // lineOf returns the 1-based line of the first line of s containing sub.
 func lineOf(t *testing.T, s, sub string) int {

@@ -111,24 +111,94 @@ func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	// MCP sessions: a few, shared by the workers (a session takes
 	// concurrent calls).
-	nSessions := min(*c, 4)
-	sessions := make([]*sdk.ClientSession, nSessions)
 	endpoint := base.String() + "/mcp?agent=" + url.QueryEscape(*agent)
-	for i := range sessions {
+	sessions, err := openMCPSessions(ctx, client, endpoint, min(*c, 4))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, cs := range sessions {
+			cs.Close()
+		}
+	}()
+	res := &mcpResult{Gateway: base.String(), Agent: *agent, TargetRate: rate, Kinds: map[string]*mcpKindRes{}}
+	if err := res.pickSkill(ctx, sessions[0], *skillName, *query); err != nil {
+		return err
+	}
+	agentURL := base.String() + "/v1/agents/" + url.PathEscape(*agent)
+	s := &mcpSender{
+		client: client, sessions: sessions, skill: res.Skill, query: res.Query,
+		readURL:   agentURL + "/read?path=" + url.QueryEscape(res.ReadPath),
+		searchURL: agentURL + "/skills?eligible=true&limit=10&q=" + url.QueryEscape(res.Query),
+	}
+	if err := res.run(ctx, s, rate, *duration, *c); err != nil {
+		return err
+	}
+	errs := res.summarize()
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(res)
+	} else {
+		res.print(stdout)
+	}
+	if errs > 0 {
+		return fmt.Errorf("%d requests failed", errs)
+	}
+	return nil
+}
+
+// run warms up, then sends requests on the open-loop schedule for the
+// duration with at most c in flight, and records each kind's figures.
+func (res *mcpResult) run(ctx context.Context, s *mcpSender, rate float64, duration time.Duration, c int) error {
+	for _, k := range mcpKinds {
+		res.Kinds[k] = &mcpKindRes{}
+	}
+	// Warm up: connections, caches, schemas.
+	for i := range int64(8 * len(mcpKinds)) {
+		if err := s.send(ctx, i); err != nil {
+			return fmt.Errorf("warm-up %s: %w", mcpKinds[i%int64(len(mcpKinds))], err)
+		}
+	}
+	// The schedule: request i is due at start + i/rate, kind i mod 4.
+	o, took := openSchedule(ctx, rate, duration, c, func(int) func(due) {
+		return func(r due) {
+			err := s.send(ctx, r.i)
+			if ctx.Err() != nil {
+				return
+			}
+			res.Kinds[mcpKinds[r.i%int64(len(mcpKinds))]].record(time.Since(r.at), err)
+		}
+	})
+	res.Scheduled, res.Late, res.Dropped, res.Seconds = o.Scheduled, o.Late, o.Dropped, took.Seconds()
+	return nil
+}
+
+// openMCPSessions opens n MCP sessions with the endpoint; on an error, it
+// closes those it opened.
+func openMCPSessions(ctx context.Context, client *http.Client, endpoint string, n int) ([]*sdk.ClientSession, error) {
+	sessions := make([]*sdk.ClientSession, 0, n)
+	for range n {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "skillgate-fleet", Version: "1"}, nil).Connect(cctx,
 			&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client, DisableStandaloneSSE: true}, nil)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("MCP session with %s: %w", endpoint, err)
+			for _, cs := range sessions {
+				cs.Close()
+			}
+			return nil, fmt.Errorf("MCP session with %s: %w", endpoint, err)
 		}
-		defer cs.Close()
-		sessions[i] = cs
+		sessions = append(sessions, cs)
 	}
+	return sessions, nil
+}
 
-	// The skill and the query.
-	res := &mcpResult{Gateway: base.String(), Agent: *agent, TargetRate: rate, Kinds: map[string]*mcpKindRes{}}
-	list, err := sessions[0].CallTool(ctx, &sdk.CallToolParams{Name: "list_skills", Arguments: map[string]any{}})
+// pickSkill sets the skill the run reads (name, or the agent's first
+// eligible one, from list_skills) and the query it searches (query, or
+// the skill's name in words).
+func (res *mcpResult) pickSkill(ctx context.Context, cs *sdk.ClientSession, name, query string) error {
+	list, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "list_skills", Arguments: map[string]any{}})
 	if err != nil || list.IsError {
 		return fmt.Errorf("list_skills: %v %v", err, list)
 	}
@@ -141,79 +211,74 @@ func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	b, _ := json.Marshal(list.StructuredContent)
 	json.Unmarshal(b, &listed)
 	for _, s := range listed.Skills {
-		if *skillName == "" || s.Name == *skillName {
+		if name == "" || s.Name == name {
 			res.Skill, res.ReadPath = s.Name, s.ReadPath
 			break
 		}
 	}
 	if res.Skill == "" {
-		return fmt.Errorf("agent %s has no eligible skill %q to read", *agent, *skillName)
+		return fmt.Errorf("agent %s has no eligible skill %q to read", res.Agent, name)
 	}
-	res.Query = *query
+	res.Query = query
 	if res.Query == "" {
 		res.Query = strings.NewReplacer("-", " ", "_", " ").Replace(res.Skill)
 	}
-	readURL := base.String() + "/v1/agents/" + url.PathEscape(*agent) + "/read?path=" + url.QueryEscape(res.ReadPath)
-	searchURL := base.String() + "/v1/agents/" + url.PathEscape(*agent) + "/skills?eligible=true&limit=10&q=" + url.QueryEscape(res.Query)
+	return nil
+}
 
-	get := func(ctx context.Context, u string) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("GET %s: %s", u, resp.Status)
-		}
+// mcpSender sends the run's requests: request i is of kind i mod 4, on
+// session i mod the sessions.
+type mcpSender struct {
+	client             *http.Client
+	sessions           []*sdk.ClientSession
+	readURL, searchURL string
+	skill, query       string
+}
+
+func (s *mcpSender) send(ctx context.Context, i int64) error {
+	cs := s.sessions[i%int64(len(s.sessions))]
+	switch mcpKinds[i%int64(len(mcpKinds))] {
+	case "read":
+		return s.get(ctx, s.readURL)
+	case "skills?q":
+		return s.get(ctx, s.searchURL)
+	case "load_skill":
+		return callTool(ctx, cs, "load_skill", map[string]any{"name": s.skill})
+	default:
+		return callTool(ctx, cs, "search_skills", map[string]any{"query": s.query, "limit": 10})
+	}
+}
+
+// get GETs u, reads the answer and fails on any status but 200.
+func (s *mcpSender) get(ctx context.Context, u string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
 		return err
 	}
-	callTool := func(ctx context.Context, cs *sdk.ClientSession, name string, args map[string]any) error {
-		r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-		if err == nil && r.IsError {
-			err = fmt.Errorf("%s: %v", name, r.Content)
-		}
+	resp, err := s.client.Do(req)
+	if err != nil {
 		return err
 	}
-	send := func(ctx context.Context, i int64) error {
-		cs := sessions[i%int64(nSessions)]
-		switch mcpKinds[i%int64(len(mcpKinds))] {
-		case "read":
-			return get(ctx, readURL)
-		case "skills?q":
-			return get(ctx, searchURL)
-		case "load_skill":
-			return callTool(ctx, cs, "load_skill", map[string]any{"name": res.Skill})
-		default:
-			return callTool(ctx, cs, "search_skills", map[string]any{"query": res.Query, "limit": 10})
-		}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
-	for _, k := range mcpKinds {
-		res.Kinds[k] = &mcpKindRes{}
-	}
-	// Warm up: connections, caches, schemas.
-	for i := range int64(8 * len(mcpKinds)) {
-		if err := send(ctx, i); err != nil {
-			return fmt.Errorf("warm-up %s: %w", mcpKinds[i%int64(len(mcpKinds))], err)
-		}
-	}
+	return err
+}
 
-	// The schedule: request i is due at start + i/rate, kind i mod 4.
-	o, took := openSchedule(ctx, rate, *duration, *c, func(int) func(due) {
-		return func(r due) {
-			err := send(ctx, r.i)
-			if ctx.Err() != nil {
-				return
-			}
-			res.Kinds[mcpKinds[r.i%int64(len(mcpKinds))]].record(time.Since(r.at), err)
-		}
-	})
-	res.Scheduled, res.Late, res.Dropped, res.Seconds = o.Scheduled, o.Late, o.Dropped, took.Seconds()
-	errs := 0
+// callTool calls an MCP tool; an error answer is an error.
+func callTool(ctx context.Context, cs *sdk.ClientSession, name string, args map[string]any) error {
+	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err == nil && r.IsError {
+		err = fmt.Errorf("%s: %v", name, r.Content)
+	}
+	return err
+}
+
+// summarize computes each kind's latencies and the MCP/HTTP ratios, and
+// returns the failed requests.
+func (res *mcpResult) summarize() (errs int) {
 	for _, k := range res.Kinds {
 		k.Latency = summarize(k.lat)
 		errs += k.Errors
@@ -230,22 +295,17 @@ func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"search_skills/skills?q p50": ratio(res.Kinds["search_skills"].Latency.P50, res.Kinds["skills?q"].Latency.P50),
 		"search_skills/skills?q p99": ratio(res.Kinds["search_skills"].Latency.P99, res.Kinds["skills?q"].Latency.P99),
 	}
-	if *jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(res)
-	} else {
-		fmt.Fprintf(stdout, "mcp vs http, agent %s, skill %s, query %q: %d requests due at %.0f/s over %.1f s (%d late, %d dropped)\n",
-			res.Agent, res.Skill, res.Query, res.Scheduled, rate, res.Seconds, res.Late, res.Dropped)
-		for _, k := range mcpKinds {
-			fmt.Fprintf(stdout, "  %-14s %s, %d errors\n", k, res.Kinds[k].Latency, res.Kinds[k].Errors)
-		}
-		for _, k := range []string{"load_skill/read p50", "load_skill/read p99", "search_skills/skills?q p50", "search_skills/skills?q p99"} {
-			fmt.Fprintf(stdout, "  %-28s %.2fx\n", k, res.Ratios[k])
-		}
+	return errs
+}
+
+// print prints the report for a terminal.
+func (res *mcpResult) print(w io.Writer) {
+	fmt.Fprintf(w, "mcp vs http, agent %s, skill %s, query %q: %d requests due at %.0f/s over %.1f s (%d late, %d dropped)\n",
+		res.Agent, res.Skill, res.Query, res.Scheduled, res.TargetRate, res.Seconds, res.Late, res.Dropped)
+	for _, k := range mcpKinds {
+		fmt.Fprintf(w, "  %-14s %s, %d errors\n", k, res.Kinds[k].Latency, res.Kinds[k].Errors)
 	}
-	if errs > 0 {
-		return fmt.Errorf("%d requests failed", errs)
+	for _, k := range []string{"load_skill/read p50", "load_skill/read p99", "search_skills/skills?q p50", "search_skills/skills?q p99"} {
+		fmt.Fprintf(w, "  %-28s %.2fx\n", k, res.Ratios[k])
 	}
-	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/internal/version"
 	"github.com/skillgate/skillgate/node"
 	"github.com/skillgate/skillgate/protocol"
@@ -281,7 +282,7 @@ func TestAgentStopsOnCancel(t *testing.T) {
 	}
 }
 
-// TestBinarySIGTERM builds the binary and checks the operators' contract:
+// TestBinarySIGTERM runs the binary (testkit.Binaries) and checks the operators' contract:
 // SIGTERM closes the socket with 1001 and exits 0 within 5 s.
 func TestBinarySIGTERM(t *testing.T) {
 	if runtime.GOOS == "windows" {
@@ -290,13 +291,9 @@ func TestBinarySIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
+	bin := testkit.Binary(t, "cmd/skillgate-node")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "skillgate-node")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 
 	// The version the binary prints is the one it sends in connect,
 	// whatever the build stamped.

@@ -6,7 +6,6 @@ package main
 // dies with SIGKILL: nothing of it withdraws its nodes.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,13 +16,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/skillgate/skillgate/internal/natstest"
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // clusterTTL is gateway.cluster.ttl of the replicas here.
@@ -32,35 +31,12 @@ const clusterTTL = 2 * time.Second
 // clusterWait bounds every wait of these tests but the TTL checks.
 const clusterWait = 30 * time.Second
 
-var (
-	binsOnce sync.Once
-	binsDir  string
-	binsErr  error
-)
-
-// testBins builds skillgate, skillgate-node and skillgate-fleet once for
-// the package's process tests and returns their directory.
+// testBins returns the directory of skillgate, skillgate-node and
+// skillgate-fleet, built once for every package that runs them
+// (testkit.Binaries).
 func testBins(t *testing.T) string {
 	t.Helper()
-	binsOnce.Do(func() {
-		binsDir, binsErr = os.MkdirTemp("", "skillgate-test-bins")
-		if binsErr != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		for _, pkg := range []string{"skillgate", "skillgate-node", "skillgate-fleet"} {
-			out, err := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binsDir, pkg), "../"+pkg).CombinedOutput()
-			if err != nil {
-				binsErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-				return
-			}
-		}
-	})
-	if binsErr != nil {
-		t.Fatal(binsErr)
-	}
-	return binsDir
+	return testkit.Binaries(t, "cmd/skillgate", "cmd/skillgate-node", "cmd/skillgate-fleet")
 }
 
 // proc is a process of a test: its output, and its end.

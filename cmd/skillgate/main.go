@@ -3,7 +3,7 @@
 //	skillgate serve    --store DIR|s3://BUCKET?… [--listen 127.0.0.1:7780] [--config FILE] [--poll 2s] [--insecure] [--tls-cert F --tls-key F [--tls-client-ca F]]
 //	skillgate eval     --store … [--config FILE] --hosts FILE|URL --agent ID [--json] [--max-chars N] [--max-skills N]
 //	skillgate validate PATH… [--json]
-//	skillgate status   --gateway URL [--agent ID] [--governance] [--json]
+//	skillgate status   --gateway URL [--agent ID] [--governance] [--json] [--ca-file F]
 //	skillgate mcp      --gateway URL --agent ID [--token-file F] [--ca-file F]
 //	skillgate governance sign DIR --key FILE
 //
@@ -43,7 +43,7 @@ Usage:
   skillgate eval     --store … [--config FILE] --hosts FILE|URL --agent ID [--json]
                      [--max-chars N] [--max-skills N]
   skillgate validate PATH… [--json | --format github] [--strict]
-  skillgate status   --gateway URL [--agent ID] [--governance] [--json]
+  skillgate status   --gateway URL [--agent ID] [--governance] [--json] [--ca-file FILE]
   skillgate mcp      --gateway URL --agent ID [--token-file FILE] [--ca-file FILE]
   skillgate config   check FILE | schema
   skillgate governance approve DIR --config FILE --store …

@@ -58,20 +58,9 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return cli.Usagef("--token-file: %v", err)
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if *caFile != "" {
-		if base.Scheme != "https" {
-			return cli.Usagef("--ca-file: the gateway %s is not https://", base)
-		}
-		pem, err := os.ReadFile(*caFile)
-		if err != nil {
-			return cli.Usagef("--ca-file: %v", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return cli.Usagef("--ca-file: %s holds no PEM certificate", *caFile)
-		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	tr, err := gatewayTransport(base, *caFile)
+	if err != nil {
+		return err
 	}
 	client := &http.Client{Transport: cli.BearerTransport{Token: token, Base: tr}}
 	log := logging.New(stderr, level)
@@ -99,6 +88,29 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		log.Warn("MCP session ended", "err", err)
 	}
 	return nil
+}
+
+// gatewayTransport is the HTTP transport of the commands that call a
+// gateway (status, mcp): the system's roots verify an https:// gateway,
+// or the CA certificates of caFile (--ca-file) when it is set.
+func gatewayTransport(base *url.URL, caFile string) (*http.Transport, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if caFile == "" {
+		return tr, nil
+	}
+	if base.Scheme != "https" {
+		return nil, cli.Usagef("--ca-file: the gateway %s is not https://", base)
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, cli.Usagef("--ca-file: %v", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, cli.Usagef("--ca-file: %s holds no PEM certificate", caFile)
+	}
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return tr, nil
 }
 
 // checkAgentToken asks the gateway for the agent's block with the token:

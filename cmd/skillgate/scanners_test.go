@@ -16,21 +16,17 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/internal/report"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
-// scanYARA builds the YARA adapter into bins (once per bins) and returns
-// its path and the shipped rules' path.
-func scanYARA(t *testing.T, bins string) (string, string) {
+// scanYARA returns the YARA adapter (built once: testkit.Binaries) and the
+// shipped rules' path.
+func scanYARA(t *testing.T) (string, string) {
 	t.Helper()
 	if _, err := exec.LookPath("yara"); err != nil {
 		t.Fatalf("the yara program is needed (Debian's yara package): run make test-tools: %v", err)
 	}
-	bin := filepath.Join(bins, "scan-yara")
-	if _, err := os.Stat(bin); err != nil {
-		if out, err := exec.Command("go", "build", "-o", bin, "../../examples/scanners/yara").CombinedOutput(); err != nil {
-			t.Fatalf("go build scan-yara: %v\n%s", err, out)
-		}
-	}
+	bin := testkit.Binary(t, "scan-yara=examples/scanners/yara")
 	rules, err := filepath.Abs("../../examples/scanners/yara/clawhavoc.yar")
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +46,7 @@ func script(t *testing.T, dir, name, body string) string {
 
 func TestExternalScannersServe(t *testing.T) {
 	bins := testBins(t)
-	yara, rules := scanYARA(t, bins)
+	yara, rules := scanYARA(t)
 	store := t.TempDir()
 	for name, md := range map[string]string{
 		"plain": "---\nname: plain\ndescription: Writes plain summaries of text.\n---\n# Plain\n\nSummarize the text the user gives in three sentences.\n",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	agent := fs.String("agent", "", "also show this agent's skills, eligible or not, with reasons")
 	govern := fs.Bool("governance", false, "also show the governance review queue: every skill in quarantine or block, with its digest and findings")
 	asJSON := fs.Bool("json", false, "print JSON")
+	caFile := fs.String("ca-file", "", "PEM `FILE` of the CA certificates that verify an https:// gateway (default: the system's roots)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -52,19 +54,62 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return cli.Usagef("--agent: agent id %v", err)
 		}
 	}
-	client := &http.Client{Timeout: 10 * time.Second}
+	tr, err := gatewayTransport(base, *caFile)
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: tr}
+	st, err := readStatus(ctx, client, base.String(), *agent, *govern)
+	if err != nil {
+		var cv *tls.CertificateVerificationError
+		if *caFile == "" && errors.As(err, &cv) {
+			return fmt.Errorf("%w; if the gateway's certificate is from a private CA, name the CA with --ca-file FILE", err)
+		}
+		return err
+	}
+	// A gateway that is not ready is a failed status (exit 1), after
+	// everything it could say was printed; stderr says why in one line,
+	// for a script that keeps only that.
+	var notReady error
+	if st.ready != nil && !st.ready.Ready {
+		fmt.Fprintf(stderr, "skillgate status: gateway %s is not ready: %s\n", cli.Printable(base.String()), cli.Printable(st.ready.why()))
+		notReady = cli.ExitError{Code: 1}
+	}
+	if *asJSON {
+		if err := st.writeJSON(stdout); err != nil {
+			return err
+		}
+		return notReady
+	}
+	st.print(stdout, base.String(), *agent, *govern)
+	return notReady
+}
+
+// gatewayStatus is what status reads from a gateway.
+type gatewayStatus struct {
+	ready  *readyAnswer // nil: /readyz could not be read
+	loaded bool         // the gateway has read its store (or does not say)
+	nodes  []statusNode
+	// report is the agent's, when asked for and evaluated; unloaded says
+	// why the agent was not evaluated (the gateway's 503 answer).
+	report   *report.Report
+	unloaded string
+	queue    *gateway.GovernanceQueue // when asked for and loaded
+}
+
+// readStatus reads the gateway at base: readiness, every page of the
+// nodes, and the agent's report and the governance queue when asked for.
+func readStatus(ctx context.Context, client *http.Client, base, agent string, govern bool) (*gatewayStatus, error) {
+	st := new(gatewayStatus)
 	// Readiness first: a gateway that never loaded its store has no skill
 	// to report, and an empty report would read as "0 of 0 skills".
-	ready := getReady(ctx, client, base.String()+"/readyz")
-	loaded := ready == nil || ready.Loaded == nil || *ready.Loaded
-	var nodes struct {
-		Nodes []statusNode `json:"nodes"`
-	}
-	nodesURL, _ := url.Parse(base.String() + "/v1/nodes")
+	st.ready = getReady(ctx, client, base+"/readyz")
+	st.loaded = st.ready == nil || st.ready.Loaded == nil || *st.ready.Loaded
+	nodesURL, _ := url.Parse(base + "/v1/nodes")
 	// Every page: the gateway answers at most ?limit= nodes (1,000 by
 	// default) and a "next" cursor for the rest.
 	notFound := " (is --gateway the base URL of a skillgate gateway?)"
-	err = followNodePages(ctx, client, nodesURL, notFound, func(r io.Reader) (string, error) {
+	err := followNodePages(ctx, client, nodesURL, notFound, func(r io.Reader) (string, error) {
 		var page struct {
 			Nodes []statusNode `json:"nodes"`
 			Next  string       `json:"next"`
@@ -72,73 +117,66 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := json.NewDecoder(r).Decode(&page); err != nil {
 			return "", fmt.Errorf("unexpected answer: %w", err)
 		}
-		nodes.Nodes = append(nodes.Nodes, page.Nodes...)
+		st.nodes = append(st.nodes, page.Nodes...)
 		return page.Next, nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if nodes.Nodes == nil {
-		nodes.Nodes = []statusNode{}
+	if st.nodes == nil {
+		st.nodes = []statusNode{}
 	}
-	var rep *report.Report
-	unloaded := "" // why the agent was not evaluated: the gateway's 503 answer
-	if *agent != "" {
-		rep = new(report.Report)
-		u := base.String() + "/v1/agents/" + url.PathEscape(*agent) + "/skills"
-		if err := getJSON(ctx, client, u, rep); err != nil {
+	if agent != "" {
+		st.report = new(report.Report)
+		u := base + "/v1/agents/" + url.PathEscape(agent) + "/skills"
+		if err := getJSON(ctx, client, u, st.report); err != nil {
 			// Not loaded: the gateway's answer names the cause, with the
 			// endpoint /readyz leaves out.
 			var se *statusError
-			if loaded || !errors.As(err, &se) || se.code != http.StatusServiceUnavailable {
-				return err
+			if st.loaded || !errors.As(err, &se) || se.code != http.StatusServiceUnavailable {
+				return nil, err
 			}
-			rep, unloaded = nil, se.msg
+			st.report, st.unloaded = nil, se.msg
 		}
 	}
-	var queue *gateway.GovernanceQueue
-	if *govern && loaded {
-		queue = new(gateway.GovernanceQueue)
-		if err := getJSON(ctx, client, base.String()+"/v1/governance", queue); err != nil {
-			return err
+	if govern && st.loaded {
+		st.queue = new(gateway.GovernanceQueue)
+		if err := getJSON(ctx, client, base+"/v1/governance", st.queue); err != nil {
+			return nil, err
 		}
 	}
-	// A gateway that is not ready is a failed status (exit 1), after
-	// everything it could say was printed; stderr says why in one line,
-	// for a script that keeps only that.
-	var notReady error
-	if ready != nil && !ready.Ready {
-		fmt.Fprintf(stderr, "skillgate status: gateway %s is not ready: %s\n", cli.Printable(base.String()), cli.Printable(ready.why()))
-		notReady = cli.ExitError{Code: 1}
+	return st, nil
+}
+
+// writeJSON prints the status as status --json does.
+func (st *gatewayStatus) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	out := map[string]any{"nodes": st.nodes, "agent": st.report}
+	if st.queue != nil {
+		out["governance"] = st.queue
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		out := map[string]any{"nodes": nodes.Nodes, "agent": rep}
-		if queue != nil {
-			out["governance"] = queue
-		}
-		if ready != nil {
-			out["ready"] = ready
-		}
-		if unloaded != "" {
-			out["agentError"] = unloaded
-		}
-		if err := enc.Encode(out); err != nil {
-			return err
-		}
-		return notReady
+	if st.ready != nil {
+		out["ready"] = st.ready
 	}
-	// Everything below comes from the gateway, and much of it from nodes:
-	// values pass through cli.Printable so that none can drive the terminal.
-	if ready != nil && !ready.Ready {
-		printNotReady(stdout, base.String(), ready)
+	if st.unloaded != "" {
+		out["agentError"] = st.unloaded
 	}
-	fmt.Fprintf(stdout, "%d nodes connected to %s\n\n", len(nodes.Nodes), cli.Printable(base.String()))
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	return enc.Encode(out)
+}
+
+// print prints the status for a terminal. Everything comes from the
+// gateway, and much of it from nodes: values pass through cli.Printable
+// so that none can drive the terminal.
+func (st *gatewayStatus) print(w io.Writer, base, agent string, govern bool) {
+	if st.ready != nil && !st.ready.Ready {
+		printNotReady(w, base, st.ready)
+	}
+	fmt.Fprintf(w, "%d nodes connected to %s\n\n", len(st.nodes), cli.Printable(base))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tREPLICA\tOS\tROLES\tBINS PRESENT\tENV\tFACTS")
-	for _, n := range nodes.Nodes {
+	for _, n := range st.nodes {
 		var bins []string
 		for b, ok := range n.HostBinStatus {
 			if ok {
@@ -153,22 +191,21 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			cli.Printable(joinSorted(bins)), cli.Printable(strings.Join(n.Env, ",")), facts)
 	}
 	tw.Flush()
-	if rep != nil {
-		fmt.Fprintln(stdout)
-		printReport(stdout, rep, len(nodes.Nodes))
-		printClosest(stdout, rep, nodes.Nodes)
+	if st.report != nil {
+		fmt.Fprintln(w)
+		printReport(w, st.report, len(st.nodes))
+		printClosest(w, st.report, st.nodes)
 	}
-	if unloaded != "" {
-		fmt.Fprintf(stdout, "\nagent %s: not evaluated: %s\n", cli.Printable(*agent), cli.Printable(unloaded))
+	if st.unloaded != "" {
+		fmt.Fprintf(w, "\nagent %s: not evaluated: %s\n", cli.Printable(agent), cli.Printable(st.unloaded))
 	}
-	if *govern && !loaded {
-		fmt.Fprintln(stdout, "\ngovernance: not evaluated: the gateway has not loaded its store")
+	if govern && !st.loaded {
+		fmt.Fprintln(w, "\ngovernance: not evaluated: the gateway has not loaded its store")
 	}
-	if queue != nil {
-		fmt.Fprintln(stdout)
-		printGovernance(stdout, queue)
+	if st.queue != nil {
+		fmt.Fprintln(w)
+		printGovernance(w, st.queue)
 	}
-	return notReady
 }
 
 // readyAnswer is the answer of GET /readyz, as status reads it. Ready and

@@ -179,3 +179,74 @@ func TestServeTLSSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusCAFile: `skillgate status --ca-file` reads a gateway whose
+// certificate is from a private CA; without it, or with another CA, the
+// certificate is refused (exit 2, saying so and, without it, naming
+// --ca-file), and a --ca-file that cannot be used is a usage error.
+func TestStatusCAFile(t *testing.T) {
+	t.Setenv("SKILLGATE_NODE_TOKEN", "")
+	t.Setenv("SKILLGATE_AGENT_TOKEN", "")
+	t.Setenv("SSL_CERT_FILE", "")
+	t.Setenv("SSL_CERT_DIR", "")
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, "skillgate test CA")
+	caFile := ca.WriteCA(t, dir, "ca.pem")
+	other := tlstest.NewCA(t, "another CA").WriteCA(t, t.TempDir(), "other.pem")
+	cert, key := ca.Leaf(t, tlstest.LeafOptions{}).Write(t, dir, "gateway")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncbuf.Buffer{}
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		run(ctx, []string{"serve", "--store", storeWithGhSkill(t), "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--poll", "100ms"}, io.Discard, logs)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+	})
+	base := "https://" + listenAddr(t, logs, exited)
+	for deadline := time.Now().Add(tlsWait); ; time.Sleep(20 * time.Millisecond) {
+		if code, _ := httpsGet(t, base+"/readyz", ca.Pool()); code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway was not ready within %v:\n%s", tlsWait, logs.String())
+		}
+	}
+
+	out, errOut, code := runCmd(t, "status", "--gateway", base, "--ca-file", caFile, "--agent", "main")
+	if code != 0 || !strings.Contains(out, "0 nodes connected to "+base) || !strings.Contains(out, "github") {
+		t.Errorf("status --ca-file: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	out, errOut, code = runCmd(t, "status", "--ca-file", caFile, "--json", "--gateway", base)
+	if code != 0 || !strings.Contains(out, `"ready": true`) {
+		t.Errorf("status --ca-file --json: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "certificate signed by unknown authority (is the gateway running? each page must arrive within 10s); if the gateway's certificate is from a private CA, name the CA with --ca-file FILE"},
+		{[]string{"--ca-file", other}, "certificate signed by unknown authority"},
+	} {
+		_, errOut, code := runCmd(t, append([]string{"status", "--gateway", base}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("status %q against a private CA's gateway: exit %d, stderr %q; want 2 and …%s…", c.args, code, errOut, c.want)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gateway", "http://127.0.0.1:1", "--ca-file", caFile}, "--ca-file: the gateway http://127.0.0.1:1 is not https://"},
+		{[]string{"--gateway", base, "--ca-file", filepath.Join(dir, "absent.pem")}, "--ca-file: open "},
+		{[]string{"--gateway", base, "--ca-file", key}, "--ca-file: " + key + " holds no PEM certificate"},
+	} {
+		_, errOut, code := runCmd(t, append([]string{"status"}, tt.args...)...)
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("status %q: exit %d, stderr %q; want 2 and …%s…", tt.args, code, errOut, tt.want)
+		}
+	}
+}

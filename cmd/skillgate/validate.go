@@ -82,46 +82,8 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	res := validateResult{Diagnostics: []validateDiag{}}
 	for _, p := range paths {
-		skills, diags, root, many, err := loadForValidate(ctx, p)
-		if err != nil {
+		if err := res.check(ctx, p); err != nil {
 			return err
-		}
-		// In a store directory locations are keys; show them as the file
-		// paths the operator edits.
-		add := func(ds []skill.Diagnostic) {
-			for _, d := range ds {
-				if root != "" {
-					d.Location = filepath.Join(root, filepath.FromSlash(d.Location))
-				}
-				res.Diagnostics = append(res.Diagnostics, validateDiag{Location: d.Location, Level: d.Level, Message: d.Message})
-			}
-		}
-		add(diags)
-		for _, vs := range skills {
-			s := vs.s
-			res.Files++
-			add(s.Diagnostics)
-			// Requirement problems as the gateway would see them with no
-			// config overrides.
-			add(eligibility.Prepare(s, nil, nil).Diagnostics())
-			add(versionDiagnostics(s))
-			if vs.data == nil {
-				continue // not readable again: reported by the loader
-			}
-			var exists func(string) bool
-			if vs.dir != "" {
-				exists = func(rel string) bool {
-					_, err := os.Lstat(filepath.Join(vs.dir, filepath.FromSlash(rel)))
-					return err == nil
-				}
-			}
-			add(skill.CheckFormat(s, vs.data, exists))
-			res.Diagnostics = append(res.Diagnostics, scanForValidate(vs)...)
-		}
-		add(duplicateNames(skills))
-		if many {
-			// A directory of skills: the names they depend on are theirs.
-			add(dependencyDiagnostics(skills))
 		}
 	}
 	for _, d := range res.Diagnostics {
@@ -132,19 +94,74 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			res.Warnings++
 		}
 	}
+	if err := res.write(stdout, *asJSON, *format); err != nil {
+		return err
+	}
+	if res.Errors > 0 || (*strict && res.Warnings > 0) {
+		return cli.ExitError{Code: 1}
+	}
+	return nil
+}
+
+// check validates the skills of one validate path and adds what it finds.
+func (res *validateResult) check(ctx context.Context, p string) error {
+	skills, diags, root, many, err := loadForValidate(ctx, p)
+	if err != nil {
+		return err
+	}
+	// In a store directory locations are keys; show them as the file
+	// paths the operator edits.
+	add := func(ds []skill.Diagnostic) {
+		for _, d := range ds {
+			if root != "" {
+				d.Location = filepath.Join(root, filepath.FromSlash(d.Location))
+			}
+			res.Diagnostics = append(res.Diagnostics, validateDiag{Location: d.Location, Level: d.Level, Message: d.Message})
+		}
+	}
+	add(diags)
+	for _, vs := range skills {
+		s := vs.s
+		res.Files++
+		add(s.Diagnostics)
+		// Requirement problems as the gateway would see them with no
+		// config overrides.
+		add(eligibility.Prepare(s, nil, nil).Diagnostics())
+		add(versionDiagnostics(s))
+		if vs.data == nil {
+			continue // not readable again: reported by the loader
+		}
+		var exists func(string) bool
+		if vs.dir != "" {
+			exists = func(rel string) bool {
+				_, err := os.Lstat(filepath.Join(vs.dir, filepath.FromSlash(rel)))
+				return err == nil
+			}
+		}
+		add(skill.CheckFormat(s, vs.data, exists))
+		res.Diagnostics = append(res.Diagnostics, scanForValidate(vs)...)
+	}
+	add(duplicateNames(skills))
+	if many {
+		// A directory of skills: the names they depend on are theirs.
+		add(dependencyDiagnostics(skills))
+	}
+	return nil
+}
+
+// write prints the findings and the counts: as JSON, as GitHub Actions
+// annotations, or for a terminal.
+func (res *validateResult) write(w io.Writer, asJSON bool, format string) error {
 	switch {
-	case *asJSON:
-		enc := json.NewEncoder(stdout)
+	case asJSON:
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-	case *format == "github":
+		return enc.Encode(res)
+	case format == "github":
 		for _, d := range res.Diagnostics {
-			fmt.Fprintln(stdout, githubAnnotation(d))
+			fmt.Fprintln(w, githubAnnotation(d))
 		}
-		fmt.Fprintf(stdout, "%d files checked: %d errors, %d warnings\n", res.Files, res.Errors, res.Warnings)
 	default:
 		// Locations and messages quote SKILL.md files: keep them printable.
 		for _, d := range res.Diagnostics {
@@ -156,13 +173,10 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			if d.Rule != "" {
 				msg = d.Rule + ": " + msg
 			}
-			fmt.Fprintf(stdout, "%s: %s: %s\n", cli.Printable(loc), cli.Printable(string(d.Level)), cli.Printable(msg))
+			fmt.Fprintf(w, "%s: %s: %s\n", cli.Printable(loc), cli.Printable(string(d.Level)), cli.Printable(msg))
 		}
-		fmt.Fprintf(stdout, "%d files checked: %d errors, %d warnings\n", res.Files, res.Errors, res.Warnings)
 	}
-	if res.Errors > 0 || (*strict && res.Warnings > 0) {
-		return cli.ExitError{Code: 1}
-	}
+	fmt.Fprintf(w, "%d files checked: %d errors, %d warnings\n", res.Files, res.Errors, res.Warnings)
 	return nil
 }
 

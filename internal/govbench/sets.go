@@ -8,8 +8,8 @@
 // The sets live outside the repository, in ../shared/corpus/external/
 // beside the checkout (their licences forbid copying them in), plus the
 // OpenClaw skills of testdata/. Reading them is the package's only I/O.
-// It imports governance and r2store only; nothing but its command and
-// tests imports it.
+// Of the project it imports governance, r2store, skill and internal/corpus
+// only; nothing but its command and tests imports it.
 package govbench
 
 import (

@@ -1,5 +1,7 @@
 // Package testkit holds what several packages' tests share that is not a
-// server of its own (those are miniotest, natstest, tlstest).
+// server of its own (those are miniotest, natstest, tlstest): the module's
+// root, the external skill sets, and the module's programs, built once
+// for every package that runs them (Binaries).
 package testkit
 
 import (
