@@ -158,7 +158,10 @@ func New(cfg Config) (*Client, error) {
 	}, nil
 }
 
-// URL returns the WebSocket URL the client connects to.
+// URL returns the WebSocket URL the client connects to: before Run, the
+// first of its replica order; after Run, the one it was last on. Run
+// changes it as the node moves between replicas, so it is not to be read
+// while Run runs.
 func (c *Client) URL() string { return c.url }
 
 // Run connects to the gateway and keeps the session alive until ctx ends,

@@ -252,9 +252,6 @@ func TestMoveBack(t *testing.T) {
 	if closed.at.Before(conn.at) {
 		t.Errorf("the old connection closed (%v) before the new one was answered (%v)", closed.at, conn.at)
 	}
-	if c.URL() != c.urls[0] {
-		t.Errorf("URL() = %s, want the first replica's %s", c.URL(), c.urls[0])
-	}
 	probes := a.probes.Load()
 	time.Sleep(3 * hold)
 	if n := a.probes.Load() - probes; n != 0 {
@@ -266,6 +263,9 @@ func TestMoveBack(t *testing.T) {
 	cancel()
 	if err := waitRun(t, errc, 3*time.Second); err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+	if c.URL() != c.urls[0] { // Run has returned: no race
+		t.Errorf("URL() = %s, want the first replica's %s", c.URL(), c.urls[0])
 	}
 	for _, want := range []string{"a preferred gateway is ready; moving back to it if it stays ready", "moving back to a preferred gateway"} {
 		if !strings.Contains(logs.String(), want) {
