@@ -358,13 +358,15 @@ func TestMoveBackSpread(t *testing.T) {
 	if spread := at[n-1] - at[0]; spread < window/2 {
 		t.Errorf("the moves spread over %v, want at least half the window %v", spread, window)
 	}
-	// No more than a third of them within any tenth of the window.
+	// No more than half of them within any tenth of the window (uniform
+	// draws put about 4 there; a loaded machine that delays the probes
+	// bunches some, a storm would put all 40).
 	for i := range at {
 		j := i
 		for j < n && at[j]-at[i] < window/10 {
 			j++
 		}
-		if j-i > n/3 {
+		if j-i > n/2 {
 			t.Errorf("%d of %d nodes moved within %v of each other", j-i, n, window/10)
 			break
 		}
