@@ -86,10 +86,18 @@ const (
 // the replica.
 type Record struct {
 	protocol.HostFacts
+	// BinsAsked names the list of binaries the node was asked, by a digest
+	// of it (the gateway's): HostBinStatus lists the ones present, every
+	// other name of that list is absent, and a name outside it was not
+	// asked yet: not known. Empty before the first facts.update.
+	BinsAsked   string     `json:"binsAsked,omitempty"`
 	Replica     string     `json:"replica"`
 	ConnectedAt time.Time  `json:"connectedAt"`
 	FactsAt     *time.Time `json:"factsAt"`
 }
+
+// maxBinsAsked bounds Record.BinsAsked.
+const maxBinsAsked = 64
 
 // minRecordTime is the earliest connectedAt or factsAt a record may hold.
 var minRecordTime = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -111,6 +119,9 @@ func (r *Record) Validate(now time.Time, skew time.Duration) error {
 	}
 	if err := ValidateReplica(r.Replica); err != nil {
 		return fmt.Errorf("replica: %w", err)
+	}
+	if len(r.BinsAsked) > maxBinsAsked {
+		return fmt.Errorf("binsAsked: %d bytes, more than %d", len(r.BinsAsked), maxBinsAsked)
 	}
 	if r.ConnectedAt.IsZero() {
 		return errors.New("connectedAt: is missing")

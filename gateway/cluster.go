@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +34,18 @@ type member interface {
 type remoteNode struct {
 	nodeRecord
 	replica string
+	// asked is the record's binsAsked: the digest of the binaries its node
+	// was asked. With an interest this replica knows by that digest
+	// (Server.interests), a binary asked and not listed as present is
+	// absent; any other binary is not known yet: not present, and not
+	// listed in /v1/nodes either, as for a local node that has not
+	// answered yet.
+	asked string
+	// extraEnv and extraBins are the record's names outside this
+	// replica's interest: kept, so that they count as soon as the interest
+	// asks for them (a replica may learn of a new skill after the replica
+	// holding the node did, and its node answered).
+	extraEnv, extraBins []string
 }
 
 // clusterHandler applies the other replicas' records (cluster.Handler).
@@ -66,32 +79,20 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 	n.setInfo(protocol.NodeInfo{ID: rec.ID, OS: rec.OS, Roles: rec.Roles, Capabilities: rec.Capabilities}, rec.ConnectedAt)
 	if rec.FactsAt != nil {
 		n.factsAt = rec.FactsAt.UTC()
-		// Names are kept as positions in this replica's interest, as a
-		// local node's are; names it did not ask for count as absent. The
-		// record lists the binaries present: every other name of the
-		// interest counts as reported absent, as the holding replica's
-		// node answered the same interest.
-		in := s.interestAt
-		var envSet, reported, present bitset.Set
-		for _, e := range rec.Env {
-			if i, ok := in.env[e]; ok {
-				envSet.Add(i)
-			}
-		}
-		for i := range in.Bins {
-			reported.Add(i)
-		}
-		for name, ok := range rec.HostBinStatus {
-			if i, asked := in.bins[name]; asked && ok {
-				present.Add(i)
-			}
-		}
+		n.asked = rec.BinsAsked
 		if prev != nil && prev.host != nil && prev.replica == rec.Replica && prev.connectedAt.Equal(n.connectedAt) {
 			// The same connection: start from its host, so that unchanged
 			// facts keep the host pointer and the caches stay.
-			n.env, n.binNames, n.binReported, n.binTrue, n.host = prev.env, prev.binNames, prev.binReported, prev.binTrue, prev.host
+			n.env, n.binIn, n.binReported, n.binTrue, n.host = prev.env, prev.binIn, prev.binReported, prev.binTrue, prev.host
 		}
-		_, cur = n.apply(in, envSet, reported, present)
+		// The record lists the binaries present only.
+		bins := make([]string, 0, len(rec.HostBinStatus))
+		for name, ok := range rec.HostBinStatus {
+			if ok {
+				bins = append(bins, name)
+			}
+		}
+		_, cur = s.applyRemoteLocked(n, s.interestAt, rec.Env, bins)
 	}
 	s.reg.remote[rec.ID] = n
 	s.reg.changed()
@@ -99,6 +100,91 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 	if cur != oldHost {
 		s.hostChangedLocked(rec.ID, oldHost, cur)
 	}
+}
+
+// applyRemoteLocked sets a remote node's names as positions in the
+// interest in (the one in force), from the names its record lists: env
+// names set and binaries present. Names outside in are kept aside
+// (extraEnv, extraBins). A binary of in that the record's node was asked
+// (n.asked names an interest this replica knows) and does not have is
+// absent; one it was not asked is not known: not present either, so that a
+// host counts for a skill only on what its node said, but left out of
+// /v1/nodes' hostBinStatus instead of listed as false. It returns the
+// host before and after, as nodeRecord.apply does. s.mu must be held for
+// writing.
+func (s *Server) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins []string) (old, cur *eligibility.Host) {
+	var envSet, reported, present bitset.Set
+	var extraEnv, extraBins []string
+	for _, e := range env {
+		if i, ok := in.env[e]; ok {
+			envSet.Add(i)
+		} else {
+			extraEnv = append(extraEnv, e)
+		}
+	}
+	for _, b := range bins {
+		if i, ok := in.bins[b]; ok {
+			present.Add(i)
+			reported.Add(i) // present: answered
+		} else {
+			extraBins = append(extraBins, b)
+		}
+	}
+	switch asked := s.knownInterestLocked(n.asked); {
+	case asked == in:
+		for i := range in.Bins {
+			reported.Add(i)
+		}
+	case asked != nil:
+		for _, b := range asked.Bins {
+			if i, ok := in.bins[b]; ok {
+				reported.Add(i)
+			}
+		}
+	}
+	slices.Sort(extraEnv)
+	slices.Sort(extraBins)
+	n.extraEnv, n.extraBins = slices.Clip(extraEnv), slices.Clip(extraBins)
+	return n.apply(in, envSet, reported, present)
+}
+
+// knownInterestLocked returns the interest, among this replica's latest
+// (Server.interests), whose binaries have the digest asked; nil if none.
+// s.mu must be held.
+func (s *Server) knownInterestLocked(asked string) *interestIndex {
+	if asked == "" {
+		return nil
+	}
+	for _, in := range s.interests {
+		if in.asked == asked {
+			return in
+		}
+	}
+	return nil
+}
+
+// reapplyRemoteLocked sets every remote node's names again after the
+// interest changed: a name the new interest asks for may be in a record
+// already (the node's replica learned of it first, and its node
+// answered), or its node may have been asked it under an interest this
+// replica now knows. The host index is updated in place; the caller
+// recounts. s.mu must be held for writing.
+func (s *Server) reapplyRemoteLocked() {
+	in := s.interestAt
+	for id, n := range s.reg.remote {
+		if n.host == nil {
+			continue
+		}
+		env := append(slices.Clip(n.host.Env), n.extraEnv...)
+		bins := append(slices.Clip(n.host.Bins), n.extraBins...)
+		old, cur := s.applyRemoteLocked(n, in, env, bins)
+		n.ver = s.reg.gen + 1 // listed again: the names asked changed
+		if cur != old {
+			s.index.Remove(id)
+			s.index.Put(cur)
+		}
+	}
+	s.reg.changed()
 }
 
 // Delete removes another replica's node: it left, expired, or this
@@ -139,6 +225,7 @@ func (s *Server) recordLocked(c *nodeConn) cluster.Record {
 	if c.host != nil {
 		t := c.factsAt
 		rec.FactsAt = &t
+		rec.BinsAsked = c.askedDigest()
 	}
 	return rec
 }
