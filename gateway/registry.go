@@ -46,11 +46,11 @@ type registry struct {
 // node over hundreds of asked names would dominate the gateway's memory.
 type nodeRecord struct {
 	info        protocol.NodeInfo
-	roles, caps []string // info's, sorted without repeats
-	env         []string       // asked env names set on the node: strings of the interest, sorted
-	binIn       *interestIndex // the interest whose Bins the bitsets index
-	binReported bitset.Set     // the names the node answered (asked of it): present or absent
-	binTrue     bitset.Set     // the names it has
+	roles, caps []string          // info's, sorted without repeats
+	env         []string          // asked env names set on the node: strings of the interest, sorted
+	binIn       *interestIndex    // the interest whose Bins the bitsets index
+	binReported bitset.Set        // the names the node answered (asked of it): present or absent
+	binTrue     bitset.Set        // the names it has
 	host        *eligibility.Host // nil until the first facts.update
 	connectedAt time.Time
 	factsAt     time.Time
