@@ -37,6 +37,7 @@ func (d *discard) Delete(string) { d.deletes++ }
 func testMirror(h Handler) *mirror {
 	m := &Member{
 		cfg:   Config{Replica: "me", TTL: time.Minute, MaxRemote: DefaultMaxRemote},
+		inc:   "this-run",
 		seal:  sealer{secret: testSecret, bucket: "test"},
 		h:     h,
 		log:   slog.New(slog.DiscardHandler),
@@ -46,7 +47,7 @@ func testMirror(h Handler) *mirror {
 		gone:  map[string]tombstone{},
 	}
 	m.refusals.every = time.Minute
-	return &mirror{m: m, mac: m.seal.newHash(), remotes: map[string]remote{}}
+	return newMirror(m)
 }
 
 // sealed is rec as a replica of w's cluster writes it under key now.
