@@ -302,10 +302,11 @@ type Config struct {
 }
 
 // Handler receives the other replicas' nodes (and records of this
-// replica's name that it does not hold: left over from a previous run of
-// it, they are treated alike until they expire or their node connects
-// again). Its methods are called from one goroutine, in bucket order, and
-// must not call back into the Member.
+// replica's name written by another incarnation of it: a run before, or
+// another process of the same name; they are treated alike until their
+// node connects here, or they are deleted a TTL after that incarnation's
+// heartbeat lapsed). Its methods are called from one goroutine, in bucket
+// order, and must not call back into the Member.
 type Handler interface {
 	// Put delivers a record that is new or changed; renewals of an
 	// unchanged record are not delivered.

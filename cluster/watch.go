@@ -349,19 +349,14 @@ func (w *mirror) applyHeartbeat(e jetstream.KeyValueEntry) {
 	ms := signed.UnixMilli()
 	k := ownerKey(hb.Replica, hb.Incarnation)
 	o := w.owners[k]
-	older := func(last int64) bool {
-		if ms < last {
-			m.refuse(RefusedTime, key, errors.New("a heartbeat signed before the last one read: an old copy written back"))
-		}
-		return ms <= last // the same one again: a new watch reads it again
-	}
 	if o == nil || !o.heard {
 		if g, ok := w.gone[k]; ok {
-			if older(g.signed) {
+			if ms < g.signed {
+				m.refuse(RefusedTime, key, errors.New("a heartbeat signed before the last one read: an old copy written back"))
 				return
 			}
 			delete(w.gone, k)
-			if hb.Since <= g.signed {
+			if !w.replaying && ms > g.signed && hb.Since <= g.signed {
 				// Its heartbeats never stopped: this replica alone missed
 				// them (its watch fell behind) and dropped its nodes, whose
 				// records it will not write again. Read the bucket again.
@@ -375,8 +370,11 @@ func (w *mirror) applyHeartbeat(e jetstream.KeyValueEntry) {
 			o = &owner{name: hb.Replica, inc: hb.Incarnation}
 			w.owners[k] = o
 		}
-	} else if older(o.signed) {
-		return
+	} else if ms <= o.signed {
+		if ms < o.signed {
+			m.refuse(RefusedTime, key, errors.New("a heartbeat signed before the last one read: an old copy written back"))
+		}
+		return // or the same one, read again by a new watch
 	}
 	if o.lapsed != 0 {
 		m.log.Info("cluster: a replica's heartbeat is back", "other", hb.Replica, "incarnation", hb.Incarnation, "nodes", o.n)
@@ -495,7 +493,7 @@ func (w *mirror) sweep(now time.Time) {
 				"nodes", len(keys), "lapsed", time.Duration(t-o.beat).Round(time.Millisecond))
 		}
 		delete(w.owners, k)
-		w.gone[k] = gone{signed: o.signed, at: t}
+		w.gone[k] = gone{signed: max(o.signed, w.gone[k].signed), at: t}
 		if w.designated(t) {
 			if o.heard {
 				keys = append(keys, foreign{key: HeartbeatPrefix + o.inc, rev: o.rev})

@@ -211,10 +211,11 @@ func (s *Server) dropRemoteLocked(id string) {
 }
 
 // recordLocked is the record this replica publishes for a node it holds:
-// its facts with the binaries present only. Every replica asks the same
-// names, so a name of the interest missing from the record is one the node
-// lacks; listing the absent ones too made a record of a typical node ten
-// times larger, and records are written again every TTL/3. Roles and
+// its facts with the binaries present only, and which binaries it was
+// asked (BinsAsked: the digest of their list), so that a name of that list
+// missing from the record is one the node lacks, and any other one not
+// known yet; listing the absent ones too made a record of a typical node
+// ten times larger. Roles and
 // capabilities are the sorted sets the host index uses (what the other
 // replicas keep of them), so that repeats a node sent cannot make the
 // record too large for them. s.mu must be held.
@@ -248,13 +249,16 @@ func (s *Server) registerClusterMetrics() {
 				}
 				return 0
 			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "skillgate_cluster_replicas", Help: "Other replicas (incarnations) whose heartbeat this replica reads within their TTL."},
+			func() float64 { return float64(s.member.State().Replicas) }),
 		refusedCollector{m: s.member},
 	)
 }
 
 // refusedDesc describes skillgate_cluster_records_refused_total.
 var refusedDesc = prometheus.NewDesc("skillgate_cluster_records_refused_total",
-	"Records of the cluster's bucket refused, by reason: unsigned, signature (not this cluster's secret, or changed), time, invalid, size, full (past gateway.cluster.maxRemoteNodes).",
+	"Records and heartbeats of the cluster's bucket refused, by reason: unsigned, signature (not this cluster's secret, or changed), time, invalid, size, full (past gateway.cluster.maxRemoteNodes), format (a format this replica does not read: another version).",
 	[]string{"reason"}, nil)
 
 // refusedCollector reads the member's counts of refused records.

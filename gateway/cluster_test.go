@@ -110,6 +110,10 @@ func TestClusterSharesTheFleet(t *testing.T) {
 	if r, up := c.metric(t, "skillgate_cluster_remote_nodes"), c.metric(t, "skillgate_cluster_connected"); r != 1 || up != 1 {
 		t.Errorf("c's metrics: skillgate_cluster_remote_nodes %v, skillgate_cluster_connected %v; want 1 and 1", r, up)
 	}
+	eventually(t, waitFor, func() (string, bool) {
+		n := c.metric(t, "skillgate_cluster_replicas")
+		return fmt.Sprint("skillgate_cluster_replicas ", n), n == 2
+	})
 
 	// Leaving: withdrawn at once, well before the TTL would drop it.
 	left := time.Now()
