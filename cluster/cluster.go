@@ -316,6 +316,10 @@ type Handler interface {
 	// lapsed for a TTL (also while NATS is unreachable: a replica never
 	// keeps facts it can no longer confirm).
 	Delete(id string)
+	// DeleteMany is Delete of many records at once: those of a replica
+	// whose heartbeat lapsed, or those a new watch of the bucket did not
+	// read again.
+	DeleteMany(ids []string)
 }
 
 // State is a member's connection to NATS, for /readyz.

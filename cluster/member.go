@@ -113,6 +113,9 @@ type session struct {
 	// markerTTL: the bucket allows per-message TTLs, so that the marker a
 	// delete leaves is removed after a while (else it stays).
 	markerTTL bool
+	// lastSeq is the stream's last sequence before the watch began: its
+	// replay has read the bucket once an entry at or past it is read.
+	lastSeq uint64
 }
 
 // Join validates cfg, connects to NATS in the background and returns at
@@ -596,8 +599,10 @@ func (m *Member) open() (*session, error) {
 		return nil, fmt.Errorf("reading the bucket's settings: %w", err)
 	}
 	var created time.Time
+	var lastSeq uint64
 	markers := false
 	if info := streamInfo(st); info != nil {
+		lastSeq = info.State.LastSeq
 		if err := m.checkBucket(info.Config); err != nil {
 			return nil, err
 		}
@@ -624,7 +629,7 @@ func (m *Member) open() (*session, error) {
 		wcancel()
 		return nil, fmt.Errorf("watching: %w", err)
 	}
-	return &session{kv: kv, w: w, conn: conn, cancel: wcancel, created: created, markerTTL: markers}, nil
+	return &session{kv: kv, w: w, conn: conn, cancel: wcancel, created: created, markerTTL: markers, lastSeq: lastSeq}, nil
 }
 
 // limiter lets a log line through at most once per interval and counts

@@ -86,18 +86,23 @@ func newMirror(m *Member) *mirror {
 func ownerKey(name, inc string) string { return name + "/" + inc }
 
 // sweepEvery is how often lapsed heartbeats are looked for: TTL/20, and
-// at least every 500 ms.
+// at least every 250 ms (a sweep looks at incarnations, not records).
 func (m *Member) sweepEvery() time.Duration {
-	return min(m.cfg.TTL/20, 500*time.Millisecond)
+	return min(m.cfg.TTL/20, 250*time.Millisecond)
 }
 
 // watch runs the watch loop until Close.
 //
-// The replay of a new watch ends at the first entry read with nothing
-// pending after it (or at once for an empty bucket): the client's own
+// The replay of a new watch ends at the first entry read at or past the
+// stream's last sequence before the watch began, or with nothing pending
+// after it (or at once for an empty bucket): entries come in stream order,
+// so that every record the bucket held then has been read, or was written
+// again since (then it comes later, as a change). The client's own
 // end-of-replay marker comes once as many entries arrived as were pending
 // when the watch began, and writes made during the replay count among
-// them, so that it could come before the bucket was read.
+// them, so that it could come before the bucket was read; waiting for
+// nothing to be pending instead would wait out a storm of writes (a
+// restarted replica's nodes reconnecting).
 func (m *Member) watch() {
 	defer m.wg.Done()
 	w := newMirror(m)
@@ -139,7 +144,7 @@ func (m *Member) watch() {
 				w.apply(e)
 				if w.replaying {
 					w.replayed++
-					if e.Delta() == 0 {
+					if e.Delta() == 0 || w.s.lastSeq > 0 && e.Revision() >= w.s.lastSeq {
 						w.endReplay()
 					}
 				}
@@ -451,10 +456,17 @@ func (w *mirror) sweep(now time.Time) {
 	t := m.mono(now)
 	if w.unconfirmed != 0 && t >= w.unconfirmed {
 		w.unconfirmed = 0
+		var ids []string
 		for id, r := range w.remotes {
 			if r.gen != w.gen {
-				w.drop(id)
+				r.own.n--
+				delete(w.remotes, id)
+				ids = append(ids, id)
 			}
+		}
+		if len(ids) > 0 {
+			m.remoteN.Store(int64(len(w.remotes)))
+			m.h.DeleteMany(ids)
 		}
 	}
 	var del []foreign
@@ -557,13 +569,22 @@ func (w *mirror) keysOf(o *owner) []foreign {
 	return keys
 }
 
-// dropOwner drops every record of o and tells the Handler; it returns
-// their keys and revisions.
+// dropOwner drops every record of o and tells the Handler, in one call;
+// it returns their keys and revisions.
 func (w *mirror) dropOwner(o *owner) []foreign {
-	keys := w.keysOf(o)
-	for _, k := range keys {
-		id, _ := idOfKey(k.key)
-		w.drop(id)
+	var keys []foreign
+	var ids []string
+	for id, r := range w.remotes {
+		if r.own == o {
+			keys = append(keys, foreign{key: Key(id), rev: r.rev})
+			ids = append(ids, id)
+			delete(w.remotes, id)
+		}
+	}
+	o.n = 0
+	if len(ids) > 0 {
+		w.m.remoteN.Store(int64(len(w.remotes)))
+		w.m.h.DeleteMany(ids)
 	}
 	return keys
 }

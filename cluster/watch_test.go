@@ -34,6 +34,8 @@ type discard struct{ puts, deletes int }
 func (d *discard) Put(*Record)   { d.puts++ }
 func (d *discard) Delete(string) { d.deletes++ }
 
+func (d *discard) DeleteMany(ids []string) { d.deletes += len(ids) }
+
 // testMirror is a watch loop without NATS, for what it does with entries.
 func testMirror(h Handler) *mirror {
 	m := &Member{

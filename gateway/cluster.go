@@ -41,12 +41,15 @@ type remoteNode struct {
 	// listed in /v1/nodes either, as for a local node that has not
 	// answered yet.
 	asked string
-	// extraEnv and extraBins are the record's names outside this
-	// replica's interest: kept, so that they count as soon as the interest
-	// asks for them (a replica may learn of a new skill after the replica
-	// holding the node did, and its node answered).
-	extraEnv, extraBins []string
+	// extra holds the record's names outside this replica's interest
+	// (nil when none, the usual case): kept, so that they count as soon as
+	// the interest asks for them (a replica may learn of a new skill after
+	// the replica holding the node did, and its node answered).
+	extra *remoteExtra
 }
+
+// remoteExtra is a remote node's names outside the interest.
+type remoteExtra struct{ env, bins []string }
 
 // clusterHandler applies the other replicas' records (cluster.Handler).
 type clusterHandler struct{ s *Server }
@@ -80,6 +83,9 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 	if rec.FactsAt != nil {
 		n.factsAt = rec.FactsAt.UTC()
 		n.asked = rec.BinsAsked
+		if in := s.knownInterestLocked(n.asked); in != nil {
+			n.asked = in.asked // one string for every node that answered it
+		}
 		if prev != nil && prev.host != nil && prev.replica == rec.Replica && prev.connectedAt.Equal(n.connectedAt) {
 			// The same connection: start from its host, so that unchanged
 			// facts keep the host pointer and the caches stay.
@@ -105,7 +111,7 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 // applyRemoteLocked sets a remote node's names as positions in the
 // interest in (the one in force), from the names its record lists: env
 // names set and binaries present. Names outside in are kept aside
-// (extraEnv, extraBins). A binary of in that the record's node was asked
+// (extra). A binary of in that the record's node was asked
 // (n.asked names an interest this replica knows) and does not have is
 // absent; one it was not asked is not known: not present either, so that a
 // host counts for a skill only on what its node said, but left out of
@@ -142,9 +148,10 @@ func (s *Server) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins [
 			}
 		}
 	}
-	slices.Sort(extraEnv)
-	slices.Sort(extraBins)
-	n.extraEnv, n.extraBins = slices.Clip(extraEnv), slices.Clip(extraBins)
+	n.extra = nil
+	if len(extraEnv)+len(extraBins) > 0 {
+		n.extra = &remoteExtra{env: slices.Clip(extraEnv), bins: slices.Clip(extraBins)}
+	}
 	return n.apply(in, envSet, reported, present)
 }
 
@@ -175,8 +182,11 @@ func (s *Server) reapplyRemoteLocked() {
 		if n.host == nil {
 			continue
 		}
-		env := append(slices.Clip(n.host.Env), n.extraEnv...)
-		bins := append(slices.Clip(n.host.Bins), n.extraBins...)
+		env, bins := n.host.Env, n.host.Bins
+		if n.extra != nil {
+			env = append(slices.Clip(env), n.extra.env...)
+			bins = append(slices.Clip(bins), n.extra.bins...)
+		}
 		old, cur := s.applyRemoteLocked(n, in, env, bins)
 		n.ver = s.reg.gen + 1 // listed again: the names asked changed
 		if cur != old {
@@ -194,6 +204,41 @@ func (h clusterHandler) Delete(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dropRemoteLocked(id)
+}
+
+// DeleteMany removes many of the other replicas' nodes at once (a replica
+// whose heartbeat lapsed): the index loses them one by one, and the
+// skills are counted again once, instead of once a node.
+func (h clusterHandler) DeleteMany(ids []string) {
+	s := h.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(ids) < 64 {
+		for _, id := range ids {
+			s.dropRemoteLocked(id)
+		}
+		return
+	}
+	removed := false
+	for _, id := range ids {
+		n := s.reg.remote[id]
+		if n == nil {
+			continue
+		}
+		delete(s.reg.remote, id)
+		removed = true
+		if n.host != nil {
+			s.index.Remove(id)
+		}
+	}
+	if !removed {
+		return
+	}
+	s.reg.changed()
+	for _, p := range s.hostSkills {
+		s.matches[p] = s.index.Count(&p.Req)
+	}
+	s.invalidateAllLocked()
 }
 
 // dropRemoteLocked removes the remote node id, if any. s.mu must be held
