@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -63,13 +64,19 @@ type op struct {
 	rev         uint64
 	del         bool
 	sess        *session
+	gone        []foreign // see foreign
 }
 
 // foreign is a key of the bucket this replica deletes though it did not
-// write it, if it still holds revision rev.
+// write it, if it still holds revision rev. A foreign with gone set is
+// the heartbeat of an incarnation whose heartbeat lapsed here (key, at rev
+// 0 if none was read): it is read first, and the records in gone are
+// deleted only if it did not change since (else this replica is behind,
+// not the other gone).
 type foreign struct {
-	key string
-	rev uint64
+	key  string
+	rev  uint64
+	gone []foreign
 }
 
 type resultKind uint8
@@ -358,7 +365,7 @@ func (m *Member) next(now time.Time) (*op, time.Duration) {
 		if len(m.foreign) == 0 {
 			m.foreign = nil
 		}
-		return &op{key: f.key, rev: f.rev, del: true, sess: m.sess}, 0
+		return &op{key: f.key, rev: f.rev, del: true, sess: m.sess, gone: f.gone}, 0
 	}
 	for m.retry.Len() > 0 {
 		l := m.retry[0]
@@ -494,10 +501,29 @@ func (m *Member) remove(ctx context.Context, s *session, key string, rev uint64)
 // does not need it.
 func (m *Member) markerTTL() time.Duration { return max(m.cfg.TTL, time.Second) }
 
-// purge deletes another replica's key at exactly the revision seen.
+// purge deletes another replica's key at exactly the revision seen. For a
+// heartbeat with its records (o.gone), the heartbeat is read first: one
+// written since the revision seen means its replica lives and this
+// replica's watch is behind: nothing is deleted.
 func (m *Member) purge(o *op) error {
 	ctx, cancel := context.WithTimeout(m.ctx, writeTimeout)
 	defer cancel()
+	if o.gone != nil || strings.HasPrefix(o.key, HeartbeatPrefix) {
+		e, err := o.sess.kv.Get(ctx, o.key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+		case err != nil:
+			return err
+		case e.Revision() != o.rev:
+			m.log.Warn("cluster: not deleting the records of a replica whose heartbeat seemed to lapse: it was written since; this replica reads the bucket late",
+				"key", clip(o.key), "records", len(o.gone))
+			return nil
+		}
+		m.deleteForeign(o.gone)
+		if err != nil {
+			return nil // no heartbeat to delete
+		}
+	}
 	err := m.remove(ctx, o.sess, o.key, o.rev)
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return nil // written since: not the record we meant

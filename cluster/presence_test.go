@@ -265,3 +265,37 @@ func TestOwnRecordCopiedBack(t *testing.T) {
 	waitFor(t, 5*time.Second, "a deletes the copy", func() bool { return len(nodeKeys(t, kv)) == 0 })
 	waitFor(t, 5*time.Second, "b holds no n1", func() bool { return hb.get("n1") == nil })
 }
+
+// TestBehindIsNotLapsed: a replica whose watch falls behind (its Handler
+// slow, a burst of writes) reads every heartbeat late; it must not take
+// that for a lapse: it drops no node of the live replica, and, though of
+// the least name, deletes none of its records.
+func TestBehindIsNotLapsed(t *testing.T) {
+	t.Parallel()
+	const n = 3000
+	srv := natstest.Start(t)
+	slow := newRecorder()
+	slow.probe = func() { time.Sleep(time.Millisecond) } // 3 s of work for 3,000 records, three TTLs
+	log, logs := testLogger(t, "a")
+	a, err := Join(Config{URL: srv.URL(), Replica: "a", Bucket: testBucket(t), TTL: testTTL, Secret: testSecret, Logger: log}, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	b, hb, _ := join(t, srv, "b", testTTL)
+	waitConnected(t, a, b)
+	publishN(b, "b", n, time.Now())
+	waitFor(t, 20*time.Second, "a reads b's records", func() bool { return slow.len() == n })
+	stays(t, 2*testTTL, "a keeps them", func() bool { return slow.len() == n })
+	if _, deletes := slow.counts(); deletes != 0 {
+		t.Errorf("a dropped %d of b's nodes while reading late", deletes)
+	}
+	kv := bucketKV(t, srv)
+	if k := len(nodeKeys(t, kv)); k != n {
+		t.Errorf("the bucket holds %d of b's %d records", k, n)
+	}
+	if strings.Contains(logs.String(), "heartbeat lapsed") {
+		t.Errorf("a took its late reading for a lapse:\n%s", logs)
+	}
+	_ = hb
+}

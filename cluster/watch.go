@@ -76,6 +76,15 @@ type mirror struct {
 	replayed  int       // entries read in the replay
 	nilSeen   bool      // the client's end-of-replay marker came (see watch)
 	lastEntry time.Time // when the last entry was read
+
+	// Whether the watch is current, for judging lapses: the last entry
+	// read had nothing pending after it (caughtUp), and this replica's own
+	// heartbeat came back through it lately (ownEcho: unix ms it was
+	// signed at). A watch that falls behind (a replica busy, NATS slow)
+	// reads every heartbeat late: it must not take that for a lapse.
+	caughtUp    bool
+	ownEcho     int64
+	behindSince int64 // mono ns since when it is not current; 0 while it is
 }
 
 func newMirror(m *Member) *mirror {
@@ -142,6 +151,7 @@ func (m *Member) watch() {
 			default:
 				w.lastEntry = time.Now()
 				w.apply(e)
+				w.caughtUp = e.Delta() == 0
 				if w.replaying {
 					w.replayed++
 					if e.Delta() == 0 || w.s.lastSeq > 0 && e.Revision() >= w.s.lastSeq {
@@ -334,11 +344,12 @@ func (w *mirror) applyHeartbeat(e jetstream.KeyValueEntry) {
 		}
 		return
 	}
+	signed := signedAt(value)
 	if key == m.hbKey {
-		return // ours
+		w.ownEcho = max(w.ownEcho, signed.UnixMilli()) // ours, read back
+		return
 	}
 	var hb heartbeat
-	signed := signedAt(value)
 	if err := json.Unmarshal(body, &hb); err != nil {
 		m.refuse(RefusedInvalid, key, fmt.Errorf("not a heartbeat: %w", err))
 		return
@@ -454,6 +465,9 @@ func (w *mirror) endReplay() {
 func (w *mirror) sweep(now time.Time) {
 	m := w.m
 	t := m.mono(now)
+	if w.s != nil && !w.current(now, t) {
+		return
+	}
 	if w.unconfirmed != 0 && t >= w.unconfirmed {
 		w.unconfirmed = 0
 		var ids []string
@@ -507,13 +521,13 @@ func (w *mirror) sweep(now time.Time) {
 		delete(w.owners, k)
 		w.gone[k] = gone{signed: max(o.signed, w.gone[k].signed), at: t}
 		if w.designated(t) {
-			if o.heard {
-				keys = append(keys, foreign{key: HeartbeatPrefix + o.inc, rev: o.rev})
+			// Its heartbeat is read again first (Member.purge): the records
+			// go only if it did not change since.
+			m.log.Info("cluster: deleting the records of a replica whose heartbeat lapsed", "other", o.name, "incarnation", o.inc, "records", len(keys))
+			if keys == nil {
+				keys = []foreign{}
 			}
-			if len(keys) > 0 {
-				m.log.Info("cluster: deleting the records of a replica whose heartbeat lapsed", "other", o.name, "incarnation", o.inc, "keys", len(keys))
-			}
-			del = append(del, keys...)
+			del = append(del, foreign{key: HeartbeatPrefix + o.inc, rev: o.rev, gone: keys})
 		}
 	}
 	for k, g := range w.gone {
@@ -523,6 +537,28 @@ func (w *mirror) sweep(now time.Time) {
 	}
 	m.replicas.Store(int64(live))
 	m.deleteForeign(del)
+}
+
+// current reports whether the watch is current enough to judge lapses by
+// (see mirror.caughtUp). One behind for three TTLs is opened again: a
+// fresh read of the bucket.
+func (w *mirror) current(now time.Time, t int64) bool {
+	m := w.m
+	if w.caughtUp && now.UnixMilli()-w.ownEcho <= (m.cfg.TTL/2).Milliseconds() {
+		w.behindSince = 0
+		return true
+	}
+	switch {
+	case w.behindSince == 0:
+		w.behindSince = t
+	case t-w.behindSince > int64(3*m.cfg.TTL):
+		m.log.Warn("cluster: the watch of the bucket is behind (this replica's own heartbeat comes back late); reading the bucket again",
+			"behind", time.Duration(t-w.behindSince).Round(time.Millisecond))
+		w.behindSince = t
+		m.reopen.Store(true)
+		m.signal()
+	}
+	return false
 }
 
 // adopted reports whether a live incarnation of o's replica name other

@@ -18,7 +18,7 @@
 #      gone; the TTL is 10 s).
 # N is NODES_PER_REPLICA (default 10000). Loopback only. Ports: NATS_PORT
 # (4222), NATS_MON (8222), FIRST_PORT (7791..7793). Results on stdout and in
-# bench-results/cluster-rest.txt.
+# bench-results/cluster-rest.txt, logs in bench-results/cluster-rest-logs/.
 #   NODES_PER_REPLICA=10000 bash scripts/bench-cluster-rest.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,10 +45,11 @@ cleanup() {
   sleep 1
   for p in $(jobs -p); do kill -9 "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  rm -rf "$out/cluster-rest-logs"
+  mkdir -p "$out/cluster-rest-logs"
+  cp "$work"/*.log "$out/cluster-rest-logs/" 2>/dev/null || true
   if [ $rc -ne 0 ]; then
-    mkdir -p "$out/cluster-rest-failed-logs"
-    cp "$work"/*.log "$out/cluster-rest-failed-logs/" 2>/dev/null || true
-    echo "bench-cluster-rest: FAILED (exit $rc); logs in $out/cluster-rest-failed-logs/" >&2
+    echo "bench-cluster-rest: FAILED (exit $rc); logs in $out/cluster-rest-logs/" >&2
   fi
   rm -rf "$work"
   exit $rc
@@ -126,10 +127,13 @@ elif cmd == "restart-watch":  # restart-watch GO TOTAL A B C: see the header, it
     while not os.path.exists(go) or not open(go).read().endswith("\n"):
         time.sleep(0.005)
     kill_t = float(open(go).read().split()[0])
-    ev, least = {}, {o: None for o in others}
+    ev, least, last = {}, {o: None for o in others}, None
     while time.time() < kill_t + 10:
         now = time.time()
         st, d, n = count(a)
+        if st:
+            ev.setdefault("aAnswers", now)
+            last = {"t": round(now - kill_t, 2), "status": st, "nodes": d.get("nodes"), "remoteNodes": d.get("remoteNodes"), "cluster": d.get("cluster")}
         if st == 200 and d.get("cluster") == "ok":
             ev.setdefault("aReady", now)
             if (d.get("remoteNodes") or 0) >= total * 2 // 3:
@@ -140,7 +144,7 @@ elif cmd == "restart-watch":  # restart-watch GO TOTAL A B C: see the header, it
             _, _, k = count(o)
             least[o] = k if least[o] is None else min(least[o], k)
         time.sleep(max(0, 0.25 - (time.time() - now)))
-    print(json.dumps({"sinceKill": {k: round(v - kill_t, 2) for k, v in ev.items()}, "leastOnOthers": list(least.values())}))
+    print(json.dumps({"sinceKill": {k: round(v - kill_t, 2) for k, v in ev.items()}, "leastOnOthers": list(least.values()), "aLast": last}))
 elif cmd == "gone-watch":  # gone-watch KILL_EPOCH WANT URL...: until each counts WANT
     kill_t, want, bases = float(args[0]), int(args[1]), args[2:]
     done = {}
