@@ -50,6 +50,7 @@ type local struct {
 	due         time.Time
 	hidx        int      // index in Member.retry, -1 when not there
 	seenIn      *session // the session whose watch read it back as written: the bucket holds it
+	wroteIn     *session // the session its last write was made in
 }
 
 // op is one write (or delete) of a record, as a writer makes it. An op
@@ -246,13 +247,13 @@ func (m *Member) setSession(s *session) {
 }
 
 // confirmLocals writes again, at the end of the replay of session s, the
-// active local records the replay did not show as written: the bucket
-// was lost (a NATS restart), or someone deleted them meanwhile. mu is
-// held.
+// active local records the replay did not show as written, nor written in
+// s since: the bucket was lost (a NATS restart), or someone deleted them
+// meanwhile. mu is held.
 func (m *Member) confirmLocals(s *session) int {
 	n := 0
 	for _, l := range m.local {
-		if l.state == active && l.seenIn != s && !l.dirty && !l.inFlight {
+		if l.state == active && l.seenIn != s && l.wroteIn != s && !l.dirty && !l.inFlight {
 			l.rev = 0
 			m.markDirty(l)
 			n++
@@ -588,6 +589,7 @@ func (m *Member) done(o *op, res result) {
 	switch res.kind {
 	case written:
 		l.fails = 0
+		l.wroteIn = o.sess
 		// The watch may have seen a later revision (another replica's
 		// older record, which we are to overwrite): keep the later.
 		l.rev = max(l.rev, res.rev)
