@@ -540,8 +540,9 @@ func (w *mirror) sweep(now time.Time) {
 }
 
 // current reports whether the watch is current enough to judge lapses by
-// (see mirror.caughtUp). One behind for three TTLs is opened again: a
-// fresh read of the bucket.
+// (see mirror.caughtUp). One behind for three TTLs that read nothing for
+// a TTL (stalled, not busy: this replica's heartbeat alone comes every
+// TTL/3) is opened again: a fresh read of the bucket.
 func (w *mirror) current(now time.Time, t int64) bool {
 	m := w.m
 	if w.caughtUp && now.UnixMilli()-w.ownEcho <= (m.cfg.TTL/2).Milliseconds() {
@@ -551,8 +552,8 @@ func (w *mirror) current(now time.Time, t int64) bool {
 	switch {
 	case w.behindSince == 0:
 		w.behindSince = t
-	case t-w.behindSince > int64(3*m.cfg.TTL):
-		m.log.Warn("cluster: the watch of the bucket is behind (this replica's own heartbeat comes back late); reading the bucket again",
+	case t-w.behindSince > int64(3*m.cfg.TTL) && now.Sub(w.lastEntry) > m.cfg.TTL:
+		m.log.Warn("cluster: the watch of the bucket is stalled (this replica's own heartbeat does not come back); reading the bucket again",
 			"behind", time.Duration(t-w.behindSince).Round(time.Millisecond))
 		w.behindSince = t
 		m.reopen.Store(true)
