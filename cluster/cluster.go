@@ -308,8 +308,8 @@ type Config struct {
 // heartbeat lapsed). Its methods are called from one goroutine, in bucket
 // order, and must not call back into the Member.
 type Handler interface {
-	// Put delivers a record that is new or changed; renewals of an
-	// unchanged record are not delivered.
+	// Put delivers a record that is new or changed; a record read again
+	// unchanged (a new watch of the bucket) is not delivered.
 	Put(rec *Record)
 	// Delete says the record of id is gone: withdrawn by its replica,
 	// replaced by a record this replica holds, or its replica's heartbeat
