@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
+	"io"
 	"slices"
 	"time"
 
@@ -42,11 +45,11 @@ type registry struct {
 // node over hundreds of asked names would dominate the gateway's memory.
 type nodeRecord struct {
 	info        protocol.NodeInfo
-	roles, caps []string // info's, sorted without repeats
-	env         []string // asked env names set on the node: strings of the interest, sorted
-	binNames    []string // the interest.Bins the bitsets index
-	binReported bitset.Set
-	binTrue     bitset.Set
+	roles, caps []string          // info's, sorted without repeats
+	env         []string          // asked env names set on the node: strings of the interest, sorted
+	binIn       *interestIndex    // the interest whose Bins the bitsets index
+	binReported bitset.Set        // the names the node answered (asked of it): present or absent
+	binTrue     bitset.Set        // the names it has
 	host        *eligibility.Host // nil until the first facts.update
 	connectedAt time.Time
 	factsAt     time.Time
@@ -178,21 +181,55 @@ func sortedSet(l []string) []string {
 
 // apply sets the node's reported names, as positions in the interest in
 // force, and returns its host before and after: the same pointer when
-// nothing changed.
+// nothing it holds changed (a change of the interest, or of which names
+// were asked, alone keeps the host, and so the caches).
 func (n *nodeRecord) apply(in *interestIndex, envSet, reported, present bitset.Set) (old, cur *eligibility.Host) {
 	names := in.Bins
 	env := make([]string, 0, envSet.Len())
 	envSet.Each(func(i int) { env = append(env, in.Env[i]) }) // sorted, as the interest is
 	old = n.host
-	if old != nil && slices.Equal(n.env, env) && sameStrings(n.binNames, names) &&
+	if old != nil && slices.Equal(n.env, env) && n.binIn == in &&
 		n.binReported.Equal(reported) && n.binTrue.Equal(present) {
 		return old, old
 	}
-	n.env, n.binNames, n.binReported, n.binTrue = env, names, reported, present
 	bins := make([]string, 0, present.Len())
 	present.Each(func(i int) { bins = append(bins, names[i]) })
+	n.binIn, n.binReported, n.binTrue = in, reported, present
+	if old != nil && slices.Equal(old.Env, env) && slices.Equal(old.Bins, bins) {
+		n.env = old.Env
+		return old, old
+	}
+	n.env = env
 	n.host = &eligibility.Host{ID: n.info.ID, OS: n.info.OS, Roles: n.roles, Capabilities: n.caps, Env: env, Bins: bins}
 	return old, n.host
+}
+
+// askedDigest is binsDigest of the binaries the node answered: what its
+// record says it was asked (cluster.Record.BinsAsked).
+func (n *nodeRecord) askedDigest() string {
+	if n.binIn == nil {
+		return binsDigest(nil)
+	}
+	if n.binReported.Len() == len(n.binIn.Bins) {
+		return n.binIn.asked // it answered the whole interest: the usual case
+	}
+	names := make([]string, 0, n.binReported.Len())
+	n.binReported.Each(func(i int) { names = append(names, n.binIn.Bins[i]) })
+	return binsDigest(names)
+}
+
+// binsDigest names a sorted list of binary names in a record: the first
+// 96 bits of the SHA-256 of the names, each followed by a newline, in
+// unpadded base64url (16 characters). Every replica computes the same
+// interest from the same store and config, so a replica finds the list a
+// record's digest names among the interests it had lately.
+func binsDigest(names []string) string {
+	h := sha256.New()
+	for _, n := range names {
+		io.WriteString(h, n)
+		h.Write([]byte{'\n'})
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
 }
 
 // interestIndex is the interest in force with the position of each name,
@@ -201,10 +238,11 @@ func (n *nodeRecord) apply(in *interestIndex, envSet, reported, present bitset.S
 type interestIndex struct {
 	protocol.Interest
 	env, bins map[string]int
+	asked     string // binsDigest(Bins)
 }
 
 func newInterestIndex(in protocol.Interest) *interestIndex {
-	x := &interestIndex{Interest: in, env: make(map[string]int, len(in.Env)), bins: make(map[string]int, len(in.Bins))}
+	x := &interestIndex{Interest: in, env: make(map[string]int, len(in.Env)), bins: make(map[string]int, len(in.Bins)), asked: binsDigest(in.Bins)}
 	for i, n := range in.Env {
 		x.env[n] = i
 	}
@@ -228,14 +266,8 @@ func (n *nodeRecord) factsLocked() protocol.HostFacts {
 	if n.env != nil {
 		f.Env = n.env
 	}
-	n.binReported.Each(func(i int) { f.HostBinStatus[n.binNames[i]] = n.binTrue.Has(i) })
+	n.binReported.Each(func(i int) { f.HostBinStatus[n.binIn.Bins[i]] = n.binTrue.Has(i) })
 	return f
-}
-
-// sameStrings reports whether a and b are the same slice (interest lists
-// are replaced, never changed, so identity is equality).
-func sameStrings(a, b []string) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // register adds a node, replacing a connection with the same id at once,

@@ -46,6 +46,10 @@ type Server struct {
 	interest   protocol.Interest
 	// interestAt is interest with the position of each name (registry.go).
 	interestAt *interestIndex
+	// interests are the latest interests, interestAt first (at most
+	// keptInterests): a remote record names the binaries its node was asked
+	// by the digest of one of them (cluster.go).
+	interests []*interestIndex
 	// interestJSON and interestEvt are interest encoded, for connect
 	// answers and evt pushes.
 	interestJSON json.RawMessage
@@ -194,6 +198,7 @@ func New(cfg Config) (*Server, error) {
 	s.notLoaded.Store(&notLoadedYet)
 	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
 	s.interestAt = newInterestIndex(s.interest)
+	s.interests = []*interestIndex{s.interestAt}
 	s.index = eligibility.NewIndex()
 	s.rebuildLocked()
 	s.handler = s.routes()
