@@ -38,14 +38,14 @@ var (
 )
 
 // tamperKeys: a line without one of them has no system tampering.
-var tamperKeys = []string{"/var/log", "/var/audit", "_history", "shred", "history -c", "histfile", "histsize", "wevtutil",
+var tamperKeys = keys("/var/log", "/var/audit", "_history", "shred", "history -c", "histfile", "histsize", "wevtutil",
 	"eventlog", "auditctl", "auditd", "syslog", "journald", "setenforce", "ufw", "firewalld", "apparmor", "clamav",
 	"falcon", "osquery", "crowdstrike", "spctl", "csrutil", "mppreference", "lsquarantine", "chmod", "nopasswd",
-	"usermod", "rm -", "mkfs", "of=/dev", ":()", "chown"}
+	"usermod", "rm -", "mkfs", "of=/dev", ":()", "chown")
 
 // tampering: system-tampering.
 func (s *scanner) tampering(line, low string, off, n int, c ctx) {
-	if !s.has(low, tamperKeys...) {
+	if !s.has(low, tamperKeys) {
 		return
 	}
 	if loc := reTamperErr.FindStringIndex(low); loc != nil {
@@ -80,6 +80,16 @@ var (
 	reDecodeToNet = regexp.MustCompile(`(base64|base32|xxd|openssl\s+(enc|base64))\s+(-[a-z]*d|--decode|-r)\b[^|;&\n]*\|\s*(xargs\s+)?(curl|wget|nc|ncat|netcat|socat|telnet)\b|\b(nc|ncat|netcat)\s+(-[a-z]+\s+)*-l[a-z]*\b[^|;&\n]*\|\s*(base64|xxd|openssl)\b`)
 )
 
+// The keywords of deobfuscate's checks (has).
+var (
+	kwDeobfuscate1 = keys("open(", "/tmp/.", "/var/tmp/.", "/dev/shm/.")
+	kwDeobfuscate2 = keys("exec", "eval", "source", "sh ", ". /", "require")
+	kwDeobfuscate3 = keys("base64", "base32", "xxd", "openssl", "nc ", "ncat", "netcat")
+	kwDeobfuscate4 = keys("fromcharcode", "[char", "chr", "bytes", "bytearray", "pack", "implode")
+	kwDeobfuscate5 = keys("b85", "a85", "base85", "ascii85", "b32", "base32")
+	kwDeobfuscate6 = keys("join", "concat")
+)
+
 // deobfuscate reads a line of code again with what hides its text undone
 // (character codes decoded, split strings joined, quotes inside shell
 // words removed, base32 and base85 literals decoded): when that text
@@ -90,12 +100,12 @@ func (s *scanner) deobfuscate(line, text, low string, off, n int, c ctx) {
 	if s.depth > 0 {
 		return
 	}
-	if s.has(low, "open(", "/tmp/.", "/var/tmp/.", "/dev/shm/.") && s.has(low, "exec", "eval", "source", "sh ", ". /", "require") {
+	if s.has(low, kwDeobfuscate1) && s.has(low, kwDeobfuscate2) {
 		if loc := reStagedExec.FindStringIndex(low); loc != nil {
 			s.add(RuleObfuscatedCode, SeverityWarn, c, n, line, off+loc[0])
 		}
 	}
-	if s.has(low, "base64", "base32", "xxd", "openssl", "nc ", "ncat", "netcat") && strings.IndexByte(low, '|') >= 0 {
+	if s.has(low, kwDeobfuscate3) && strings.IndexByte(low, '|') >= 0 {
 		if loc := reDecodeToNet.FindStringIndex(low); loc != nil {
 			s.add(RuleObfuscatedCode, SeverityWarn, c, n, line, off+loc[0])
 		}
@@ -105,18 +115,18 @@ func (s *scanner) deobfuscate(line, text, low string, off, n int, c ctx) {
 	}
 	var forms []string
 	hidden := 0 // forms[:hidden] are decoded (codes, base85), the rest rearranged
-	if s.has(low, "fromcharcode", "[char", "chr", "bytes", "bytearray", "pack", "implode") && reCharCodes.MatchString(low) {
+	if s.has(low, kwDeobfuscate4) && reCharCodes.MatchString(low) {
 		if t := charCodes(low); t != "" {
 			forms = append(forms, t)
 		}
 	}
-	if s.has(low, "b85", "a85", "base85", "ascii85", "b32", "base32") && reDecoder85.MatchString(low) {
+	if s.has(low, kwDeobfuscate5) && reDecoder85.MatchString(low) {
 		forms = append(forms, decodeLiterals85(text)...)
 	}
 	hidden = len(forms)
 	joined := false
 	if strings.ContainsAny(low, `"'`) {
-		if (quoteJoin(low) || s.has(low, "join", "concat")) && reJoin.MatchString(low) {
+		if (quoteJoin(low) || s.has(low, kwDeobfuscate6)) && reJoin.MatchString(low) {
 			if t := joinLiterals(text); t != text {
 				forms = append(forms, t)
 				joined = true
@@ -413,12 +423,19 @@ func oneEdit(a, b string) bool {
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' }
 
+// The keywords of supplyChain's checks (has).
+var (
+	kwSupplyChain1 = keys("pip", "npm", "pnpm", "yarn", "bun", "npx", "gem", "cargo", "uv ", "poetry", "pdm")
+	kwSupplyChain2 = keys("index-url", "-i ", "trusted-host", "registry", "--source", "sources")
+	kwSupplyChain3 = keys("install", " add ", " i ", "npx", "bunx", "pipx")
+)
+
 // supplyChain: supply-chain.
 func (s *scanner) supplyChain(line, low string, off, n int, c ctx) {
-	if !s.has(low, "pip", "npm", "pnpm", "yarn", "bun", "npx", "gem", "cargo", "uv ", "poetry", "pdm") {
+	if !s.has(low, kwSupplyChain1) {
 		return
 	}
-	if s.has(low, "index-url", "-i ", "trusted-host", "registry", "--source", "sources") {
+	if s.has(low, kwSupplyChain2) {
 		for _, m := range reIndexURL.FindAllStringSubmatchIndex(low, 4) {
 			u := ""
 			for g := len(m) - 2; g >= 2; g -= 2 {
@@ -442,7 +459,7 @@ func (s *scanner) supplyChain(line, low string, off, n int, c ctx) {
 			return
 		}
 	}
-	if !s.has(low, "install", " add ", " i ", "npx", "bunx", "pipx") {
+	if !s.has(low, kwSupplyChain3) {
 		return
 	}
 	for _, m := range reInstall.FindAllStringSubmatchIndex(low, 4) {
@@ -487,9 +504,14 @@ func urlHost(u string) string {
 // reMining: a miner, a mining pool or a miner's options.
 var reMining = regexp.MustCompile(`\bstratum(\+(tcp|ssl|tls))?://|\b(xmrig|xmr-stak|minerd|cpuminer|cgminer|bfgminer|ethminer|t-rex|nbminer|lolminer|phoenixminer|nanominer|gminer|srbminer|teamredminer)\b|--donate-level\b|\b(pool\.)?(supportxmr|minexmr|moneroocean|hashvault|c3pool|herominers|nanopool|f2pool|2miners|nicehash|ethermine|unmineable)\.(com|org|net|pro|stream)\b|\bcoinhive\b|\bcryptonight\b`)
 
+// The keywords of cryptoMining's checks (has).
+var (
+	kwCryptoMining = keys("stratum", "xmr", "miner", "donate-level", "pool", "coinhive", "cryptonight", "nicehash", "ethermine", "unmineable", "2miners", "f2pool", "nanopool")
+)
+
 // cryptoMining: crypto-mining.
 func (s *scanner) cryptoMining(line, low string, off, n int, c ctx) {
-	if !s.has(low, "stratum", "xmr", "miner", "donate-level", "pool", "coinhive", "cryptonight", "nicehash", "ethermine", "unmineable", "2miners", "f2pool", "nanopool") {
+	if !s.has(low, kwCryptoMining) {
 		return
 	}
 	if loc := reMining.FindStringIndex(low); loc != nil {
@@ -500,14 +522,18 @@ func (s *scanner) cryptoMining(line, low string, off, n int, c ctx) {
 // reCredential: credentials in the formats their issuers give them.
 var reCredential = regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}|\bxox[abposr]-[0-9]{8,}-[0-9A-Za-z-]{16,}|hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{20,}|\bsk-ant-(api|admin)[0-9]{2}-[A-Za-z0-9_-]{40,}|\bsk-(proj-)?[A-Za-z0-9_-]{40,}\b|\b(sk|rk)_live_[0-9A-Za-z]{20,}|\bAIza[0-9A-Za-z_-]{35}\b|\bSG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{40,}|\bnpm_[A-Za-z0-9]{36}\b|\bhf_[A-Za-z0-9]{34,}\b|\bglpat-[A-Za-z0-9_-]{20}\b|\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}\b|-----BEGIN (RSA |EC |DSA |OPENSSH |ENCRYPTED )?PRIVATE KEY-----`)
 
+// The keywords of hardcodedCredential's checks (has).
+var (
+	kwHardcodedCredential = keys("akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com", " sk-", "\"sk-", "'sk-", "=sk-", "`sk-", "sk-proj", "sk-ant", "_live_", "aiza", "sg.", "npm_", "hf_", "glpat-", ":aa", "private key-----")
+)
+
 // hardcodedCredential: hardcoded-credential. Placeholders (EXAMPLE,
 // xxxx, your-key, 1234…) and low-entropy strings are not credentials; a
 // private key block counts with its body on the next line (see
 // scanner.keyBlock).
 func (s *scanner) hardcodedCredential(line string, n int, c ctx) {
 	low := s.lower(line)
-	if !s.has(low, "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com",
-		" sk-", "\"sk-", "'sk-", "=sk-", "`sk-", "sk-proj", "sk-ant", "_live_", "aiza", "sg.", "npm_", "hf_", "glpat-", ":aa", "private key-----") || !longToken(line) && !strings.Contains(low, "private key-----") {
+	if !s.has(low, kwHardcodedCredential) || !longToken(line) && !strings.Contains(low, "private key-----") {
 		return
 	}
 	if containsAny(lowerASCII(line), "example", "e.g.", "sample", "fake", "placeholder", "dummy", "redacted") {
@@ -727,25 +753,25 @@ func (s *scanner) impersonation(name string, line int, text []byte) {
 // covertPasses are covert-instruction's expressions, each run only on
 // lines holding all of its keyword groups (one keyword of each).
 var covertPasses = []struct {
-	keys [][]string
+	keys []*keySet
 	re   *regexp.Regexp
 }{
 	// acting unseen
-	{[][]string{{"silently", "quietly", "secretly", "covertly", "invisibly", "stealthily"}},
+	{[]*keySet{keys("silently", "quietly", "secretly", "covertly", "invisibly", "stealthily")},
 		regexp.MustCompile(`\b(silently|quietly|secretly|covertly|invisibly|stealthily)\s+(run|execute|install|download|delete|remove|modify|disable|overwrite|launch|start|schedule|add)\b`)},
-	{[][]string{{"the user"}, {"hide", "conceal", "suppress", "mask"}},
+	{[]*keySet{keys("the user"), keys("hide", "conceal", "suppress", "mask")},
 		regexp.MustCompile(`\b(hide|conceal|suppress|mask)\s+(this|these|the|any|all|its|their|your)?\s*(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|process(es)?|changes?)\s+(from|to)\s+the\s+user\b`)},
-	{[][]string{{"the user"}, {"not", "n't", "never"}},
+	{[]*keySet{keys("the user"), keys("not", "n't", "never")},
 		regexp.MustCompile(`\b(do\s+not|don'?t|never)\s+(show|display|print|output|log|report|reveal|mention)\s+(this|these|the|any|its)\s+(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|changes?)\s+(to|with)\s+the\s+user\b`)},
 	// instructions persisted into the agent
-	{[][]string{{"memory", "soul.md", "system prompt", "global", "claude.md", "user settings", "user instructions"}, {"add", "append", "write", "save", "store", "insert", "put", "inject"}},
+	{[]*keySet{keys("memory", "soul.md", "system prompt", "global", "claude.md", "user settings", "user instructions"), keys("add", "append", "write", "save", "store", "insert", "put", "inject")},
 		regexp.MustCompile(`\b(add|append|write|save|store|insert|put|inject)\s+(this|these|the\s+following|it|them)\s+(instructions?\s+|rules?\s+|lines?\s+|text\s+)?(permanently\s+)?(to|into|in)\s+(your\s+)?(long-term\s+)?(memory|memory\.md|soul\.md|system\s+prompt|global\s+(config|configuration|settings|instructions)|~/\.claude/claude\.md|user\s+(settings|instructions))\b`)},
-	{[][]string{{"remember"}, {"permanently", "forever", "future"}},
+	{[]*keySet{keys("remember"), keys("permanently", "forever", "future")},
 		regexp.MustCompile(`\bremember\s+(this|these|that|it)\s+(permanently|forever|for\s+(all|every)\s+future\s+(sessions?|conversations?|tasks?))\b`)},
-	{[][]string{{"update your"}},
+	{[]*keySet{keys("update your")},
 		regexp.MustCompile(`\bupdate\s+your\s+(own\s+)?(system\s+prompt|core\s+instructions|memory)\s+(so|to)\b`)},
 	// a trigger phrase for an action against the user
-	{[][]string{{"disable", "ignore", "bypass", "reveal", "grant", "transfer", "exfiltrate", "delete", "wipe", "unlock", "elevate"}, {"when", "if "}, {"\"", "'", "\u201c", "\u2018"}},
+	{[]*keySet{keys("disable", "ignore", "bypass", "reveal", "grant", "transfer", "exfiltrate", "delete", "wipe", "unlock", "elevate"), keys("when", "if "), keys("\"", "'", "\u201c", "\u2018")},
 		regexp.MustCompile(`\b(when(ever)?|if)\s+(the\s+user|anyone|someone|a\s+message|the\s+input)\s+(says?|types?|writes?|sends?|mentions?|includes?|contains?|enters?)\s+["'“‘][^"'”’]{2,40}["'”’],?\s+(then\s+)?(immediately\s+|silently\s+|secretly\s+)?(disable|ignore|bypass|reveal|grant|transfer|exfiltrate|delete|wipe|unlock|elevate)\b`)},
 }
 
@@ -757,7 +783,7 @@ func (s *scanner) covertInstruction(line, low string, n int, c ctx) {
 	for _, p := range covertPasses {
 		ok := true
 		for _, g := range p.keys {
-			ok = ok && s.has(low, g...)
+			ok = ok && s.has(low, g)
 		}
 		if ok && s.covertMatch(line, low, n, c, p.re) {
 			return
@@ -782,14 +808,19 @@ func (s *scanner) covertMatch(line, low string, n int, c ctx, re *regexp.Regexp)
 	return false
 }
 
+// The keywords of undeclaredEnv's checks (has).
+var (
+	kwUndeclaredEnv1 = keys("token", "secret", "key", "pass", "pwd", "cred", "dsn", "cookie", "jwt", "bearer", "pat", "database_url", "db_url", "webhook_url", "connection_string")
+	kwUndeclaredEnv2 = keys("environ", "getenv", "process.env", "env[", "env.fetch", "$env:")
+)
+
 // undeclaredEnv: undeclared-credential over a line of code.
 func (s *scanner) undeclaredEnv(line string, n int) {
 	if s.envDeclared == nil {
 		return
 	}
 	low := s.lower(line)
-	if !s.has(low, "token", "secret", "key", "pass", "pwd", "cred", "dsn", "cookie", "jwt", "bearer", "pat",
-		"database_url", "db_url", "webhook_url", "connection_string") {
+	if !s.has(low, kwUndeclaredEnv1) {
 		return
 	}
 	var names []string
@@ -798,7 +829,7 @@ func (s *scanner) undeclaredEnv(line string, n int) {
 			names = append(names, m[1]+m[2])
 		}
 	}
-	if s.has(low, "environ", "getenv", "process.env", "env[", "env.fetch", "$env:") {
+	if s.has(low, kwUndeclaredEnv2) {
 		for _, m := range reEnvName.FindAllStringSubmatch(low, 8) {
 			for _, g := range m[1:] {
 				if g != "" {

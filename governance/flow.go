@@ -69,8 +69,8 @@ func (f *flowState) reset() {
 
 // flowKeys: a line without one of them neither reads a secret nor sends
 // one, nor carries a tainted name on (when nothing is tainted yet).
-var flowKeys = []string{"environ", "getenv", "process.env", "env[", "env.fetch", "$env:", "token", "secret", "passw",
-	"api_key", "apikey", "credential", "http://", "https://", "b64decode", "fromhex", "unhexlify", "atob(", "b85decode", "a85decode"}
+var flowKeys = keys("environ", "getenv", "process.env", "env[", "env.fetch", "$env:", "token", "secret", "passw",
+	"api_key", "apikey", "credential", "http://", "https://", "b64decode", "fromhex", "unhexlify", "atob(", "b85decode", "a85decode")
 
 // flowLine reads one line of code of the current unit.
 func (s *scanner) flowLine(line string, n int, c ctx) {
@@ -86,7 +86,7 @@ func (s *scanner) flowLine(line string, n int, c ctx) {
 		}
 	}
 	if f.first == 0 {
-		if f.names == nil && !s.has(low, flowKeys...) {
+		if f.names == nil && !s.has(low, flowKeys) {
 			return
 		}
 		f.first = n
@@ -751,13 +751,18 @@ func shellStatements(low string) []string {
 // to sign in, not sent as data: headers, user:password, bearer options.
 var reCurlAuth = regexp.MustCompile(`(\s-h|--header|-u|--user|--oauth2-bearer|-headers|--proxy-user)\s*(=\s*)?("[^"]*"|'[^']*'|\S+)`)
 
+// The keywords of exfilShell's checks (has).
+var (
+	kwExfilShell1 = keys("printenv", "environ", "export -p", "env |", "env|", "(env", "`env", "env)")
+	kwExfilShell2 = keys("curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "dig ", "nslookup", "host ", "drill ", "http ", "https ", "invoke-webrequest", "invoke-restmethod", "iwr ", "irm ", "ping ", "xh ")
+)
+
 // exfilShell: a command line that sends the environment or a credential
 // out: piped into a network tool that sends what it reads (curl -d @-,
 // nc), put in a network tool's data (curl --data "$(env)", -d
 // "token=$KEY"), or looked up in a DNS name (dig $(echo $KEY | base64).x).
 func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
-	if strings.IndexByte(low, '$') < 0 && !s.has(low, "printenv", "environ", "export -p", "env |", "env|", "(env", "`env", "env)") || !s.has(low, "curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "dig ", "nslookup",
-		"host ", "drill ", "http ", "https ", "invoke-webrequest", "invoke-restmethod", "iwr ", "irm ", "ping ", "xh ") {
+	if strings.IndexByte(low, '$') < 0 && !s.has(low, kwExfilShell1) || !s.has(low, kwExfilShell2) {
 		return
 	}
 	for _, p := range s.shellPipes(low) {
@@ -835,6 +840,15 @@ var (
 	reReveal = regexp.MustCompile(`\b(echo|print|output|include|reveal|show|display|repeat|return|paste|write)\s+(back\s+)?(out\s+)?(the\s+|your\s+|its\s+)?(full\s+|raw\s+|exact\s+)?(value\s+of\s+(the\s+)?|contents?\s+of\s+(the\s+)?)?(authorization\s+header|api[_ -]?keys?|(access|auth|bearer|session|api)\s+tokens?|tokens?|passwords?|secrets?|credentials?|private\s+keys?|environment\s+variables|env\s+vars)\b[^.!?]{0,60}\b(in|into|to|as)\s+(your|the|a)\s+(next\s+|final\s+)?(response|reply|answer|output|chat|message|comment)`)
 )
 
+// The keywords of exfilProse's checks (has).
+var (
+	kwExfilProse1 = keys("send", "forward", "upload", "post", "transmit", "exfiltrat", "relay", "sync", "mail", "share", "submit", "leak", "beacon", "copy", "pipe", "report", "echo", "print", "output", "include", "reveal", "show", "display", "repeat", "return", "paste", "write")
+	kwExfilProse2 = keys("response", "reply", "answer", "chat", "message", "comment", "output")
+	kwExfilProse3 = keys("header", "key", "token", "password", "secret", "credential", "env")
+	kwExfilProse4 = keys("all ", "any ", "every", "token", "key", "credential", "password", "secret", "cookie", "env", "history", "prompt", "clipboard", "keystroke", "seed", "wallet", "keychain", "user", "their", "your", "his ", "her ", "~/")
+	kwExfilProse5 = keys("://", "@", "server", "endpoint", "webhook", " api", " url", "address", "collector", "host", "bucket", "analytics", "backend", "inbox", ".com", ".net", ".org", ".io", ".dev", ".app", ".xyz", ".ru", ".cn", ".top", ".site", ".online", ".info", ".biz", ".cc", ".me", ".co", ".ai", ".sh", ".link", ".live", ".to")
+)
+
 // exfilProse: an instruction to the agent, in prose, to send secrets or
 // the user's data to an outside address, or to put a credential in its
 // reply. A secret (credentials, the environment, the conversation,
@@ -842,24 +856,19 @@ var (
 // the skill. A line that talks about attacks, a negated one ("never send
 // your API key to …") and quoted documentation are not instructions.
 func (s *scanner) exfilProse(line, low string, n int, c ctx) {
-	if !s.has(low, "send", "forward", "upload", "post", "transmit", "exfiltrat", "relay", "sync", "mail", "share", "submit",
-		"leak", "beacon", "copy", "pipe", "report", "echo", "print", "output", "include", "reveal", "show", "display",
-		"repeat", "return", "paste", "write") {
+	if !s.has(low, kwExfilProse1) {
 		return
 	}
-	if s.has(low, "response", "reply", "answer", "chat", "message", "comment", "output") &&
-		s.has(low, "header", "key", "token", "password", "secret", "credential", "env") {
+	if s.has(low, kwExfilProse2) &&
+		s.has(low, kwExfilProse3) {
 		if loc := reReveal.FindStringIndex(low); loc != nil && !negatedBefore(low, loc[0]) {
 			s.add(RuleDataExfiltration, SeverityError, c, n, line, loc[0])
 			return
 		}
 	}
 	// Something to send and somewhere outside, before the expressions.
-	if !s.has(low, "all ", "any ", "every", "token", "key", "credential", "password", "secret", "cookie", "env", "history",
-		"prompt", "clipboard", "keystroke", "seed", "wallet", "keychain", "user", "their", "your", "his ", "her ", "~/") ||
-		!s.has(low, "://", "@", "server", "endpoint", "webhook", " api", " url", "address", "collector", "host", "bucket",
-			"analytics", "backend", "inbox", ".com", ".net", ".org", ".io", ".dev", ".app", ".xyz", ".ru", ".cn", ".top",
-			".site", ".online", ".info", ".biz", ".cc", ".me", ".co", ".ai", ".sh", ".link", ".live", ".to") {
+	if !s.has(low, kwExfilProse4) ||
+		!s.has(low, kwExfilProse5) {
 		return
 	}
 	for _, v := range reSendVerb.FindAllStringIndex(low, 4) {

@@ -103,6 +103,8 @@ var pasteHosts = []string{"pastebin.com", "paste.ee", "hastebin.com", "ghostbin"
 	"lhr.life", "pinggy.link", "webhook.cool", "ngrok-free.dev", "ngrok.pizza", "localhost.run", "tunnelmole.net",
 	"pagekite.me", "telebit.cloud", "loophole.site", "localxpose.io", "expose.sh"}
 
+var pasteHostKeys = keys(pasteHosts...)
+
 // pasteHost reports a host of the paste, file-drop, tunnel and request-bin
 // services.
 func pasteHost(host string) bool {
@@ -137,7 +139,7 @@ func chatDrop(host, path string) bool {
 // instruction\"", "the `<system-reminder>` pattern"): a match only there
 // is quoted.
 func (s *scanner) injection(line, low string, n int, c ctx) {
-	if !s.has(low, injectionKeys...) {
+	if !s.has(low, injectionKeys) {
 		return
 	}
 	sev, at := s.findInjection(low)
@@ -157,9 +159,15 @@ func (s *scanner) injection(line, low string, n int, c ctx) {
 }
 
 // injectionKeys: a line without one of them has no prompt injection.
-var injectionKeys = []string{"ignore", "disregard", "forget", "override", "bypass", "the user", "secretly", "covertly",
+var injectionKeys = keys("ignore", "disregard", "forget", "override", "bypass", "the user", "secretly", "covertly",
 	"silently", "quietly", "system", "instructions", "[inst", "[/inst", "<<sys", "<</sys", "im_start", "you are", "you're",
-	"dan mode", "god mode", "anything now", "from now on", "pretend", "roleplay", "act as", "jailbreak", "developer mode"}
+	"dan mode", "god mode", "anything now", "from now on", "pretend", "roleplay", "act as", "jailbreak", "developer mode")
+
+// The keywords of findInjection's checks (has).
+var (
+	kwFindInjection1 = keys("you are", "you're", "dan mode", "god mode", "jailbreak mode", "anything now")
+	kwFindInjection2 = keys("you are now", "from now on", "pretend", "roleplay", "act as", "developer mode", "jailbreak")
+)
 
 // findInjection runs the prompt-injection expressions over low: the
 // severity and offset of the first match, or "".
@@ -168,18 +176,18 @@ func (s *scanner) findInjection(low string) (string, int) {
 		if p.re == reInjectRole && s.code {
 			continue
 		}
-		if s.has(low, p.keys...) && (p.also == nil || p.also(low)) {
+		if s.has(low, p.keys) && (p.also == nil || p.also(low)) {
 			if loc := p.re.FindStringIndex(low); loc != nil {
 				return SeverityError, loc[0]
 			}
 		}
 	}
-	if s.has(low, "you are", "you're", "dan mode", "god mode", "jailbreak mode", "anything now") {
+	if s.has(low, kwFindInjection1) {
 		if loc := reInjectHard.FindStringIndex(low); loc != nil {
 			return SeverityWarn, loc[0]
 		}
 	}
-	if s.has(low, "you are now", "from now on", "pretend", "roleplay", "act as", "developer mode", "jailbreak") {
+	if s.has(low, kwFindInjection2) {
 		if loc := reInjectWarn.FindStringIndex(low); loc != nil {
 			return SeverityInfo, loc[0]
 		}
@@ -253,20 +261,20 @@ func maskMentions(low string, title func(low string, i int) bool) string {
 
 // injectionPasses are the error-class prompt-injection expressions.
 var injectionPasses = []injectionPass{
-	{pass{reInjectOverride, []string{"ignore", "disregard", "forget", "override", "bypass"}}, nil},
+	{pass{reInjectOverride, keys("ignore", "disregard", "forget", "override", "bypass")}, nil},
 	// "the user" is in most skills: the expression runs only with a
 	// negation or a concealing word beside it.
-	{pass{reInjectSecret, []string{"the user", "secretly", "covertly", "silently", "quietly"}}, func(low string) bool {
+	{pass{reInjectSecret, keys("the user", "secretly", "covertly", "silently", "quietly")}, func(low string) bool {
 		return containsAny(low, "secretly", "covertly", "silently", "quietly", "not", "n't", "never", "hide", "conceal", "keep", "without")
 	}},
-	{pass{reInjectReveal, []string{"system prompt", "instructions", "system message"}}, func(low string) bool {
+	{pass{reInjectReveal, keys("system prompt", "instructions", "system message")}, func(low string) bool {
 		return containsAny(low, "reveal", "print", "output", "show", "repeat", "leak", "dump", "disclose")
 	}},
 	// "system" is an ordinary word; a role tag has a ":", ">" or "|" by it.
-	{pass{reInjectTag, []string{"system", "[inst", "[/inst", "instructions", "<<sys", "<</sys", "im_start"}}, func(low string) bool {
+	{pass{reInjectTag, keys("system", "[inst", "[/inst", "instructions", "<<sys", "<</sys", "im_start")}, func(low string) bool {
 		return strings.ContainsAny(low, ":>|]")
 	}},
-	{pass{reInjectRole, []string{"system"}}, func(low string) bool { return strings.IndexByte(low, ':') >= 0 }},
+	{pass{reInjectRole, keys("system")}, func(low string) bool { return strings.IndexByte(low, ':') >= 0 }},
 }
 
 // injectionPass is a pass with a second, cheap condition (nil: none).
@@ -278,7 +286,7 @@ type injectionPass struct {
 // pass is a regexp run only on lines holding one of its keywords.
 type pass struct {
 	re   *regexp.Regexp
-	keys []string
+	keys *keySet
 }
 
 // urls: raw-ip-url, paste-host and network-egress over every http(s) URL.
@@ -331,12 +339,8 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 		s.host(host, line, n, j, c, s.frontmatter && metadataURL(low, j))
 	}
 	// A bare paste host (no URL on the line: URLs were classified above).
-	if c != ctxProse && len(low) >= 3 && !strings.Contains(low, "://") {
-		g := s.gramsOf(low)
+	if c != ctxProse && len(low) >= 3 && !strings.Contains(low, "://") && s.has(low, pasteHostKeys) {
 		for _, p := range pasteHosts {
-			if len(p) >= 3 && !g.may(p) {
-				continue
-			}
 			if k := strings.Index(low, p); k >= 0 && (k == 0 || !isAlnum(low[k-1]) && low[k-1] != '-') {
 				s.add(RulePasteHost, SeverityError, c, n, line, k)
 				break
@@ -512,82 +516,25 @@ func abs(x int) int {
 	return x
 }
 
-// has is containsAny for the lowercased line low, with a filter first: the
-// 3-byte sequences of low are kept in a bitmap (built once per line), and
-// a keyword whose first three bytes are not among them cannot be in low.
-// Most keywords are absent from most lines; checking each with
-// strings.Contains was a third of a scan.
-func (s *scanner) has(low string, subs ...string) bool {
-	if len(low) < 3 {
-		return containsAny(low, subs...)
-	}
-	g := s.gramsOf(low)
-	for _, x := range subs {
-		if len(x) >= 3 && !g.may(x) {
-			continue
-		}
-		if strings.Contains(low, x) {
-			return true
-		}
-	}
-	return false
-}
-
-// gramsOf returns the bitmap of low, built when low is not the line it
-// was last built for.
-func (s *scanner) gramsOf(low string) *grams {
-	g := &s.grams
-	if !g.valid || g.of != low {
-		g.build(low)
-	}
-	return g
-}
-
-// grams is the bitmap of has: one bit per hash of a 3-byte sequence.
-type grams struct {
-	of    string
-	valid bool
-	bits  [64]uint64
-}
-
-func gramHash(a, b, c byte) uint { return (uint(a)*961 + uint(b)*31 + uint(c)) & 4095 }
-
-func (g *grams) build(s string) {
-	clear(g.bits[:])
-	for i := 0; i+2 < len(s); i++ {
-		h := gramHash(s[i], s[i+1], s[i+2])
-		g.bits[h>>6] |= 1 << (h & 63)
-	}
-	g.of, g.valid = s, true
-}
-
-// may reports whether x (3 bytes or more) may be in the line: its first
-// three bytes are among the line's.
-func (g *grams) may(x string) bool {
-	h := gramHash(x[0], x[1], x[2])
-	return g.bits[h>>6]&(1<<(h&63)) != 0
-}
-
-func containsAny(s string, subs ...string) bool {
-	for _, x := range subs {
-		if strings.Contains(s, x) {
-			return true
-		}
-	}
-	return false
-}
+// The keywords of downloadExec's checks (has).
+var (
+	kwDownloadExec1 = keys("curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring")
+	kwDownloadExec2 = keys("exec", "eval", "function", "vm.run", "system(")
+	kwDownloadExec3 = keys("mshta", "regsvr32", "rundll32")
+	kwDownloadExec4 = keys("run", "execute", "launch", "double")
+)
 
 // downloadExec: fetch-and-run. In prose (needURL) a fetch piped into a
 // shell counts only with something to fetch (a URL, a host, a variable),
 // and a negated clause ("never pipe curl into sh") is documentation.
 func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx, prose bool) {
-	if s.has(low, "curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring") {
+	if s.has(low, kwDownloadExec1) {
 		if at := fetchPipe(low, prose); at >= 0 {
 			s.addExec(RuleDownloadExec, s.vendorSeverity(low), c, n, line, low, off, at, prose)
 			return
 		}
 		for _, p := range fetchPasses {
-			if !s.has(low, p.keys...) {
+			if !s.has(low, p.keys) {
 				continue
 			}
 			if loc := p.re.FindStringIndex(low); loc != nil {
@@ -596,7 +543,7 @@ func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx, prose 
 			}
 		}
 	}
-	if s.has(low, "exec", "eval", "function", "vm.run", "system(") {
+	if s.has(low, kwDownloadExec2) {
 		if loc := reInlineInterp.FindStringIndex(low); loc != nil && reInlineGet.MatchString(low) && reInlineRun.MatchString(low) {
 			s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
 			return
@@ -606,13 +553,13 @@ func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx, prose 
 			return
 		}
 	}
-	if s.has(low, "mshta", "regsvr32", "rundll32") {
+	if s.has(low, kwDownloadExec3) {
 		if loc := reLOLBin.FindStringIndex(low); loc != nil {
 			s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
 			return
 		}
 	}
-	if s.has(low, "run", "execute", "launch", "double") {
+	if s.has(low, kwDownloadExec4) {
 		if at := runURL(low); at >= 0 {
 			s.addExec(RuleDownloadExec, s.vendorSeverity(low), c, n, line, low, off, at, prose)
 		}
@@ -692,10 +639,10 @@ func clauseBefore(low string, at, max int) string {
 
 // fetchPasses are the fetch-and-run expressions besides a plain pipe.
 var fetchPasses = []pass{
-	{reProcSubst, []string{"<(", "$(", "\"`", "'`", "eval `", "-c `", "-e `", "-r `", "-command `"}},
-	{reChmodRun, []string{"chmod"}},
-	{rePSDownload, []string{"iex", "invoke-expression"}},
-	{rePythonFetch, []string{"exec", "eval"}},
+	{reProcSubst, keys("<(", "$(", "\"`", "'`", "eval `", "-c `", "-e `", "-r `", "-command `")},
+	{reChmodRun, keys("chmod")},
+	{rePSDownload, keys("iex", "invoke-expression")},
+	{rePythonFetch, keys("exec", "eval")},
 }
 
 // assetStem is a file name up to its first _, - or . ("gh" of
@@ -737,11 +684,16 @@ func (s *scanner) addExec(rule, sev string, c ctx, n int, line, low string, off,
 	s.add(rule, sev, c, n, line, off+at)
 }
 
+// The keywords of revShell's checks (has).
+var (
+	kwRevShell = keys("/dev/tcp/", "/dev/udp/", "nc ", "ncat", "netcat", "mkfifo", "socat", "socket", "fsockopen", "tcpclient", "telnet", "net.connect", "net.create")
+)
+
 // revShell: a shell bound to a network socket (bash -i >& /dev/tcp/…,
 // nc -e, mkfifo … | nc, socat exec:, socket + dup2 one-liners). It is
 // remote code execution, reported as download-exec.
 func (s *scanner) revShell(line, low string, off, n int, c ctx, prose bool) {
-	if !s.has(low, "/dev/tcp/", "/dev/udp/", "nc ", "ncat", "netcat", "mkfifo", "socat", "socket", "fsockopen", "tcpclient", "telnet", "net.connect", "net.create") {
+	if !s.has(low, kwRevShell) {
 		return
 	}
 	if at := devTCPShell(low); at >= 0 {
@@ -795,11 +747,15 @@ func devTCPShell(low string) int {
 	return -1
 }
 
+// The keywords of bareIPs's checks (has).
+var (
+	kwBareIPs = keys("curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "/dev/tcp", "/dev/udp", "iwr", "invoke-web", "connect(", "fsockopen", "tcpclient", "tcpsocket", "ftp", "urlopen", "requests.", "fetch(")
+)
+
 // bareIPs: a public IPv4 address without a scheme given to a network tool
 // (wget 1.2.3.4/x, nc 1.2.3.4 4444, /dev/tcp/1.2.3.4/…, connect(("1.2.3.4", …))).
 func (s *scanner) bareIPs(line, low string, off, n int, c ctx) {
-	if !s.has(low, "curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "/dev/tcp", "/dev/udp", "iwr", "invoke-web",
-		"connect(", "fsockopen", "tcpclient", "tcpsocket", "ftp", "urlopen", "requests.", "fetch(") {
+	if !s.has(low, kwBareIPs) {
 		return
 	}
 	for i := 0; i < len(low); i++ {
@@ -1126,8 +1082,13 @@ func releaseInstaller(p string) bool {
 	return stem == parts[1] || stem == parts[1]+"-installer" || stem == parts[1]+"-install"
 }
 
+// The keywords of encoded's checks (has).
+var (
+	kwEncoded = keys("base64", "xxd", "frombase64", "b64decode", "atob(", "certutil", "-e", "-en")
+)
+
 func (s *scanner) encoded(line, low string, off, n int, c ctx, prose bool) {
-	if !s.has(low, "base64", "xxd", "frombase64", "b64decode", "atob(", "certutil", "-e", "-en") {
+	if !s.has(low, kwEncoded) {
 		return
 	}
 	for _, re := range []*regexp.Regexp{reDecodeExec, reExecDecode, rePSEnc} {
@@ -1138,10 +1099,22 @@ func (s *scanner) encoded(line, low string, off, n int, c ctx, prose bool) {
 	}
 }
 
+// The keywords of obfuscation's checks (has).
+var (
+	kwObfuscation1 = keys(`"+`, `" +`, `'+`, `' +`, `""`, `''`)
+	kwObfuscation2 = keys("ifs", "rev", `\`, "$", "tr ")
+)
+
+// obfuscationPasses are obfuscation's expressions after the ANSI-C
+// strings.
+var obfuscationPasses = []pass{
+	{reIFS, keys("ifs")}, {reRev, keys("rev")}, {reHexEsc, keys(`\`)}, {reVarCat, keys("$")}, {reRot13, keys("tr ")},
+}
+
 func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 	ansi := strings.Contains(low, "$'")
-	quoteCat := s.has(low, `"+`, `" +`, `'+`, `' +`, `""`, `''`)
-	if !ansi && !quoteCat && !s.has(low, "ifs", "rev", `\`, "$", "tr ") {
+	quoteCat := s.has(low, kwObfuscation1)
+	if !ansi && !quoteCat && !s.has(low, kwObfuscation2) {
 		return
 	}
 	// Whether the line also executes decides the severity; asked only of
@@ -1160,10 +1133,8 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 		s.add(RuleObfuscation, sv, c, n, line, off+m[0])
 		return
 	}
-	for _, p := range []pass{
-		{reIFS, []string{"ifs"}}, {reRev, []string{"rev"}}, {reHexEsc, []string{`\`}}, {reVarCat, []string{"$"}}, {reRot13, []string{"tr "}},
-	} {
-		if !s.has(low, p.keys...) {
+	for _, p := range obfuscationPasses {
+		if !s.has(low, p.keys) {
 			continue
 		}
 		if loc := p.re.FindStringIndex(low); loc != nil {
@@ -1245,16 +1216,17 @@ func unescapeANSIC(s string) string {
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
+// The keywords of secrets's checks (has).
+var (
+	kwSecrets1 = keys(".ssh", ".aws", "gcloud", "find-generic-password", "find-internet-password", "dump-keychain", "security export", "keychain", "library/", "mozilla", "google/chrome", "google-chrome", "cookies", "login data", "local state", "wallet", "electrum", "bitcoin", "ethereum", "metamask", "solana", ".kube", ".docker", "netrc", "default_credentials", "git-credentials", ".npmrc", ".pypirc", ".env", "printenv", "/etc/", "extension settings", "key3.db", "key4.db", "logins.json", "nkbihf", "bfnaelm", "exodus", "gh/hosts", ".gnupg", "export-secret", ".password-store", "hidden answer", "authonly", "environ", "discord", "tdata", "export -p", "-name", "-iname")
+	kwSecrets2 = keys("environ", "process.env")
+)
+
 func (s *scanner) secrets(line, low string, off, n int, c ctx) {
 	// The keywords are each alternative's own words, so that ordinary
 	// prose ("environment", "security", "credentials") does not run the
 	// expression; "env" alone only where a pipe or substitution follows.
-	if !s.has(low, ".ssh", ".aws", "gcloud", "find-generic-password", "find-internet-password", "dump-keychain",
-		"security export", "keychain", "library/", "mozilla", "google/chrome", "google-chrome", "cookies",
-		"login data", "local state", "wallet", "electrum", "bitcoin", "ethereum", "metamask", "solana", ".kube", ".docker",
-		"netrc", "default_credentials", "git-credentials", ".npmrc", ".pypirc", ".env", "printenv", "/etc/", "extension settings", "key3.db",
-		"key4.db", "logins.json", "nkbihf", "bfnaelm", "exodus", "gh/hosts", ".gnupg", "export-secret", ".password-store",
-		"hidden answer", "authonly", "environ", "discord", "tdata", "export -p", "-name", "-iname") &&
+	if !s.has(low, kwSecrets1) &&
 		!(strings.Contains(low, "env") && strings.ContainsAny(low, "|(")) {
 		return
 	}
@@ -1262,7 +1234,7 @@ func (s *scanner) secrets(line, low string, off, n int, c ctx) {
 		s.add(RuleSecretsAccess, SeverityError, c, n, line, off+at)
 		return
 	}
-	if s.has(low, "environ", "process.env") && reEnvDump.MatchString(low) {
+	if s.has(low, kwSecrets2) && reEnvDump.MatchString(low) {
 		if loc := reNetSend.FindStringIndex(low); loc != nil {
 			s.add(RuleSecretsAccess, SeverityError, c, n, line, off+loc[0])
 		}
@@ -1289,6 +1261,11 @@ var netTools = map[string]bool{"curl": true, "wget": true, "nc": true, "ncat": t
 	"telnet": true, "http": true, "https": true, "xh": true, "httpie": true, "iwr": true, "irm": true,
 	"invoke-webrequest": true, "invoke-restmethod": true, "openssl": true, "ftp": true, "sftp": true, "tftp": true}
 
+// The keywords of credentialSend's checks (has).
+var (
+	kwCredentialSend = keys("auth token", "auth status", "configure get", "configure export", "credential fill", "credential-", "find-generic", "find-internet", "print-access", "print-identity", "get-access-token")
+)
+
 // credentialSend: a command that prints a stored credential (gh auth
 // token, aws configure get aws_secret_access_key, git credential fill,
 // security find-generic-password, …) whose output goes to a network tool,
@@ -1297,8 +1274,7 @@ var netTools = map[string]bool{"curl": true, "wget": true, "nc": true, "ncat": t
 // it reaches is the credential's own service. It is secrets-access.
 func (s *scanner) credentialSend(line, low string, off, n int, c ctx) {
 	if !strings.ContainsAny(low, "|`") && !strings.Contains(low, "$(") ||
-		!s.has(low, "auth token", "auth status", "configure get", "configure export", "credential fill", "credential-",
-			"find-generic", "find-internet", "print-access", "print-identity", "get-access-token") {
+		!s.has(low, kwCredentialSend) {
 		return
 	}
 	for _, loc := range reCredPrint.FindAllStringIndex(low, 4) {
@@ -1524,11 +1500,16 @@ func toolUse(low string, i int) bool {
 	return false
 }
 
+// The keywords of proseSecrets's checks (has).
+var (
+	kwProseSecrets = keys(".ssh", ".aws", "gcloud", "keychain", "login data", "wallet", "electrum", "metamask", "credentials", ".env", "cookies")
+)
+
 // proseSecrets: a prose instruction to read or send a secret ("read
 // ~/.aws/credentials and include it in the summary"); documentation
 // ("attackers read …", "never reads …") is not one.
 func (s *scanner) proseSecrets(line, low string, n int) {
-	if !s.has(low, ".ssh", ".aws", "gcloud", "keychain", "login data", "wallet", "electrum", "metamask", "credentials", ".env", "cookies") {
+	if !s.has(low, kwProseSecrets) {
 		return
 	}
 	if at := secretAt(low); at >= 0 && reExfilVerb.MatchString(low) && !reDocWords.MatchString(low) {
@@ -1560,21 +1541,30 @@ var (
 	reRepoHooks   = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?)\s+[^|;&\n]*\s)\s*["']?(\./)?\.git/hooks/[a-z-]+`)
 )
 
+// The keywords of persistence's checks (has).
+var (
+	kwPersistence1 = keys("tee ", "cp ", "mv ", "install ", "ln -", "rsync", "sed -i")
+	kwPersistence2 = keys("/.claude", "/.openclaw", "/.clawdbot", "/.moltbot", "/.codex", "/.cursor", "/.gemini", "/.config/", "/.continue")
+	kwPersistence3 = keys("skills/", "commands/", "agents/")
+	kwPersistence4 = keys("hookspath", "git/hooks/", "templates/hooks/")
+	kwPersistence5 = keys("cron", "@reboot", "bashrc", "zshrc", "bash_login", "fish/config", "profile", "zshenv", "zlogin", "launch", "systemd", "systemctl", "login", "lssharedfilelist", "/etc/", "currentversion", "schtasks", "scheduledtask", "startup", "autostart", "update-rc", "chkconfig")
+)
+
 func (s *scanner) persistence(line, low string, off, n int, c ctx) {
-	if (strings.IndexByte(low, '>') >= 0 || s.has(low, "tee ", "cp ", "mv ", "install ", "ln -", "rsync", "sed -i")) &&
-		s.has(low, "/.claude", "/.openclaw", "/.clawdbot", "/.moltbot", "/.codex", "/.cursor", "/.gemini", "/.config/", "/.continue") {
+	if (strings.IndexByte(low, '>') >= 0 || s.has(low, kwPersistence1)) &&
+		s.has(low, kwPersistence2) {
 		if loc := reAgentConfig.FindStringIndex(low); loc != nil {
 			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
 			return
 		}
-		if s.has(low, "skills/", "commands/", "agents/") {
+		if s.has(low, kwPersistence3) {
 			if loc := reAgentSkills.FindStringIndex(low); loc != nil {
 				s.add(RulePersistence, SeverityWarn, c, n, line, off+loc[0])
 				return
 			}
 		}
 	}
-	if s.has(low, "hookspath", "git/hooks/", "templates/hooks/") {
+	if s.has(low, kwPersistence4) {
 		if loc := reGlobalHooks.FindStringIndex(low); loc != nil {
 			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
 			return
@@ -1584,9 +1574,7 @@ func (s *scanner) persistence(line, low string, off, n int, c ctx) {
 			return
 		}
 	}
-	if !s.has(low, "cron", "@reboot", "bashrc", "zshrc", "bash_login", "fish/config", "profile", "zshenv", "zlogin", "launch",
-		"systemd", "systemctl", "login", "lssharedfilelist", "/etc/", "currentversion", "schtasks", "scheduledtask", "startup",
-		"autostart", "update-rc", "chkconfig") {
+	if !s.has(low, kwPersistence5) {
 		return
 	}
 	for from, tries := 0, 0; from < len(low) && tries < 4; tries++ {

@@ -92,7 +92,7 @@ type scanner struct {
 	envDeclared map[string]bool // the environment variables the frontmatter declares (nil: no requirements block)
 	envReported map[string]bool // undeclared credentials already reported
 
-	grams grams // of the line has last looked at
+	kw kwCache // the keywords of the last texts has looked at (keywords.go)
 
 	lowOf, low string // the last lower call: a line is checked by several passes
 
@@ -148,9 +148,9 @@ func stringsOf(v any) []string {
 var reAttackTalk = regexp.MustCompile(`\b(attack(s|ers?|ed|ing)?|exploit\w*|vulnerab\w*|malicious|malware|pocs?|proof[- ]of[- ]concept|exfiltrat\w*|adversar\w*|arbitrary\s+(code|commands?)|(prompt|command|code|sql|shell|template)\s+injection|backdoor\w*|compromis\w*|cve-\d{4}|stealers?|infostealers?|weaponi[sz]\w*|rce|threat\s+actors?|ransomware|trojans?|red[- ]team\w*|ioc|iocs|indicators?\s+of)\b`)
 
 // attackWords are the keywords of reAttackTalk, a cheap check first.
-var attackWords = []string{"attack", "exploit", "vulnerab", "malicious", "malware", "poc", "proof", "exfiltrat", "adversar",
+var attackWords = keys("attack", "exploit", "vulnerab", "malicious", "malware", "poc", "proof", "exfiltrat", "adversar",
 	"arbitrary", "injection", "backdoor", "compromis", "cve-", "stealer", "weaponi", "rce", "threat", "ransomware",
-	"trojan", "red team", "red-team", "ioc", "indicator"}
+	"trojan", "red team", "red-team", "ioc", "indicator")
 
 // attackTalk reports a line (lowercased) whose words, outside its code
 // spans and its URLs, host names and paths, talk about attacks.
@@ -726,8 +726,8 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			// reader to run it.
 			lt := s.lower(lastText)
 			shown := negSection || strings.Contains(lt, "❌") ||
-				s.has(lt, badExampleWords...) && reBadExample.MatchString(lt) ||
-				s.has(lt, attackWords...) && attackTalk(lt, lastSpans)
+				s.has(lt, badExampleWords) && reBadExample.MatchString(lt) ||
+				s.has(lt, attackWords) && attackTalk(lt, lastSpans)
 			if shown && !intro {
 				fenceCtx = ctxQuoted
 			}
@@ -864,18 +864,24 @@ func (s *scanner) commentDirective(text string, line int, excerpt string) {
 	}
 }
 
+// The keywords of headingKind's checks (has).
+var (
+	kwHeadingKind1 = keys("prerequisite", "install", "setup", "set up", "getting started", "quick", "requirements", "before you")
+	kwHeadingKind2 = keys("not", "n't", "doesnt", "wont", "dont", "never", "scope", "non-goal", "limitations")
+	kwHeadingKind3 = keys("malicious", "attack", "flag", "indicator", "ioc", "detect", "suspicious", "threat", "example", "warning", "pattern", "looks")
+)
+
 // headingKind says what a heading opens: a setup section (its steps are
 // steps), or one about what the skill does not do or what attacks look
 // like (its blocks and bullets are examples). Each expression runs only
 // when one of its words is there.
 func (s *scanner) headingKind(h string) (section, neg bool) {
 	lh := lowerASCII(h)
-	section = s.has(lh, "prerequisite", "install", "setup", "set up", "getting started", "quick", "requirements", "before you") &&
+	section = s.has(lh, kwHeadingKind1) &&
 		reSetupHeading.MatchString(h)
-	neg = s.has(lh, "not", "n't", "doesnt", "wont", "dont", "never", "scope", "non-goal", "limitations") &&
+	neg = s.has(lh, kwHeadingKind2) &&
 		reNegHeading.MatchString(lh) && !reNotNegHeading.MatchString(lh) ||
-		!section && s.has(lh, "malicious", "attack", "flag", "indicator", "ioc", "detect", "suspicious", "threat", "example",
-			"warning", "pattern", "looks") && reDocHeading.MatchString(lh)
+		!section && s.has(lh, kwHeadingKind3) && reDocHeading.MatchString(lh)
 	return section, neg
 }
 
@@ -892,8 +898,8 @@ var (
 	// do, or as an attack shown.
 	reBadExample = regexp.MustCompile(`\b(vulnerable|insecure|unsafe|bad|wrong|incorrect|don'?t|do\s+not|avoid|never|anti-?pattern|malicious|attack\w*|exploit\w*|before|dangerous)\b|❌`)
 	// badExampleWords: a line without one of them is no reBadExample.
-	badExampleWords = []string{"vulnerab", "insecure", "unsafe", "bad", "wrong", "incorrect", "don't", "dont", "do not",
-		"avoid", "never", "pattern", "malicious", "attack", "exploit", "before", "dangerous"}
+	badExampleWords = keys("vulnerab", "insecure", "unsafe", "bad", "wrong", "incorrect", "don't", "dont", "do not",
+		"avoid", "never", "pattern", "malicious", "attack", "exploit", "before", "dangerous")
 	reIntroRun = regexp.MustCompile(`\b(run|execute|paste|install|save|register|set ?up|enter|type|launch|start|once|first)\b`)
 )
 
@@ -1048,7 +1054,7 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 	// an advisory, a scanner's documentation) mentions the commands it
 	// shows: what runs in it is quoted. Instructions (imperative lines)
 	// are not excused by their words.
-	if c == ctxProse && s.has(s.lower(line), attackWords...) && attackTalk(s.lower(line), spans) {
+	if c == ctxProse && s.has(s.lower(line), attackWords) && attackTalk(s.lower(line), spans) {
 		s.mention = true
 		defer func() { s.mention = false }()
 	}

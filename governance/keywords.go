@@ -1,0 +1,245 @@
+package governance
+
+import (
+	"strings"
+	"sync"
+)
+
+// The rules ask of most lines whether they hold one of a few keywords
+// before anything costlier runs ("curl", "wget" … before the fetch-and-run
+// expressions), and most lines hold none of them. Checking each keyword
+// with strings.Contains (later behind a 3-byte hash filter) was a third
+// of a scan. Instead every keyword of every rule is compiled, once, into
+// one Aho-Corasick automaton; one pass over a (lowercased) line finds
+// all of them at once, as a bitmap with a bit per keyword, and a rule's
+// check is an AND of that bitmap with its set's bits. The answer is
+// strings.Contains's for each keyword, exactly: only the cost changes.
+
+// kwWords bounds the keywords: kwWords*64.
+const kwWords = 40
+
+// keySet is a set of keywords: has(low, ks) reports whether low holds one
+// of them. Sets are made by keys, at package initialization: the
+// automaton is built from every keyword registered when the first scan
+// asks.
+type keySet struct {
+	words []string
+	parts []kwPart // the set's bits, by word of the bitmap
+}
+
+type kwPart struct {
+	w int
+	m uint64
+}
+
+// kwBits is the bitmap of the keywords a text holds.
+type kwBits [kwWords]uint64
+
+var kwReg = struct {
+	ids   map[string]int
+	words []string
+	once  sync.Once
+	built bool
+	ac    *automaton
+}{ids: map[string]int{}}
+
+// keys registers keywords and returns their set.
+func keys(words ...string) *keySet {
+	if kwReg.built {
+		panic("governance: keys after the automaton was built")
+	}
+	ks := &keySet{words: words}
+	var bits kwBits
+	for _, w := range words {
+		if w == "" {
+			panic("governance: an empty keyword")
+		}
+		id, ok := kwReg.ids[w]
+		if !ok {
+			id = len(kwReg.words)
+			if id >= kwWords*64 {
+				panic("governance: too many keywords; raise kwWords")
+			}
+			kwReg.ids[w] = id
+			kwReg.words = append(kwReg.words, w)
+		}
+		bits[id>>6] |= 1 << (id & 63)
+	}
+	for w, m := range bits {
+		if m != 0 {
+			ks.parts = append(ks.parts, kwPart{w, m})
+		}
+	}
+	return ks
+}
+
+// keywordAutomaton returns the automaton of every keyword registered.
+func keywordAutomaton() *automaton {
+	kwReg.once.Do(func() {
+		kwReg.built = true
+		kwReg.ac = newAutomaton(kwReg.words)
+	})
+	return kwReg.ac
+}
+
+// in reports whether bits has one of the set's keywords.
+func (ks *keySet) in(bits *kwBits) bool {
+	for _, p := range ks.parts {
+		if bits[p.w]&p.m != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// kwCacheSize is how many texts' bitmaps a scanner keeps: a line is looked
+// at as a whole, lowercased, and in pieces (its code spans, a command)
+// by turns.
+const kwCacheSize = 4
+
+// kwCache keeps the bitmaps of the last texts looked at.
+type kwCache struct {
+	of   [kwCacheSize]string
+	ok   [kwCacheSize]bool
+	bits [kwCacheSize]kwBits
+	next int
+}
+
+// bitsOf returns the keywords low holds.
+func (s *scanner) bitsOf(low string) *kwBits {
+	c := &s.kw
+	for k := range c.of {
+		if c.ok[k] && len(c.of[k]) == len(low) && c.of[k] == low {
+			return &c.bits[k]
+		}
+	}
+	k := c.next
+	c.next = (k + 1) % kwCacheSize
+	c.of[k], c.ok[k] = low, true
+	c.bits[k] = kwBits{}
+	keywordAutomaton().scan(low, &c.bits[k])
+	return &c.bits[k]
+}
+
+// has reports whether low holds one of the keywords of ks
+// (strings.Contains of each).
+func (s *scanner) has(low string, ks *keySet) bool {
+	return ks.in(s.bitsOf(low))
+}
+
+// automaton is an Aho-Corasick automaton over bytes, as a full table of
+// transitions between byte classes (the bytes of no keyword are one
+// class).
+type automaton struct {
+	class [256]uint8
+	ncls  int
+	// delta is the transition table: delta[off+class], off being a
+	// state's row offset (state*ncls). A negative entry ^off goes to a
+	// state where keywords end.
+	delta []int32
+	// outStart/outIDs: the keywords that end at each state (its own and
+	// those of its suffix states).
+	outStart []int32
+	outIDs   []int32
+}
+
+func newAutomaton(words []string) *automaton {
+	a := &automaton{}
+	// Byte classes: every byte of a keyword its own, the others 0.
+	for _, w := range words {
+		for i := 0; i < len(w); i++ {
+			if a.class[w[i]] == 0 {
+				a.ncls++
+				a.class[w[i]] = uint8(a.ncls)
+			}
+		}
+	}
+	a.ncls++
+	// The trie.
+	type node struct {
+		next map[uint8]int32
+		fail int32
+		out  []int32
+	}
+	nodes := []node{{next: map[uint8]int32{}}}
+	for id, w := range words {
+		st := int32(0)
+		for i := 0; i < len(w); i++ {
+			c := a.class[w[i]]
+			nx, ok := nodes[st].next[c]
+			if !ok {
+				nx = int32(len(nodes))
+				nodes = append(nodes, node{next: map[uint8]int32{}})
+				nodes[st].next[c] = nx
+			}
+			st = nx
+		}
+		nodes[st].out = append(nodes[st].out, int32(id))
+	}
+	// Failure links, breadth first; the full table at the same time.
+	n := len(nodes)
+	next := make([]int32, n*a.ncls)
+	queue := []int32{}
+	for c := 0; c < a.ncls; c++ {
+		if nx, ok := nodes[0].next[uint8(c)]; ok {
+			next[c] = nx
+			nodes[nx].fail = 0
+			queue = append(queue, nx)
+		}
+	}
+	for len(queue) > 0 {
+		st := queue[0]
+		queue = queue[1:]
+		f := nodes[st].fail
+		nodes[st].out = append(nodes[st].out, nodes[f].out...)
+		for c := 0; c < a.ncls; c++ {
+			if nx, ok := nodes[st].next[uint8(c)]; ok {
+				next[int(st)*a.ncls+c] = nx
+				nodes[nx].fail = next[int(f)*a.ncls+c]
+				queue = append(queue, nx)
+			} else {
+				next[int(st)*a.ncls+c] = next[int(f)*a.ncls+c]
+			}
+		}
+	}
+	a.delta = make([]int32, len(next))
+	for i, nx := range next {
+		off := nx * int32(a.ncls)
+		if len(nodes[nx].out) > 0 {
+			off = ^off
+		}
+		a.delta[i] = off
+	}
+	a.outStart = make([]int32, n+1)
+	for st := range nodes {
+		a.outStart[st] = int32(len(a.outIDs))
+		a.outIDs = append(a.outIDs, nodes[st].out...)
+	}
+	a.outStart[n] = int32(len(a.outIDs))
+	return a
+}
+
+// scan sets the bits of the keywords text holds.
+func (a *automaton) scan(text string, bits *kwBits) {
+	off := int32(0)
+	for i := 0; i < len(text); i++ {
+		off = a.delta[off+int32(a.class[text[i]])]
+		if off < 0 {
+			off = ^off
+			st := off / int32(a.ncls)
+			for _, id := range a.outIDs[a.outStart[st]:a.outStart[st+1]] {
+				bits[id>>6] |= 1 << (id & 63)
+			}
+		}
+	}
+}
+
+// containsAny reports whether s holds one of subs.
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
