@@ -3,7 +3,6 @@ package governance
 import (
 	"html"
 	"path"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -145,7 +144,7 @@ func stringsOf(v any) []string {
 // reAttackTalk: words of a text that describes attacks or their detection
 // (a security tutorial, an advisory, a detection rule's documentation)
 // rather than asks for one.
-var reAttackTalk = regexp.MustCompile(`\b(attack(s|ers?|ed|ing)?|exploit\w*|vulnerab\w*|malicious|malware|pocs?|proof[- ]of[- ]concept|exfiltrat\w*|adversar\w*|arbitrary\s+(code|commands?)|(prompt|command|code|sql|shell|template)\s+injection|backdoor\w*|compromis\w*|cve-\d{4}|stealers?|infostealers?|weaponi[sz]\w*|rce|threat\s+actors?|ransomware|trojans?|red[- ]team\w*|ioc|iocs|indicators?\s+of)\b`)
+var reAttackTalk = mustRx(`\b(attack(s|ers?|ed|ing)?|exploit\w*|vulnerab\w*|malicious|malware|pocs?|proof[- ]of[- ]concept|exfiltrat\w*|adversar\w*|arbitrary\s+(code|commands?)|(prompt|command|code|sql|shell|template)\s+injection|backdoor\w*|compromis\w*|cve-\d{4}|stealers?|infostealers?|weaponi[sz]\w*|rce|threat\s+actors?|ransomware|trojans?|red[- ]team\w*|ioc|iocs|indicators?\s+of)\b`)
 
 // attackWords are the keywords of reAttackTalk, a cheap check first.
 var attackWords = keys("attack", "exploit", "vulnerab", "malicious", "malware", "poc", "proof", "exfiltrat", "adversar",
@@ -292,7 +291,7 @@ var (
 
 // reEndpointKey: a configuration key whose value is an address the code
 // connects to (base_url:, "endpoint":, webhook =).
-var reEndpointKey = regexp.MustCompile(`^\s*(-\s*)?["']?[a-z0-9_.-]*(url|uri|endpoint|host|server|webhook|callback|proxy|upstream|remote|origin)[a-z0-9_]*["']?\s*[:=]`)
+var reEndpointKey = mustRx(`^\s*(-\s*)?["']?[a-z0-9_.-]*(url|uri|endpoint|host|server|webhook|callback|proxy|upstream|remote|origin)[a-z0-9_]*["']?\s*[:=]`)
 
 // commentMark is how a line comment starts in the files (by extension)
 // and code blocks (by language) whose comments the scanner knows; "" for
@@ -525,7 +524,7 @@ var dataExt = map[string]bool{".json": true, ".jsonc": true, ".json5": true, ".y
 // reCmdKey is a key whose value is a command: package.json scripts (the
 // install hooks run by npm install), devcontainer and CI commands, systemd
 // Exec lines.
-var reCmdKey = regexp.MustCompile(`^(-\s*)?["']?((pre|post)?(install|uninstall|prepare|publish|pack|version|start|test|build|dev|serve|run)|command|commands|cmd|exec|execstart\w*|execstop\w*|entrypoint|script|scripts|shell|hooks?|postcreatecommand|oncreatecommand|poststartcommand|postattachcommand|initializecommand|updatecontentcommand|before_script|after_script|before_install)["']?\s*[:=]`)
+var reCmdKey = mustRx(`^(-\s*)?["']?((pre|post)?(install|uninstall|prepare|publish|pack|version|start|test|build|dev|serve|run)|command|commands|cmd|exec|execstart\w*|execstop\w*|entrypoint|script|scripts|shell|hooks?|postcreatecommand|oncreatecommand|poststartcommand|postattachcommand|initializecommand|updatecontentcommand|before_script|after_script|before_install)["']?\s*[:=]`)
 
 // scanData scans a data file: quoted context, but a command key's value
 // (and a block under it: "run: |", "scripts:") in execution context.
@@ -543,7 +542,7 @@ func (s *scanner) scanData(lines []string) {
 			}
 		}
 		if block < 0 {
-			if m := reCmdKey.FindStringIndex(lowerASCII(t)); m != nil {
+			if m := s.find(reCmdKey, lowerASCII(t)); m != nil {
 				c = ctxExec
 				if rest := strings.TrimSpace(t[m[1]:]); rest == "" || rest[0] == '|' || rest[0] == '>' {
 					block = ind
@@ -726,7 +725,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			// reader to run it.
 			lt := s.lower(lastText)
 			shown := negSection || strings.Contains(lt, "❌") ||
-				s.has(lt, badExampleWords) && reBadExample.MatchString(lt) ||
+				s.has(lt, badExampleWords) && s.match(reBadExample, lt) ||
 				s.has(lt, attackWords) && attackTalk(lt, lastSpans)
 			if shown && !intro {
 				fenceCtx = ctxQuoted
@@ -878,29 +877,29 @@ var (
 func (s *scanner) headingKind(h string) (section, neg bool) {
 	lh := lowerASCII(h)
 	section = s.has(lh, kwHeadingKind1) &&
-		reSetupHeading.MatchString(h)
+		s.may(reSetupHeading, lh) && reSetupHeading.MatchString(h)
 	neg = s.has(lh, kwHeadingKind2) &&
-		reNegHeading.MatchString(lh) && !reNotNegHeading.MatchString(lh) ||
-		!section && s.has(lh, kwHeadingKind3) && reDocHeading.MatchString(lh)
+		s.match(reNegHeading, lh) && !s.match(reNotNegHeading, lh) ||
+		!section && s.has(lh, kwHeadingKind3) && s.match(reDocHeading, lh)
 	return section, neg
 }
 
 var (
 	// rePragma: tool directives in comments (prettier-ignore,
 	// markdownlint-disable MD013, eslint-disable-next-line).
-	rePragma = regexp.MustCompile(`(?i)\b[a-z]+-(ignore|disable|enable)[a-z0-9-]*\b`)
+	rePragma = mustRx(`(?i)\b[a-z]+-(ignore|disable|enable)[a-z0-9-]*\b`)
 	// reDocHeading: a section that describes attacks or what a scanner
 	// flags; its steps and bullets are examples, not instructions.
-	reDocHeading    = regexp.MustCompile(`\b(malicious|attacks?|attackers?|red\s+flags?|indicators?|iocs?|detects?|detection|detected|flags|flagged|suspicious|threats?|examples?\s+of|warning\s+signs|anti-?patterns?|looks\s+for)\b`)
-	reNegHeading    = regexp.MustCompile(`\b(does\s+not|doesn'?t|will\s+not|won'?t|do\s+not|don'?t|never|out\s+of\s+scope|non-goals?|limitations)\b`)
-	reNotNegHeading = regexp.MustCompile(`\b(forget|skip|ignore|optional|required|must|important|work|working|load|loading|start|found|open|connect|respond|show|appear|fail|error|troubleshoot\w*)\b|\?`)
+	reDocHeading    = mustRx(`\b(malicious|attacks?|attackers?|red\s+flags?|indicators?|iocs?|detects?|detection|detected|flags|flagged|suspicious|threats?|examples?\s+of|warning\s+signs|anti-?patterns?|looks\s+for)\b`)
+	reNegHeading    = mustRx(`\b(does\s+not|doesn'?t|will\s+not|won'?t|do\s+not|don'?t|never|out\s+of\s+scope|non-goals?|limitations)\b`)
+	reNotNegHeading = mustRx(`\b(forget|skip|ignore|optional|required|must|important|work|working|load|loading|start|found|open|connect|respond|show|appear|fail|error|troubleshoot\w*)\b|\?`)
 	// reBadExample: a line that introduces a block of code as what not to
 	// do, or as an attack shown.
-	reBadExample = regexp.MustCompile(`\b(vulnerable|insecure|unsafe|bad|wrong|incorrect|don'?t|do\s+not|avoid|never|anti-?pattern|malicious|attack\w*|exploit\w*|before|dangerous)\b|❌`)
+	reBadExample = mustRx(`\b(vulnerable|insecure|unsafe|bad|wrong|incorrect|don'?t|do\s+not|avoid|never|anti-?pattern|malicious|attack\w*|exploit\w*|before|dangerous)\b|❌`)
 	// badExampleWords: a line without one of them is no reBadExample.
 	badExampleWords = keys("vulnerab", "insecure", "unsafe", "bad", "wrong", "incorrect", "don't", "dont", "do not",
 		"avoid", "never", "pattern", "malicious", "attack", "exploit", "before", "dangerous")
-	reIntroRun = regexp.MustCompile(`\b(run|execute|paste|install|save|register|set ?up|enter|type|launch|start|once|first)\b`)
+	reIntroRun = mustRx(`\b(run|execute|paste|install|save|register|set ?up|enter|type|launch|start|once|first)\b`)
 )
 
 // codeLangs are code-fence languages whose code an agent can run.
@@ -1122,7 +1121,7 @@ func barePath(t string) bool {
 	return t != "" && !strings.ContainsAny(t, " \t|;&<>`") && !strings.Contains(t, "$(")
 }
 
-var reNegation = regexp.MustCompile(`\b(never|not|no|avoid|avoiding|without|instead\s+of|rather\s+than)\b|n't\b`)
+var reNegation = mustRx(`\b(never|not|no|avoid|avoiding|without|instead\s+of|rather\s+than)\b|n't\b`)
 
 // negatedBefore reports a negation in the clause before offset at of low
 // ("never pipe …", "does not edit …", "avoid …"), unless the clause is a
@@ -1210,7 +1209,7 @@ func (s *scanner) checkLine(line string, n int, c ctx) {
 	low := s.lower(text)
 	s.injection(line, low, n, c)
 	uc := c
-	if s.dataFile && c == ctxQuoted && reEndpointKey.MatchString(low) {
+	if s.dataFile && c == ctxQuoted && s.match(reEndpointKey, low) {
 		// A configuration's endpoint is where the code connects, not an
 		// example: a paste host or an address there counts in full.
 		uc = ctxExec
@@ -1406,8 +1405,10 @@ func (s *scanner) commands(line string, n int, inline bool) (heredoc string) {
 		return ""
 	}
 	t = strings.TrimPrefix(strings.TrimPrefix(t, "$ "), "> ")
-	if m := reHeredoc.FindStringSubmatch(t); m != nil {
-		heredoc = m[1]
+	if strings.Contains(t, "<<") {
+		if m := reHeredoc.FindStringSubmatch(t); m != nil {
+			heredoc = m[1]
+		}
 	}
 	segs := splitShellAt(t)
 	if inline {
