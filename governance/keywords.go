@@ -103,6 +103,7 @@ type kwCache struct {
 	ok   [kwCacheSize]bool
 	bits [kwCacheSize]kwBits
 	next int
+	seen acSeen
 }
 
 // bitsOf returns the keywords low holds.
@@ -117,7 +118,7 @@ func (s *scanner) bitsOf(low string) *kwBits {
 	c.next = (k + 1) % kwCacheSize
 	c.of[k], c.ok[k] = low, true
 	c.bits[k] = kwBits{}
-	keywordAutomaton().scan(low, &c.bits[k])
+	keywordAutomaton().scan(low, &c.bits[k], &c.seen)
 	return &c.bits[k]
 }
 
@@ -129,24 +130,40 @@ func (s *scanner) has(low string, ks *keySet) bool {
 
 // automaton is an Aho-Corasick automaton over bytes, as a full table of
 // transitions between byte classes (the bytes of no keyword are one
-// class).
+// class). States are numbered so that those where keywords end come
+// last (from firstOut on).
 type automaton struct {
-	class [256]uint8
-	ncls  int
-	// delta is the transition table: delta[off+class], off being a
-	// state's row offset (state*ncls). A negative entry ^off goes to a
-	// state where keywords end.
-	delta []int32
-	// outStart/outIDs: the keywords that end at each state (its own and
-	// those of its suffix states).
+	// single are the keywords of one byte, found with strings.IndexByte
+	// (in the automaton they would end at most bytes of a text).
+	single []struct {
+		b  byte
+		id int32
+	}
+	class    [256]uint8
+	ncls     int
+	delta    []uint16 // delta[state*ncls+class]: the next state
+	firstOut int
+	// outStart/outIDs: the keywords that end at each state from firstOut
+	// on (its own and those of its suffix states).
 	outStart []int32
 	outIDs   []int32
 }
 
 func newAutomaton(words []string) *automaton {
 	a := &automaton{}
+	for id, w := range words {
+		if len(w) == 1 {
+			a.single = append(a.single, struct {
+				b  byte
+				id int32
+			}{w[0], int32(id)})
+		}
+	}
 	// Byte classes: every byte of a keyword its own, the others 0.
 	for _, w := range words {
+		if len(w) == 1 {
+			continue
+		}
 		for i := 0; i < len(w); i++ {
 			if a.class[w[i]] == 0 {
 				a.ncls++
@@ -157,33 +174,38 @@ func newAutomaton(words []string) *automaton {
 	a.ncls++
 	// The trie.
 	type node struct {
-		next map[uint8]int32
-		fail int32
+		next map[uint8]int
+		fail int
 		out  []int32
 	}
-	nodes := []node{{next: map[uint8]int32{}}}
+	nodes := []node{{next: map[uint8]int{}}}
 	for id, w := range words {
-		st := int32(0)
+		if len(w) == 1 {
+			continue
+		}
+		st := 0
 		for i := 0; i < len(w); i++ {
 			c := a.class[w[i]]
 			nx, ok := nodes[st].next[c]
 			if !ok {
-				nx = int32(len(nodes))
-				nodes = append(nodes, node{next: map[uint8]int32{}})
+				nx = len(nodes)
+				nodes = append(nodes, node{next: map[uint8]int{}})
 				nodes[st].next[c] = nx
 			}
 			st = nx
 		}
 		nodes[st].out = append(nodes[st].out, int32(id))
 	}
+	if len(nodes) > 1<<16 {
+		panic("governance: too many keyword states")
+	}
 	// Failure links, breadth first; the full table at the same time.
 	n := len(nodes)
-	next := make([]int32, n*a.ncls)
-	queue := []int32{}
+	next := make([]int, n*a.ncls)
+	queue := []int{}
 	for c := 0; c < a.ncls; c++ {
 		if nx, ok := nodes[0].next[uint8(c)]; ok {
 			next[c] = nx
-			nodes[nx].fail = 0
 			queue = append(queue, nx)
 		}
 	}
@@ -194,41 +216,82 @@ func newAutomaton(words []string) *automaton {
 		nodes[st].out = append(nodes[st].out, nodes[f].out...)
 		for c := 0; c < a.ncls; c++ {
 			if nx, ok := nodes[st].next[uint8(c)]; ok {
-				next[int(st)*a.ncls+c] = nx
-				nodes[nx].fail = next[int(f)*a.ncls+c]
+				next[st*a.ncls+c] = nx
+				nodes[nx].fail = next[f*a.ncls+c]
 				queue = append(queue, nx)
 			} else {
-				next[int(st)*a.ncls+c] = next[int(f)*a.ncls+c]
+				next[st*a.ncls+c] = next[f*a.ncls+c]
 			}
 		}
 	}
-	a.delta = make([]int32, len(next))
-	for i, nx := range next {
-		off := nx * int32(a.ncls)
-		if len(nodes[nx].out) > 0 {
-			off = ^off
-		}
-		a.delta[i] = off
-	}
-	a.outStart = make([]int32, n+1)
+	// Renumber: the states without keywords first (the root stays 0).
+	num := make([]int, n)
+	k := 0
 	for st := range nodes {
-		a.outStart[st] = int32(len(a.outIDs))
-		a.outIDs = append(a.outIDs, nodes[st].out...)
+		if len(nodes[st].out) == 0 {
+			num[st] = k
+			k++
+		}
 	}
-	a.outStart[n] = int32(len(a.outIDs))
+	a.firstOut = k
+	for st := range nodes {
+		if len(nodes[st].out) > 0 {
+			num[st] = k
+			k++
+		}
+	}
+	a.delta = make([]uint16, n*a.ncls)
+	for st := range nodes {
+		for c := 0; c < a.ncls; c++ {
+			a.delta[num[st]*a.ncls+c] = uint16(num[next[st*a.ncls+c]])
+		}
+	}
+	a.outStart = make([]int32, n-a.firstOut+1)
+	order := make([]int, n)
+	for st := range nodes {
+		order[num[st]] = st
+	}
+	for i := a.firstOut; i < n; i++ {
+		a.outStart[i-a.firstOut] = int32(len(a.outIDs))
+		a.outIDs = append(a.outIDs, nodes[order[i]].out...)
+	}
+	a.outStart[n-a.firstOut] = int32(len(a.outIDs))
 	return a
 }
 
+// acSeen marks the keyword states a scan has reported (seen[o] == gen):
+// a state met again (a common word, a blank before "-e") adds nothing.
+type acSeen struct {
+	seen []uint32
+	gen  uint32
+}
+
 // scan sets the bits of the keywords text holds.
-func (a *automaton) scan(text string, bits *kwBits) {
-	off := int32(0)
+func (a *automaton) scan(text string, bits *kwBits, sn *acSeen) {
+	for _, k := range a.single {
+		if strings.IndexByte(text, k.b) >= 0 {
+			bits[k.id>>6] |= 1 << (k.id & 63)
+		}
+	}
+	if len(sn.seen) != len(a.outStart)-1 {
+		sn.seen, sn.gen = make([]uint32, len(a.outStart)-1), 0
+	}
+	sn.gen++
+	if sn.gen == 0 {
+		clear(sn.seen)
+		sn.gen = 1
+	}
+	seen, gen := sn.seen, sn.gen
+	st := 0
+	delta, class, ncls, firstOut := a.delta, &a.class, a.ncls, a.firstOut
 	for i := 0; i < len(text); i++ {
-		off = a.delta[off+int32(a.class[text[i]])]
-		if off < 0 {
-			off = ^off
-			st := off / int32(a.ncls)
-			for _, id := range a.outIDs[a.outStart[st]:a.outStart[st+1]] {
-				bits[id>>6] |= 1 << (id & 63)
+		st = int(delta[st*ncls+int(class[text[i]])])
+		if st >= firstOut {
+			if o := st - firstOut; seen[o] != gen {
+				seen[o] = gen
+				for _, id := range a.outIDs[a.outStart[o]:a.outStart[o+1]] {
+					bits[id>>6] |= 1 << (id & 63)
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -27,6 +28,14 @@ import (
 type rx struct {
 	*regexp.Regexp
 	need []*keySet
+	// alts are the expression's top-level alternatives, each compiled on
+	// its own with its own prefilter (nil for one): find and match run
+	// only those whose literals a line holds, and an alternative alone
+	// is cheaper to run than the whole (regexp tries every alternative
+	// at every byte; one that starts with a literal is found by a
+	// substring search).
+	alts  []*rx
+	isAlt bool // one of another's alts
 }
 
 // allRx are the expressions made by mustRx, for the tests.
@@ -40,10 +49,50 @@ func mustRx(expr string) *rx {
 		panic(err)
 	}
 	for _, clause := range literals(re.Simplify()).clauses() {
-		r.need = append(r.need, keys(clause...))
+		if clause = trimClause(clause); clause != nil {
+			r.need = append(r.need, keys(clause...))
+		}
 	}
 	allRx = append(allRx, r)
+	// (A leading flag group applies to every alternative: such a
+	// pattern is not split.)
+	if alts := topAlternatives(expr); len(alts) > 1 && !strings.HasPrefix(expr, "(?") {
+		for _, a := range alts {
+			ar := mustRx(a)
+			ar.isAlt = true
+			r.alts = append(r.alts, ar)
+		}
+	}
 	return r
+}
+
+// maxLitLen is the longest keyword a clause keeps: a literal's first
+// bytes are in every text the literal is, and rule out nearly as many
+// lines as the whole literal, for fewer states of the automaton.
+const maxLitLen = 8
+
+// trimClause returns a clause as the automaton looks for it: each string
+// cut to maxLitLen bytes, and a string holding another of the clause
+// dropped (the other is in every text it is).
+func trimClause(clause []string) []string {
+	var out []string
+	for _, w := range clause {
+		out = append(out, w[:min(len(w), maxLitLen)])
+	}
+	var keep []string
+	for i, w := range out {
+		redundant := false
+		for j, v := range out {
+			if j != i && strings.Contains(w, v) && (len(v) < len(w) || j < i) {
+				redundant = true
+				break
+			}
+		}
+		if !redundant {
+			keep = append(keep, w)
+		}
+	}
+	return keep
 }
 
 // may reports whether low — the text r is to run on, or a text holding
@@ -61,17 +110,45 @@ func (s *scanner) may(r *rx, low string) bool {
 	return true
 }
 
-// find is r.FindStringIndex(low) behind r's prefilter.
+// find is r.FindStringIndex(low) behind r's prefilter. Split into its
+// alternatives, the match is the same: the leftmost start of any
+// alternative's first match, and at that start the first alternative
+// (in the pattern's order) that matches there, as regexp's
+// leftmost-first semantics pick it, with its end.
 func (s *scanner) find(r *rx, low string) []int {
 	if !s.may(r, low) {
 		return nil
 	}
-	return r.FindStringIndex(low)
+	if r.alts == nil {
+		return r.FindStringIndex(low)
+	}
+	var best []int
+	for _, a := range r.alts {
+		if !s.may(a, low) {
+			continue
+		}
+		if loc := a.FindStringIndex(low); loc != nil && (best == nil || loc[0] < best[0]) {
+			best = loc
+		}
+	}
+	return best
 }
 
-// match is r.MatchString(low) behind r's prefilter.
+// match is r.MatchString(low) behind r's prefilter: whether one of its
+// alternatives matches.
 func (s *scanner) match(r *rx, low string) bool {
-	return s.may(r, low) && r.MatchString(low)
+	if !s.may(r, low) {
+		return false
+	}
+	if r.alts == nil {
+		return r.MatchString(low)
+	}
+	for _, a := range r.alts {
+		if s.may(a, low) && a.MatchString(low) {
+			return true
+		}
+	}
+	return false
 }
 
 // findAll is r.FindAllStringIndex(low, n) behind r's prefilter.

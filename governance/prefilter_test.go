@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -68,16 +69,25 @@ func genMatch(rng *rand.Rand, re *syntax.Regexp, b *strings.Builder) {
 
 // checkMay fails when r matches text (as written or lowercased) and its
 // prefilter says it cannot.
+// It also fails when find or match, which run r's alternatives one by
+// one, answer otherwise than r.
 func checkMay(t *testing.T, s *scanner, r *rx, text string) {
 	t.Helper()
-	if (r.MatchString(text) || r.MatchString(lowerASCII(text))) && !s.may(r, lowerASCII(text)) {
+	low := lowerASCII(text)
+	if (r.MatchString(text) || r.MatchString(low)) && !s.may(r, low) {
 		t.Fatalf("%s matches %q but its prefilter (%v) rules it out", r, text, r.need)
+	}
+	if got, want := s.find(r, low), r.FindStringIndex(low); !slices.Equal(got, want) {
+		t.Fatalf("%s in %q: find %v, FindStringIndex %v", r, low, got, want)
+	}
+	if got, want := s.match(r, low), r.MatchString(low); got != want {
+		t.Fatalf("%s in %q: match %v, MatchString %v", r, low, got, want)
 	}
 }
 
 // TestPrefilterSound: an expression's prefilter never rules out a text the
 // expression matches: on strings generated from each expression, with
-// and without text around them, and on every line of the corpora.
+// and without text around them, and on every line of the labelled corpus.
 func TestPrefilterSound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	s := newScanner(Options{}, &skill.Skill{})
@@ -88,7 +98,7 @@ func TestPrefilterSound(t *testing.T) {
 			t.Fatal(err)
 		}
 		re = re.Simplify()
-		for range 400 {
+		for range 150 {
 			var b strings.Builder
 			if rng.IntN(2) == 0 {
 				b.WriteString("Run: x ")
@@ -104,12 +114,12 @@ func TestPrefilterSound(t *testing.T) {
 			checkMay(t, s, r, text)
 		}
 	}
-	if matched < 100*len(allRx) {
-		t.Fatalf("only %d of %d generated strings matched: the generator is broken", matched, 400*len(allRx))
+	if matched < 40*len(allRx) {
+		t.Fatalf("only %d of %d generated strings matched: the generator is broken", matched, 150*len(allRx))
 	}
-	// The corpora, line by line.
+	// The labelled corpus, line by line.
 	var lines []string
-	for _, root := range []string{"../testdata/governance", "../testdata/openclaw-skills"} {
+	for _, root := range []string{"../testdata/governance"} {
 		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return nil
@@ -121,10 +131,15 @@ func TestPrefilterSound(t *testing.T) {
 			return nil
 		})
 	}
-	if len(lines) < 1000 {
+	slices.Sort(lines)
+	lines = slices.Compact(lines)
+	if len(lines) < 500 {
 		t.Fatalf("%d corpus lines", len(lines))
 	}
 	for _, r := range allRx {
+		if r.isAlt {
+			continue // checked through its whole expression's find and match
+		}
 		for _, l := range lines {
 			checkMay(t, s, r, l)
 		}

@@ -1432,6 +1432,16 @@ func secretMatch(re *rx, low string) int {
 // parts between "|" outside groups and classes) on its own.
 func splitAlternatives(pattern string) []*rx {
 	var out []*rx
+	for _, alt := range topAlternatives(pattern) {
+		out = append(out, mustRx(alt))
+	}
+	return out
+}
+
+// topAlternatives splits a pattern at its top-level "|" (outside groups
+// and classes).
+func topAlternatives(pattern string) []string {
+	var out []string
 	depth, class, start := 0, false, 0
 	for i := 0; i < len(pattern); i++ {
 		switch c := pattern[i]; {
@@ -1449,11 +1459,11 @@ func splitAlternatives(pattern string) []*rx {
 		case c == ')':
 			depth--
 		case c == '|' && depth == 0:
-			out = append(out, mustRx(pattern[start:i]))
+			out = append(out, pattern[start:i])
 			start = i + 1
 		}
 	}
-	return append(out, mustRx(pattern[start:]))
+	return append(out, pattern[start:])
 }
 
 // credentialVars are the environment variables that point a tool at its
