@@ -287,23 +287,27 @@ func joinLiterals(text string) string {
 // unquoteWords removes the quotes inside shell words (c”u""rl,
 // "cu"rl, b\ash): the shell runs curl and bash.
 func unquoteWords(text string) string {
-	var b strings.Builder
+	// Most lines have nothing to remove: look before copying.
 	changed := false
+	for i := 1; i+1 < len(text) && !changed; i++ {
+		ch := text[i]
+		changed = (ch == '\'' || ch == '"') && text[i+1] == ch && isAlnum(text[i-1]) ||
+			ch == '\\' && isAlnum(text[i+1]) && isAlnum(text[i-1])
+	}
+	if !changed {
+		return text
+	}
+	var b strings.Builder
 	for i := 0; i < len(text); i++ {
 		ch := text[i]
 		if (ch == '\'' || ch == '"') && i+1 < len(text) && text[i+1] == ch && i > 0 && isAlnum(text[i-1]) {
 			i++ // '' or "" inside a word
-			changed = true
 			continue
 		}
 		if ch == '\\' && i+1 < len(text) && isAlnum(text[i+1]) && i > 0 && isAlnum(text[i-1]) {
-			changed = true
 			continue
 		}
 		b.WriteByte(ch)
-	}
-	if !changed {
-		return text
 	}
 	return b.String()
 }

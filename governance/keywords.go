@@ -1,6 +1,7 @@
 package governance
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -11,64 +12,58 @@ import (
 // with strings.Contains (later behind a 3-byte hash filter) was a third
 // of a scan. Instead every keyword of every rule is compiled, once, into
 // one Aho-Corasick automaton; one pass over a (lowercased) line finds
-// all of them at once, as a bitmap with a bit per keyword, and a rule's
-// check is an AND of that bitmap with its set's bits. The answer is
-// strings.Contains's for each keyword, exactly: only the cost changes.
+// them all, and marks in a bitmap, with a bit per set of keywords, the
+// sets that have one in the line: a rule's check is then one bit. The
+// answer is strings.Contains's for each keyword of the set, exactly:
+// only the cost changes.
 
-// kwWords bounds the keywords: kwWords*64.
-const kwWords = 40
+// kwWords bounds the sets of keywords: kwWords*64.
+const kwWords = 32
 
 // keySet is a set of keywords: has(low, ks) reports whether low holds one
 // of them. Sets are made by keys, at package initialization: the
-// automaton is built from every keyword registered when the first scan
+// automaton is built from every set registered when the first scan
 // asks.
 type keySet struct {
 	words []string
-	parts []kwPart // the set's bits, by word of the bitmap
+	id    int // its bit in kwBits (sets of the same words share one)
 }
 
-type kwPart struct {
-	w int
-	m uint64
-}
-
-// kwBits is the bitmap of the keywords a text holds.
+// kwBits is the bitmap of the sets of keywords a text holds one of.
 type kwBits [kwWords]uint64
 
 var kwReg = struct {
-	ids   map[string]int
-	words []string
+	sets  map[string]*keySet // by their words, sorted
+	words map[string][]int   // each keyword's sets
+	n     int
 	once  sync.Once
 	built bool
 	ac    *automaton
-}{ids: map[string]int{}}
+}{sets: map[string]*keySet{}, words: map[string][]int{}}
 
-// keys registers keywords and returns their set.
+// keys registers a set of keywords and returns it.
 func keys(words ...string) *keySet {
 	if kwReg.built {
 		panic("governance: keys after the automaton was built")
 	}
-	ks := &keySet{words: words}
-	var bits kwBits
-	for _, w := range words {
+	sorted := slices.Clone(words)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	key := strings.Join(sorted, "\x00")
+	if ks := kwReg.sets[key]; ks != nil {
+		return ks
+	}
+	if kwReg.n >= kwWords*64 {
+		panic("governance: too many keyword sets; raise kwWords")
+	}
+	ks := &keySet{words: sorted, id: kwReg.n}
+	kwReg.n++
+	kwReg.sets[key] = ks
+	for _, w := range sorted {
 		if w == "" {
 			panic("governance: an empty keyword")
 		}
-		id, ok := kwReg.ids[w]
-		if !ok {
-			id = len(kwReg.words)
-			if id >= kwWords*64 {
-				panic("governance: too many keywords; raise kwWords")
-			}
-			kwReg.ids[w] = id
-			kwReg.words = append(kwReg.words, w)
-		}
-		bits[id>>6] |= 1 << (id & 63)
-	}
-	for w, m := range bits {
-		if m != 0 {
-			ks.parts = append(ks.parts, kwPart{w, m})
-		}
+		kwReg.words[w] = append(kwReg.words[w], ks.id)
 	}
 	return ks
 }
@@ -77,19 +72,23 @@ func keys(words ...string) *keySet {
 func keywordAutomaton() *automaton {
 	kwReg.once.Do(func() {
 		kwReg.built = true
-		kwReg.ac = newAutomaton(kwReg.words)
+		words := make([]string, 0, len(kwReg.words))
+		for w := range kwReg.words {
+			words = append(words, w)
+		}
+		slices.Sort(words)
+		sets := make([][]int, len(words))
+		for i, w := range words {
+			sets[i] = kwReg.words[w]
+		}
+		kwReg.ac = newAutomaton(words, sets)
 	})
 	return kwReg.ac
 }
 
-// in reports whether bits has one of the set's keywords.
+// in reports whether bits has the set.
 func (ks *keySet) in(bits *kwBits) bool {
-	for _, p := range ks.parts {
-		if bits[p.w]&p.m != 0 {
-			return true
-		}
-	}
-	return false
+	return bits[ks.id>>6]&(1<<(ks.id&63)) != 0
 }
 
 // kwCacheSize is how many texts' bitmaps a scanner keeps: a line is looked
@@ -103,18 +102,24 @@ type kwCache struct {
 	ok   [kwCacheSize]bool
 	bits [kwCacheSize]kwBits
 	next int
+	last int // the entry asked for last: most calls ask again
 	seen acSeen
 }
 
-// bitsOf returns the keywords low holds.
+// bitsOf returns the sets of keywords low holds one of.
 func (s *scanner) bitsOf(low string) *kwBits {
 	c := &s.kw
+	if k := c.last; c.ok[k] && c.of[k] == low {
+		return &c.bits[k]
+	}
 	for k := range c.of {
-		if c.ok[k] && len(c.of[k]) == len(low) && c.of[k] == low {
+		if c.ok[k] && c.of[k] == low {
+			c.last = k
 			return &c.bits[k]
 		}
 	}
 	k := c.next
+	c.last = k
 	c.next = (k + 1) % kwCacheSize
 	c.of[k], c.ok[k] = low, true
 	c.bits[k] = kwBits{}
@@ -134,29 +139,32 @@ func (s *scanner) has(low string, ks *keySet) bool {
 // last (from firstOut on).
 type automaton struct {
 	// single are the keywords of one byte, found with strings.IndexByte
-	// (in the automaton they would end at most bytes of a text).
+	// (in the automaton they would end at most bytes of a text), with
+	// their sets.
 	single []struct {
-		b  byte
-		id int32
+		b    byte
+		sets []int32
 	}
 	class    [256]uint8
 	ncls     int
 	delta    []uint16 // delta[state*ncls+class]: the next state
 	firstOut int
-	// outStart/outIDs: the keywords that end at each state from firstOut
-	// on (its own and those of its suffix states).
+	// outStart/outSets: the sets of the keywords that end at each state
+	// from firstOut on (its own and those of its suffix states).
 	outStart []int32
-	outIDs   []int32
+	outSets  []int32
 }
 
-func newAutomaton(words []string) *automaton {
+// newAutomaton builds the automaton of words, sets[i] being the sets
+// words[i] is in.
+func newAutomaton(words []string, sets [][]int) *automaton {
 	a := &automaton{}
-	for id, w := range words {
+	for i, w := range words {
 		if len(w) == 1 {
 			a.single = append(a.single, struct {
-				b  byte
-				id int32
-			}{w[0], int32(id)})
+				b    byte
+				sets []int32
+			}{w[0], toInt32(sets[i])})
 		}
 	}
 	// Byte classes: every byte of a keyword its own, the others 0.
@@ -176,16 +184,16 @@ func newAutomaton(words []string) *automaton {
 	type node struct {
 		next map[uint8]int
 		fail int
-		out  []int32
+		out  []int32 // sets
 	}
 	nodes := []node{{next: map[uint8]int{}}}
-	for id, w := range words {
+	for i, w := range words {
 		if len(w) == 1 {
 			continue
 		}
 		st := 0
-		for i := 0; i < len(w); i++ {
-			c := a.class[w[i]]
+		for k := 0; k < len(w); k++ {
+			c := a.class[w[k]]
 			nx, ok := nodes[st].next[c]
 			if !ok {
 				nx = len(nodes)
@@ -194,7 +202,7 @@ func newAutomaton(words []string) *automaton {
 			}
 			st = nx
 		}
-		nodes[st].out = append(nodes[st].out, int32(id))
+		nodes[st].out = append(nodes[st].out, toInt32(sets[i])...)
 	}
 	if len(nodes) > 1<<16 {
 		panic("governance: too many keyword states")
@@ -213,7 +221,11 @@ func newAutomaton(words []string) *automaton {
 		st := queue[0]
 		queue = queue[1:]
 		f := nodes[st].fail
-		nodes[st].out = append(nodes[st].out, nodes[f].out...)
+		for _, id := range nodes[f].out {
+			if !slices.Contains(nodes[st].out, id) {
+				nodes[st].out = append(nodes[st].out, id)
+			}
+		}
 		for c := 0; c < a.ncls; c++ {
 			if nx, ok := nodes[st].next[uint8(c)]; ok {
 				next[st*a.ncls+c] = nx
@@ -252,11 +264,19 @@ func newAutomaton(words []string) *automaton {
 		order[num[st]] = st
 	}
 	for i := a.firstOut; i < n; i++ {
-		a.outStart[i-a.firstOut] = int32(len(a.outIDs))
-		a.outIDs = append(a.outIDs, nodes[order[i]].out...)
+		a.outStart[i-a.firstOut] = int32(len(a.outSets))
+		a.outSets = append(a.outSets, nodes[order[i]].out...)
 	}
-	a.outStart[n-a.firstOut] = int32(len(a.outIDs))
+	a.outStart[n-a.firstOut] = int32(len(a.outSets))
 	return a
+}
+
+func toInt32(xs []int) []int32 {
+	out := make([]int32, len(xs))
+	for i, x := range xs {
+		out[i] = int32(x)
+	}
+	return out
 }
 
 // acSeen marks the keyword states a scan has reported (seen[o] == gen):
@@ -270,7 +290,9 @@ type acSeen struct {
 func (a *automaton) scan(text string, bits *kwBits, sn *acSeen) {
 	for _, k := range a.single {
 		if strings.IndexByte(text, k.b) >= 0 {
-			bits[k.id>>6] |= 1 << (k.id & 63)
+			for _, id := range k.sets {
+				bits[id>>6] |= 1 << (id & 63)
+			}
 		}
 	}
 	if len(sn.seen) != len(a.outStart)-1 {
@@ -289,7 +311,7 @@ func (a *automaton) scan(text string, bits *kwBits, sn *acSeen) {
 		if st >= firstOut {
 			if o := st - firstOut; seen[o] != gen {
 				seen[o] = gen
-				for _, id := range a.outIDs[a.outStart[o]:a.outStart[o+1]] {
+				for _, id := range a.outSets[a.outStart[o]:a.outStart[o+1]] {
 					bits[id>>6] |= 1 << (id & 63)
 				}
 			}

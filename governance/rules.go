@@ -452,17 +452,21 @@ func exampleHost(h string) bool {
 	return false
 }
 
+// archiveKeys and passwordKeys: a line without one of them names no
+// archive, or no password.
+var (
+	archiveKeys  = keys("zip", "7z", "rar", "tar", "archive", ".dmg", ".iso")
+	passwordKeys = keys("pass", "pw", " -p", "kennwort", "contrase", "mot de", "senha", "ароль", "密", "パスワード")
+)
+
 // passwordArchive: an archive and its password within three lines.
 func (s *scanner) passwordArchive(line, low string, n int, c ctx) {
 	if n < s.pwCheckedTo {
 		s.arcLine, s.pwLine, s.pwPending = 0, 0, s.pwPending[:0]
 	}
 	s.pwCheckedTo = n
-	hasArc := (strings.Contains(low, "zip") || strings.Contains(low, "7z") || strings.Contains(low, "rar") ||
-		strings.Contains(low, "tar") || strings.Contains(low, "archive") || strings.Contains(low, ".dmg") || strings.Contains(low, ".iso")) && s.match(reArchive, low)
-	pwCand := strings.Contains(low, "pass") || strings.Contains(low, "pw") || strings.Contains(low, " -p") ||
-		strings.Contains(low, "kennwort") || strings.Contains(low, "contrase") || strings.Contains(low, "mot de") || strings.Contains(low, "senha") ||
-		strings.Contains(low, "ароль") || strings.Contains(low, "密") || strings.Contains(low, "パスワード")
+	hasArc := s.has(low, archiveKeys) && s.match(reArchive, low)
+	pwCand := s.has(low, passwordKeys)
 	if hasArc {
 		s.arcLine = n
 	}

@@ -94,6 +94,12 @@ type scanner struct {
 	kw kwCache // the keywords of the last texts has looked at (keywords.go)
 
 	lowOf, low string // the last lower call: a line is checked by several passes
+	// lowLines are the current file's lines lowercased (lines[k] is
+	// lowLines[k] but for ASCII capitals), cut from one lowercased copy
+	// of the file; cur is the line being read: lower answers for it
+	// without a copy of its own.
+	lowLines []string
+	cur      int
 
 	arc arcState // what the skill's archives have used of their bounds (archive.go)
 }
@@ -241,17 +247,44 @@ func (s *scanner) addFile(rule, sev, msg string) {
 
 // splitLines splits normalized text into lines (LF, CRLF and CR ends).
 func splitLines(data []byte) []string {
+	text := normalizeLines(data)
+	if text == "" {
+		return nil
+	}
+	return strings.Split(text, "\n")
+}
+
+// normalizeLines is text with LF line ends, without a byte order mark or
+// a last line end.
+func normalizeLines(data []byte) string {
 	text := string(data)
 	text = strings.TrimPrefix(text, "\uFEFF")
 	if strings.IndexByte(text, '\r') >= 0 {
 		text = strings.ReplaceAll(text, "\r\n", "\n")
 		text = strings.ReplaceAll(text, "\r", "\n")
 	}
-	text = strings.TrimSuffix(text, "\n")
+	return strings.TrimSuffix(text, "\n")
+}
+
+// readLines splits a file into lines as splitLines does and makes them
+// the current file's, with their lowercased forms (lowLines).
+func (s *scanner) readLines(data []byte) []string {
+	text := normalizeLines(data)
 	if text == "" {
+		s.lines, s.lowLines = nil, nil
 		return nil
 	}
-	return strings.Split(text, "\n")
+	s.lines = strings.Split(text, "\n")
+	// lowerASCII keeps every byte's place, so the lowercased text splits
+	// at the same offsets.
+	low := lowerASCII(text)
+	s.lowLines = make([]string, len(s.lines))
+	off := 0
+	for k, l := range s.lines {
+		s.lowLines[k] = low[off : off+len(l)]
+		off += len(l) + 1
+	}
+	return s.lines
 }
 
 func (s *scanner) startFile(name string) {
@@ -263,7 +296,7 @@ func (s *scanner) startFile(name string) {
 	s.drop = dropped{}
 	s.sh = shellLines{budget: maxExpandBytes}
 	s.unit = shellUnit{}
-	s.lines, s.md = nil, nil
+	s.lines, s.lowLines, s.cur, s.md = nil, nil, -1, nil
 	s.homoglyphBud = maxHomoglyphLines
 	s.deobfBud = maxDeobfLines
 	s.keyBlock = 0
@@ -318,11 +351,11 @@ func commentLine(line, mark string) bool {
 // the body is scanned as the body.
 func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) {
 	s.startFile(SkillFile)
-	lines := splitLines(data)
-	s.lines = lines
+	lines := s.readLines(data)
 	body := min(max(at.Body-1, 0), len(lines))
 	s.frontmatter = true
 	for i := 0; i < body; i++ {
+		s.cur = i
 		s.checkLine(lines[i], i+1, ctxProse)
 		s.strongProse(lines[i], lines[i], i+1)
 	}
@@ -489,15 +522,14 @@ func (s *scanner) scanFile(f File) {
 	if s.bundled(f) { // not text: media, executable, archive (filetype.go, archive.go)
 		return
 	}
-	lines := splitLines(f.Data)
-	s.lines = lines
+	lines := s.readLines(f.Data)
 	switch {
 	case isScript(f.Path, lines):
-		s.lines = lines
 		if variant := shellScript(f.Path, lines); variant != "" {
 			// A shell script: parsed (shellparse.go).
 			s.shellBegin(lines, 1, ctxExec, variant, false)
 			for i, l := range lines {
+				s.cur = i
 				s.checkLine(l, i+1, ctxExec)
 				s.shellLine(l, i+1)
 			}
@@ -505,6 +537,7 @@ func (s *scanner) scanFile(f File) {
 			return
 		}
 		for i, l := range lines {
+			s.cur = i
 			s.checkLine(l, i+1, ctxExec)
 			s.shell(l, i+1, ctxExec, false)
 		}
@@ -531,6 +564,7 @@ var reCmdKey = mustRx(`^(-\s*)?["']?((pre|post)?(install|uninstall|prepare|publi
 func (s *scanner) scanData(lines []string) {
 	block := -1
 	for i, l := range lines {
+		s.cur = i
 		t := strings.TrimLeft(l, " \t")
 		ind := len(l) - len(t)
 		c := ctxQuoted
@@ -691,6 +725,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			line = line[:maxLineScan]
 		}
 		n := i + 1
+		s.cur = i
 		ml := doc.line(i)
 		s.md = ml
 		switch ml.kind {
@@ -1109,7 +1144,7 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 // written (fetch-and-run, decode-and-run, reverse shells) over a prose
 // line; text is the line with its code spans blanked out.
 func (s *scanner) strongProse(line, text string, n int) {
-	low := lowerASCII(text)
+	low := s.lower(text)
 	s.downloadExec(line, text, low, 0, n, ctxExec, true)
 	s.encoded(line, low, 0, n, ctxExec, true)
 	s.revShell(line, low, 0, n, ctxExec, true)
@@ -1181,7 +1216,15 @@ func imperativeStart(t string) bool {
 	for end < len(t) && end < 16 && (t[end] >= 'a' && t[end] <= 'z' || t[end] >= 'A' && t[end] <= 'Z') {
 		end++
 	}
-	return end > 0 && imperativeVerbs[strings.ToLower(t[:end])]
+	var word [16]byte // the word lowercased, without a copy on the heap
+	for i := 0; i < end; i++ {
+		c := t[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		word[i] = c
+	}
+	return end > 0 && imperativeVerbs[string(word[:end])]
 }
 
 // checkLine runs the line rules over one line in context c.
@@ -1225,6 +1268,9 @@ func (s *scanner) checkLine(line string, n int, c ctx) {
 
 // lower is lowerASCII, remembering the last line it lowercased.
 func (s *scanner) lower(t string) string {
+	if k := s.cur; k >= 0 && k < len(s.lines) && len(t) == len(s.lines[k]) && t == s.lines[k] {
+		return s.lowLines[k]
+	}
 	if t != s.lowOf || s.low == "" && t != "" {
 		s.lowOf, s.low = t, lowerASCII(t)
 	}
