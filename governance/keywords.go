@@ -138,40 +138,29 @@ func (s *scanner) has(low string, ks *keySet) bool {
 // class). States are numbered so that those where keywords end come
 // last (from firstOut on).
 type automaton struct {
-	// single are the keywords of one byte, found with strings.IndexByte
-	// (in the automaton they would end at most bytes of a text), with
-	// their sets.
-	single []struct {
-		b    byte
-		sets []int32
-	}
 	class    [256]uint8
 	ncls     int
 	delta    []uint16 // delta[state*ncls+class]: the next state
 	firstOut int
-	// outStart/outSets: the sets of the keywords that end at each state
-	// from firstOut on (its own and those of its suffix states).
+	// outStart/outBits: the sets of the keywords that end at each state
+	// from firstOut on (its own and those of its suffix states), as the
+	// words of kwBits they set.
 	outStart []int32
-	outSets  []int32
+	outBits  []kwPart
+}
+
+// kwPart is a word of kwBits and the bits to set in it.
+type kwPart struct {
+	w int32
+	m uint64
 }
 
 // newAutomaton builds the automaton of words, sets[i] being the sets
 // words[i] is in.
 func newAutomaton(words []string, sets [][]int) *automaton {
 	a := &automaton{}
-	for i, w := range words {
-		if len(w) == 1 {
-			a.single = append(a.single, struct {
-				b    byte
-				sets []int32
-			}{w[0], toInt32(sets[i])})
-		}
-	}
 	// Byte classes: every byte of a keyword its own, the others 0.
 	for _, w := range words {
-		if len(w) == 1 {
-			continue
-		}
 		for i := 0; i < len(w); i++ {
 			if a.class[w[i]] == 0 {
 				a.ncls++
@@ -188,9 +177,6 @@ func newAutomaton(words []string, sets [][]int) *automaton {
 	}
 	nodes := []node{{next: map[uint8]int{}}}
 	for i, w := range words {
-		if len(w) == 1 {
-			continue
-		}
 		st := 0
 		for k := 0; k < len(w); k++ {
 			c := a.class[w[k]]
@@ -264,10 +250,18 @@ func newAutomaton(words []string, sets [][]int) *automaton {
 		order[num[st]] = st
 	}
 	for i := a.firstOut; i < n; i++ {
-		a.outStart[i-a.firstOut] = int32(len(a.outSets))
-		a.outSets = append(a.outSets, nodes[order[i]].out...)
+		a.outStart[i-a.firstOut] = int32(len(a.outBits))
+		var bits kwBits
+		for _, id := range nodes[order[i]].out {
+			bits[id>>6] |= 1 << (id & 63)
+		}
+		for w, m := range bits {
+			if m != 0 {
+				a.outBits = append(a.outBits, kwPart{int32(w), m})
+			}
+		}
 	}
-	a.outStart[n-a.firstOut] = int32(len(a.outSets))
+	a.outStart[n-a.firstOut] = int32(len(a.outBits))
 	return a
 }
 
@@ -280,7 +274,7 @@ func toInt32(xs []int) []int32 {
 }
 
 // acSeen marks the keyword states a scan has reported (seen[o] == gen):
-// a state met again (a common word, a blank before "-e") adds nothing.
+// a state met again (a common word, a quotation mark) adds nothing.
 type acSeen struct {
 	seen []uint32
 	gen  uint32
@@ -288,13 +282,6 @@ type acSeen struct {
 
 // scan sets the bits of the keywords text holds.
 func (a *automaton) scan(text string, bits *kwBits, sn *acSeen) {
-	for _, k := range a.single {
-		if strings.IndexByte(text, k.b) >= 0 {
-			for _, id := range k.sets {
-				bits[id>>6] |= 1 << (id & 63)
-			}
-		}
-	}
 	if len(sn.seen) != len(a.outStart)-1 {
 		sn.seen, sn.gen = make([]uint32, len(a.outStart)-1), 0
 	}
@@ -311,8 +298,8 @@ func (a *automaton) scan(text string, bits *kwBits, sn *acSeen) {
 		if st >= firstOut {
 			if o := st - firstOut; seen[o] != gen {
 				seen[o] = gen
-				for _, id := range a.outSets[a.outStart[o]:a.outStart[o+1]] {
-					bits[id>>6] |= 1 << (id & 63)
+				for _, p := range a.outBits[a.outStart[o]:a.outStart[o+1]] {
+					bits[p.w] |= p.m
 				}
 			}
 		}

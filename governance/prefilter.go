@@ -75,6 +75,10 @@ const maxLitLen = 8
 // cut to maxLitLen bytes, and a string holding another of the clause
 // dropped (the other is in every text it is).
 func trimClause(clause []string) []string {
+	// Blanks are in most lines: a clause of them rules out nearly none.
+	if !slices.ContainsFunc(clause, func(w string) bool { return strings.Trim(w, " \t\n\r\f\v") != "" }) {
+		return nil
+	}
 	var out []string
 	for _, w := range clause {
 		out = append(out, w[:min(len(w), maxLitLen)])

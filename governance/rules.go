@@ -199,7 +199,7 @@ func (s *scanner) findInjection(low string) (string, int) {
 // of a markdown file, by linkTitle.
 func (s *scanner) linkTitleAt(low string, i int) bool {
 	if s.md != nil {
-		return slices.Contains(s.md.titles, i)
+		return slices.Contains(s.mdDoc.titles(s.md), i)
 	}
 	return linkTitle(low, i)
 }

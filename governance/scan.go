@@ -72,6 +72,7 @@ type scanner struct {
 
 	lines []string // the current file's lines
 	md    *mdLine  // what goldmark says of the markdown line being read (nil: none)
+	mdDoc *mdDoc   // the parse md is a line of
 
 	homoglyphBud int // lines of the current file still checked for look-alike letters
 	deobfBud     int // lines of the current file still read again deobfuscated
@@ -296,7 +297,7 @@ func (s *scanner) startFile(name string) {
 	s.drop = dropped{}
 	s.sh = shellLines{budget: maxExpandBytes}
 	s.unit = shellUnit{}
-	s.lines, s.lowLines, s.cur, s.md = nil, nil, -1, nil
+	s.lines, s.lowLines, s.cur, s.md, s.mdDoc = nil, nil, -1, nil, nil
 	s.homoglyphBud = maxHomoglyphLines
 	s.deobfBud = maxDeobfLines
 	s.keyBlock = 0
@@ -399,17 +400,19 @@ func (s *scanner) promptText(text string, line, first, last int) {
 	if len(parts) > 1 {
 		parts = append(parts, strings.Join(strings.Fields(text), " "))
 	}
-	save := s.md
-	defer func() { s.md = save }()
+	save, saveDoc := s.md, s.mdDoc
+	defer func() { s.md, s.mdDoc = save, saveDoc }()
 	s.extra(line, first, last, func() {
 		for _, p := range parts {
 			// Out of a blockquote, a table or a bulleted list: the
 			// prompt holds the text, not its markdown.
 			t := strings.TrimLeft(p, " \t>|")
-			s.md = &parseMarkdown([]string{t}, 0).lines[0]
+			s.mdDoc = parseMarkdown([]string{t}, 0)
+			s.md = &s.mdDoc.lines[0]
 			if s.md.item == mdBullet {
 				t = strings.TrimLeft(t[1:], " \t")
-				s.md = &parseMarkdown([]string{t}, 0).lines[0]
+				s.mdDoc = parseMarkdown([]string{t}, 0)
+				s.md = &s.mdDoc.lines[0]
 			}
 			s.md.quote, s.md.table = false, false
 			s.checkMarkdownLine(t, line, false, false, false, false)
@@ -694,7 +697,8 @@ func binaryKind(p string, data []byte) (kind string, image bool) {
 // gives it.
 func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 	doc := parseMarkdown(lines, from)
-	defer func() { s.md = nil }()
+	s.mdDoc = doc
+	defer func() { s.md, s.mdDoc = nil, nil }()
 	var (
 		fenceCtx     ctx
 		fenceCmds    bool // a fence labeled as shell: its commands are checked against requires
@@ -866,7 +870,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 				continue
 			}
 			j := strings.Index(rest, "<!--")
-			if j < 0 || ml.inSpan(len(line)-len(rest)+j) {
+			if j < 0 || doc.inSpan(ml, len(line)-len(rest)+j) {
 				break
 			}
 			inComment, commentStart, commentLine, hadComment = true, n, line, true
@@ -877,7 +881,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		}
 		s.checkMarkdownLine(line, n, section, negSection, hadComment, isSkillMD)
 		if !blank {
-			lastText, lastOrdered, lastSpans = line, ml.item == mdOrdered, ml.spans
+			lastText, lastOrdered, lastSpans = line, ml.item == mdOrdered, doc.spans(ml)
 		}
 	}
 	if inComment {
@@ -1083,7 +1087,7 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 	// Hidden Unicode, prompt injection and hosts over the whole line;
 	// execution rules over inline code spans (and the whole line when it
 	// is imperative).
-	spans := ml.spans
+	spans := s.mdDoc.spans(ml)
 	// A descriptive line that talks about attacks (a security tutorial,
 	// an advisory, a scanner's documentation) mentions the commands it
 	// shows: what runs in it is quoted. Instructions (imperative lines)
