@@ -71,6 +71,7 @@ func keys(words ...string) *keySet {
 // keywordAutomaton returns the automaton of every keyword registered.
 func keywordAutomaton() *automaton {
 	kwReg.once.Do(func() {
+		prepareRx()
 		kwReg.built = true
 		words := make([]string, 0, len(kwReg.words))
 		for w := range kwReg.words {

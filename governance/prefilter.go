@@ -1,10 +1,12 @@
 package governance
 
 import (
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -26,44 +28,229 @@ import (
 // for each clause of need, one of its keywords, in the text as
 // lowerASCII lowercases it. need is empty when nothing is known.
 type rx struct {
-	*regexp.Regexp
-	need []*keySet
-	// alts are the expression's top-level alternatives, each compiled on
-	// its own with its own prefilter (nil for one): find and match run
-	// only those whose literals a line holds, and an alternative alone
-	// is cheaper to run than the whole (regexp tries every alternative
-	// at every byte; one that starts with a literal is found by a
-	// substring search).
+	*regexp.Regexp // compiled when made; an alternative's on first use (re)
+	need           []*keySet
+	// alts are the expression's alternatives (see distribute), each with
+	// its own prefilter (nil for one): find and match run only those
+	// whose literals a line holds, and an alternative alone is cheaper
+	// to run than the whole (regexp tries every alternative at every
+	// byte; one that starts with a literal is found by a substring
+	// search).
 	alts  []*rx
-	isAlt bool // one of another's alts
+	isAlt bool           // one of another's alts
+	tree  *syntax.Regexp // an alternative's, compiled on first use
+	once  sync.Once
 }
 
-// allRx are the expressions made by mustRx, for the tests.
+// allRx are the expressions made by mustRx, and their alternatives once
+// prepared.
 var allRx []*rx
 
-// mustRx compiles an expression and derives its prefilter.
+// mustRx compiles an expression; its prefilter and alternatives are
+// derived at the first scan (prepareRx).
 func mustRx(expr string) *rx {
 	r := &rx{Regexp: regexp.MustCompile(expr)}
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		panic(err)
+	allRx = append(allRx, r)
+	return r
+}
+
+// prepareRx derives every expression's prefilter and alternatives, once,
+// before the keyword automaton is built from the keywords they add:
+// at the first scan, not at package initialization (a program that
+// imports the package and scans nothing does not pay for it, and the
+// alternatives are compiled only when a line first asks for one).
+func prepareRx() {
+	for _, r := range slices.Clone(allRx) {
+		re, err := syntax.Parse(r.String(), syntax.Perl)
+		if err != nil {
+			panic(err)
+		}
+		r.need = needOf(re)
+		if alts := distribute(re, maxAlts); len(alts) > 1 {
+			for _, a := range alts {
+				ar := &rx{need: needOf(a), isAlt: true, tree: a}
+				r.alts = append(r.alts, ar)
+				allRx = append(allRx, ar)
+			}
+		}
 	}
+}
+
+// re returns the compiled expression (an alternative's compiled now).
+func (r *rx) re() *regexp.Regexp {
+	if r.tree != nil {
+		r.once.Do(func() { r.Regexp = regexp.MustCompile(pattern(r.tree)) })
+	}
+	return r.Regexp
+}
+
+// needOf is the prefilter of an expression: its clauses as sets of
+// keywords.
+func needOf(re *syntax.Regexp) []*keySet {
+	var need []*keySet
 	for _, clause := range literals(re.Simplify()).clauses() {
 		if clause = trimClause(clause); clause != nil {
-			r.need = append(r.need, keys(clause...))
+			need = append(need, keys(clause...))
 		}
 	}
-	allRx = append(allRx, r)
-	// (A leading flag group applies to every alternative: such a
-	// pattern is not split.)
-	if alts := topAlternatives(expr); len(alts) > 1 && !strings.HasPrefix(expr, "(?") {
-		for _, a := range alts {
-			ar := mustRx(a)
-			ar.isAlt = true
-			r.alts = append(r.alts, ar)
+	return need
+}
+
+// pattern writes re back as an expression (syntax.Regexp.String does
+// too, but takes seconds for the alternatives made here: it works out
+// their flags again at every node). Every piece is grouped, so that no
+// precedence is left to the reader.
+func pattern(re *syntax.Regexp) string {
+	var b strings.Builder
+	writePattern(&b, re)
+	return b.String()
+}
+
+func writePattern(b *strings.Builder, re *syntax.Regexp) {
+	group := func(sub *syntax.Regexp) {
+		b.WriteString("(?:")
+		writePattern(b, sub)
+		b.WriteString(")")
+	}
+	lazy := func() {
+		if re.Flags&syntax.NonGreedy != 0 {
+			b.WriteByte('?')
 		}
 	}
-	return r
+	switch re.Op {
+	case syntax.OpNoMatch:
+		b.WriteString(`[^\x00-\x{10FFFF}]`)
+	case syntax.OpEmptyMatch:
+		b.WriteString(`(?:)`)
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			b.WriteString("(?i:")
+		}
+		for _, r := range re.Rune {
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+		if re.Flags&syntax.FoldCase != 0 {
+			b.WriteString(")")
+		}
+	case syntax.OpCharClass:
+		if len(re.Rune) == 0 {
+			b.WriteString(`[^\x00-\x{10FFFF}]`)
+			return
+		}
+		b.WriteByte('[')
+		for k := 0; k+1 < len(re.Rune); k += 2 {
+			fmt.Fprintf(b, `\x{%x}`, re.Rune[k])
+			if re.Rune[k+1] != re.Rune[k] {
+				fmt.Fprintf(b, `-\x{%x}`, re.Rune[k+1])
+			}
+		}
+		b.WriteByte(']')
+	case syntax.OpAnyCharNotNL:
+		b.WriteString(`(?-s:.)`)
+	case syntax.OpAnyChar:
+		b.WriteString(`(?s:.)`)
+	case syntax.OpBeginLine:
+		b.WriteString(`(?m:^)`)
+	case syntax.OpEndLine:
+		b.WriteString(`(?m:$)`)
+	case syntax.OpBeginText:
+		b.WriteString(`\A`)
+	case syntax.OpEndText:
+		if re.Flags&syntax.WasDollar != 0 {
+			b.WriteString(`(?-m:$)`)
+		} else {
+			b.WriteString(`\z`)
+		}
+	case syntax.OpWordBoundary:
+		b.WriteString(`\b`)
+	case syntax.OpNoWordBoundary:
+		b.WriteString(`\B`)
+	case syntax.OpCapture:
+		group(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		group(re.Sub[0])
+		b.WriteByte(map[syntax.Op]byte{syntax.OpStar: '*', syntax.OpPlus: '+', syntax.OpQuest: '?'}[re.Op])
+		lazy()
+	case syntax.OpRepeat:
+		group(re.Sub[0])
+		switch {
+		case re.Max == -1:
+			fmt.Fprintf(b, "{%d,}", re.Min)
+		case re.Max == re.Min:
+			fmt.Fprintf(b, "{%d}", re.Min)
+		default:
+			fmt.Fprintf(b, "{%d,%d}", re.Min, re.Max)
+		}
+		lazy()
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			group(sub)
+		}
+	case syntax.OpAlternate:
+		b.WriteString("(?:")
+		for k, sub := range re.Sub {
+			if k > 0 {
+				b.WriteByte('|')
+			}
+			writePattern(b, sub)
+		}
+		b.WriteString(")")
+	default:
+		panic("governance: an expression's piece of unknown kind: " + re.Op.String())
+	}
+}
+
+// maxAlts bounds the alternatives an expression is split into.
+const maxAlts = 32
+
+// distribute returns the alternatives of re, as many as one can tell
+// apart by how a match starts: those of a top-level alternation, and
+// those of an alternation that starts a concatenation, the rest of the
+// concatenation copied after each (x(a|b)y is xay|xby: at any start,
+// leftmost-first matching tries a before b, then y, as it tries xay
+// before xby). A match of re is a match of one of them, and the first
+// of those that match at the leftmost start is what re matches there.
+// Captures are dropped: they change no match. More than max
+// alternatives: re alone.
+func distribute(re *syntax.Regexp, max int) []*syntax.Regexp {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	var out []*syntax.Regexp
+	switch re.Op {
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			out = append(out, distribute(sub, max)...)
+		}
+	case syntax.OpConcat:
+		k := 0
+		for k < len(re.Sub) && (re.Sub[k].Op == syntax.OpWordBoundary || re.Sub[k].Op == syntax.OpNoWordBoundary) {
+			k++
+		}
+		if k == len(re.Sub) {
+			return []*syntax.Regexp{re}
+		}
+		lead := re.Sub[k]
+		for lead.Op == syntax.OpCapture {
+			lead = lead.Sub[0]
+		}
+		if lead.Op != syntax.OpAlternate {
+			return []*syntax.Regexp{re}
+		}
+		for _, a := range lead.Sub {
+			c := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags}
+			c.Sub = append(c.Sub, re.Sub[:k]...)
+			c.Sub = append(c.Sub, a)
+			c.Sub = append(c.Sub, re.Sub[k+1:]...)
+			out = append(out, distribute(c, max)...)
+		}
+	default:
+		return []*syntax.Regexp{re}
+	}
+	if len(out) > max {
+		return []*syntax.Regexp{re}
+	}
+	return out
 }
 
 // maxLitLen is the longest keyword a clause keeps: a literal's first
@@ -131,7 +318,7 @@ func (s *scanner) find(r *rx, low string) []int {
 		if !s.may(a, low) {
 			continue
 		}
-		if loc := a.FindStringIndex(low); loc != nil && (best == nil || loc[0] < best[0]) {
+		if loc := a.re().FindStringIndex(low); loc != nil && (best == nil || loc[0] < best[0]) {
 			best = loc
 		}
 	}
@@ -148,7 +335,7 @@ func (s *scanner) match(r *rx, low string) bool {
 		return r.MatchString(low)
 	}
 	for _, a := range r.alts {
-		if s.may(a, low) && a.MatchString(low) {
+		if s.may(a, low) && a.re().MatchString(low) {
 			return true
 		}
 	}

@@ -106,6 +106,7 @@ type scanner struct {
 }
 
 func newScanner(opts Options, sk *skill.Skill) *scanner {
+	keywordAutomaton() // the rules' keywords and prefilters, made at the first scan
 	s := &scanner{opts: opts, bins: map[string]bool{}, hosts: map[string]bool{},
 		undecl: map[string]bool{}, perRule: map[string]int{}, decodeBud: maxDecodeBytes}
 	if req, ok := sk.Requires.(map[string]any); ok {
