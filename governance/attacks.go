@@ -741,13 +741,15 @@ var reImpersonate = mustRx(`\bdrop-?in(\s+replacement)?\b|\breplacement\s+for\b|
 // impersonation: discovery-abuse for a name one letter off a known word
 // (a typosquat) in a skill that says it replaces another: a hold; the
 // typo alone is info.
-func (s *scanner) impersonation(name string, line int, text []byte) {
+func (s *scanner) impersonation(name string, line int, data []byte) {
 	w := nameTypo(name)
 	if w == "" {
 		return
 	}
 	sev := SeverityInfo
-	if reImpersonate.Match(text) {
+	// The skill's text (its first 64 KiB), lowercased only now: most
+	// names imitate nothing.
+	if reImpersonate.MatchString(lowerASCII(string(data[:min(len(data), 64<<10)]))) {
 		sev = SeverityWarn
 	}
 	s.add(RuleDiscoveryAbuse, sev, ctxExec, line, name+" (imitates "+w+")", 0)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/skillgate/skillgate/skill"
 	"mvdan.cc/sh/v3/syntax"
@@ -64,7 +65,9 @@ type scanner struct {
 	sh   shellLines // continued commands and variables of the current file's shell code
 	unit shellUnit  // the block of shell code being read (shellparse.go)
 
-	bashParser, zshParser *syntax.Parser // made on first use
+	bashParser, zshParser *syntax.Parser        // made on first use
+	parsed                map[string]shellParse // texts parsed this scan (parseShell)
+	parsedBytes           int
 
 	splitOf    string         // the last command line split (splitParse)
 	splitStmts []*syntax.Stmt // its statements
@@ -371,7 +374,7 @@ func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) 
 	if at.Name > 0 {
 		s.promptText(sk.Name, at.Name, 1, body)
 		s.discoveryAbuse(sk.Name, at.Name)
-		s.impersonation(sk.Name, at.Name, []byte(lowerASCII(string(data[:min(len(data), 64<<10)]))))
+		s.impersonation(sk.Name, at.Name, data)
 	}
 	s.discoveryAbuse(sk.Description, at.Description)
 	if at.DescriptionFromBody {
@@ -1292,7 +1295,9 @@ func lowerASCII(s string) string {
 					b[j] += 'a' - 'A'
 				}
 			}
-			return string(b)
+			// b is not written again: the string can share its bytes
+			// (string(b) would copy them, a second copy of every line).
+			return unsafe.String(unsafe.SliceData(b), len(b))
 		}
 	}
 	return s
