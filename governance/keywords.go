@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // The rules ask of most lines whether they hold one of a few keywords
@@ -26,7 +27,9 @@ const kwWords = 32
 // asks.
 type keySet struct {
 	words []string
-	id    int // its bit in kwBits (sets of the same words share one)
+	id    int    // its bit in kwBits (sets of the same words share one)
+	w     int    // id's word in kwBits
+	m     uint64 // and its bit there
 }
 
 // kwBits is the bitmap of the sets of keywords a text holds one of.
@@ -56,7 +59,7 @@ func keys(words ...string) *keySet {
 	if kwReg.n >= kwWords*64 {
 		panic("governance: too many keyword sets; raise kwWords")
 	}
-	ks := &keySet{words: sorted, id: kwReg.n}
+	ks := &keySet{words: sorted, id: kwReg.n, w: kwReg.n >> 6, m: 1 << (kwReg.n & 63)}
 	kwReg.n++
 	kwReg.sets[key] = ks
 	for _, w := range sorted {
@@ -89,7 +92,7 @@ func keywordAutomaton() *automaton {
 
 // in reports whether bits has the set.
 func (ks *keySet) in(bits *kwBits) bool {
-	return bits[ks.id>>6]&(1<<(ks.id&63)) != 0
+	return bits[ks.w]&ks.m != 0
 }
 
 // kwCacheSize is how many texts' bitmaps a scanner keeps: a line is looked
@@ -105,32 +108,43 @@ type kwCache struct {
 	next int
 	last int // the entry asked for last: most calls ask again
 	seen acSeen
+	// The string of last and its bitmap, for has.
+	lastPtr  *byte
+	lastLen  int
+	lastBits *kwBits
 }
 
 // bitsOf returns the sets of keywords low holds one of.
 func (s *scanner) bitsOf(low string) *kwBits {
 	c := &s.kw
-	if k := c.last; c.ok[k] && c.of[k] == low {
-		return &c.bits[k]
-	}
-	for k := range c.of {
-		if c.ok[k] && c.of[k] == low {
-			c.last = k
-			return &c.bits[k]
+	k := -1
+	for j := range c.of {
+		if c.ok[j] && c.of[j] == low {
+			k = j
+			break
 		}
 	}
-	k := c.next
+	if k < 0 {
+		k = c.next
+		c.next = (k + 1) % kwCacheSize
+		c.of[k], c.ok[k] = low, true
+		c.bits[k] = kwBits{}
+		keywordAutomaton().scan(low, &c.bits[k], &c.seen)
+	}
 	c.last = k
-	c.next = (k + 1) % kwCacheSize
-	c.of[k], c.ok[k] = low, true
-	c.bits[k] = kwBits{}
-	keywordAutomaton().scan(low, &c.bits[k], &c.seen)
+	c.lastPtr, c.lastLen, c.lastBits = unsafe.StringData(low), len(low), &c.bits[k]
 	return &c.bits[k]
 }
 
 // has reports whether low holds one of the keywords of ks
 // (strings.Contains of each).
 func (s *scanner) has(low string, ks *keySet) bool {
+	// Most calls ask of the very string asked of last: its bytes are
+	// where they were (a string of the same bytes elsewhere is found by
+	// bitsOf).
+	if unsafe.StringData(low) == s.kw.lastPtr && len(low) == s.kw.lastLen && s.kw.lastBits != nil {
+		return s.kw.lastBits[ks.w]&ks.m != 0
+	}
 	return ks.in(s.bitsOf(low))
 }
 
