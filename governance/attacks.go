@@ -650,7 +650,7 @@ func (s *scanner) discoveryAbuse(text string, n int) {
 		if strings.Contains(low[loc[0]:loc[1]], "always") && reQualified.MatchString(low[loc[1]:]) {
 			continue // "always use this skill when …"
 		}
-		if negatedBefore(low, loc[0]) {
+		if s.negatedBefore(low, loc[0]) {
 			continue
 		}
 		s.add(RuleDiscoveryAbuse, SeverityWarn, ctxExec, n, text, loc[0])
@@ -799,7 +799,7 @@ func (s *scanner) covertInstruction(line, low string, n int, c ctx) {
 // covertMatch reports (and adds) a covert-instruction match of re.
 func (s *scanner) covertMatch(line, low string, n int, c ctx, re *rx) bool {
 	for _, loc := range s.findAll(re, low, 2) {
-		if negatedBefore(low, loc[0]) && !strings.HasPrefix(low[loc[0]:], "do") && !strings.HasPrefix(low[loc[0]:], "never") {
+		if s.negatedBefore(low, loc[0]) && !strings.HasPrefix(low[loc[0]:], "do") && !strings.HasPrefix(low[loc[0]:], "never") {
 			continue
 		}
 		// "… would silently disable the feature" describes; an

@@ -794,7 +794,10 @@ func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
 			case netTools[cmd] || cmd == "xargs" && netCommand(seg) || cmd == "xh":
 				reads := i > 0 && (containsAny(args, "@-", "-t -", "--upload-file -", "/dev/stdin", "--post-file=-") ||
 					cmd == "nc" || cmd == "ncat" || cmd == "netcat" || cmd == "socat" || cmd == "telnet" || cmd == "xargs")
-				data := reCurlAuth.ReplaceAllString(" "+args, " ")
+				data := " " + args
+				if s.may(reCurlAuth, data) { // else there is nothing to replace
+					data = reCurlAuth.ReplaceAllString(data, " ")
+				}
 				t := shellTaint(data)
 				if reads {
 					t.merge(&src)
@@ -860,7 +863,7 @@ func (s *scanner) exfilProse(line, low string, n int, c ctx) {
 	}
 	if s.has(low, kwExfilProse2) &&
 		s.has(low, kwExfilProse3) {
-		if loc := s.find(reReveal, low); loc != nil && !negatedBefore(low, loc[0]) {
+		if loc := s.find(reReveal, low); loc != nil && !s.negatedBefore(low, loc[0]) {
 			s.add(RuleDataExfiltration, SeverityError, c, n, line, loc[0])
 			return
 		}
@@ -889,7 +892,7 @@ func (s *scanner) exfilProse(line, low string, n int, c ctx) {
 		}
 		rest = rest[:min(len(rest), 240)]
 		out := reOutside.FindStringIndex(rest)
-		if out == nil || negatedBefore(low, v[0]) {
+		if out == nil || s.negatedBefore(low, v[0]) {
 			continue
 		}
 		obj := rest[:out[0]]

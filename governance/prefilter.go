@@ -307,18 +307,24 @@ func (s *scanner) may(r *rx, low string) bool {
 // (in the pattern's order) that matches there, as regexp's
 // leftmost-first semantics pick it, with its end.
 func (s *scanner) find(r *rx, low string) []int {
+	return s.findFrom(r, low, 0)
+}
+
+// findFrom is r.FindStringIndex(low[from:]), the prefilter asked of low
+// (what low[from:] holds, low holds).
+func (s *scanner) findFrom(r *rx, low string, from int) []int {
 	if !s.may(r, low) {
 		return nil
 	}
 	if r.alts == nil {
-		return r.FindStringIndex(low)
+		return r.FindStringIndex(low[from:])
 	}
 	var best []int
 	for _, a := range r.alts {
 		if !s.may(a, low) {
 			continue
 		}
-		if loc := a.re().FindStringIndex(low); loc != nil && (best == nil || loc[0] < best[0]) {
+		if loc := a.re().FindStringIndex(low[from:]); loc != nil && (best == nil || loc[0] < best[0]) {
 			best = loc
 		}
 	}

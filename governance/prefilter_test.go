@@ -81,6 +81,11 @@ func checkMay(t *testing.T, s *scanner, r *rx, text string) {
 	if got, want := s.find(r, low), re.FindStringIndex(low); !slices.Equal(got, want) {
 		t.Fatalf("%s in %q: find %v, FindStringIndex %v", r, low, got, want)
 	}
+	if from := len(low) / 3; from > 0 {
+		if got, want := s.findFrom(r, low, from), re.FindStringIndex(low[from:]); !slices.Equal(got, want) {
+			t.Fatalf("%s in %q from %d: findFrom %v, FindStringIndex %v", r, low, from, got, want)
+		}
+	}
 	if got, want := s.match(r, low), re.MatchString(low); got != want {
 		t.Fatalf("%s in %q: match %v, MatchString %v", r, low, got, want)
 	}

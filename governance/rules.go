@@ -681,7 +681,7 @@ const (
 // addExec adds an execution-rule finding at low[at:] (offset off in line);
 // in prose a match in a negated clause counts as quoted documentation.
 func (s *scanner) addExec(rule, sev string, c ctx, n int, line, low string, off, at int, prose bool) {
-	if prose && negatedBefore(low, at) {
+	if prose && s.negatedBefore(low, at) {
 		c = ctxQuoted
 	}
 	s.add(rule, sev, c, n, line, off+at)
@@ -1593,8 +1593,8 @@ func (s *scanner) persistence(line, low string, off, n int, c ctx) {
 	if !s.has(low, kwPersistence5) {
 		return
 	}
-	for from, tries := 0, 0; from < len(low) && tries < 4 && s.may(rePersist, low); tries++ {
-		loc := rePersist.FindStringIndex(low[from:])
+	for from, tries := 0, 0; from < len(low) && tries < 4; tries++ {
+		loc := s.findFrom(rePersist, low, from)
 		if loc == nil {
 			return
 		}

@@ -164,7 +164,7 @@ var attackWords = keys("attack", "exploit", "vulnerab", "malicious", "malware", 
 
 // attackTalk reports a line (lowercased) whose words, outside its code
 // spans and its URLs, host names and paths, talk about attacks.
-func attackTalk(low string, spans []span) bool {
+func (s *scanner) attackTalk(low string, spans []span) bool {
 	b := []byte(low)
 	for _, sp := range spans {
 		for k := sp.off; k < sp.off+len(sp.text) && k < len(b); k++ {
@@ -193,7 +193,8 @@ func attackTalk(low string, spans []span) bool {
 		}
 		i = j
 	}
-	return reAttackTalk.Match(b)
+	// b is not written again: the string shares its bytes.
+	return s.match(reAttackTalk, unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 // add records a finding. In quoted context (documentation that quotes an
@@ -757,7 +758,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			// A shell block runs; a block of code in another language, or
 			// of plain text, runs when the text introduces it as something
 			// to run ("Run this:") or it is under a setup heading.
-			intro := introducesCode(lastText, lastOrdered)
+			intro := s.introducesCode(lastText, lastOrdered)
 			if fenceShell || (codeLangs[lang] || plainLangs[lang]) && !negSection && (section || intro) {
 				fenceCtx = ctxExec
 			}
@@ -769,7 +770,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			lt := s.lower(lastText)
 			shown := negSection || strings.Contains(lt, "❌") ||
 				s.has(lt, badExampleWords) && s.match(reBadExample, lt) ||
-				s.has(lt, attackWords) && attackTalk(lt, lastSpans)
+				s.has(lt, attackWords) && s.attackTalk(lt, lastSpans)
 			if shown && !intro {
 				fenceCtx = ctxQuoted
 			}
@@ -815,7 +816,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 				preCtx, preRun = ctxExec, true
 				if lang != "" && !shellLangs[lang] && !plainLangs[lang] {
 					preCtx, preRun = ctxQuoted, false
-					if codeLangs[lang] && !negSection && (section || introducesCode(lastText, lastOrdered)) {
+					if codeLangs[lang] && !negSection && (section || s.introducesCode(lastText, lastOrdered)) {
 						preCtx = ctxExec
 					}
 				}
@@ -954,13 +955,13 @@ var codeLangs = map[string]bool{"python": true, "py": true, "python3": true, "js
 // something to run: an imperative line, a step (it opens an item of an
 // ordered list), or one ending in a colon that says to run, paste or
 // install.
-func introducesCode(l string, step bool) bool {
+func (s *scanner) introducesCode(l string, step bool) bool {
 	t := strings.TrimLeft(l, " \t>")
 	if imperativeStart(t) || step {
 		return true
 	}
 	t = strings.TrimRight(t, " \t*_")
-	return strings.HasSuffix(t, ":") && reIntroRun.MatchString(lowerASCII(t))
+	return strings.HasSuffix(t, ":") && s.match(reIntroRun, lowerASCII(t))
 }
 
 // plainLangs are code-fence languages of plain text: a block of them runs
@@ -1096,7 +1097,7 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 	// an advisory, a scanner's documentation) mentions the commands it
 	// shows: what runs in it is quoted. Instructions (imperative lines)
 	// are not excused by their words.
-	if c == ctxProse && s.has(s.lower(line), attackWords) && attackTalk(s.lower(line), spans) {
+	if c == ctxProse && s.has(s.lower(line), attackWords) && s.attackTalk(s.lower(line), spans) {
 		s.mention = true
 		defer func() { s.mention = false }()
 	}
@@ -1135,7 +1136,7 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 			// ("credentials live in `~/.aws/credentials`") or its clause
 			// says not to ("never pipe `curl … | sh`").
 			sc := ctxExec
-			if barePath(sp.text) || negatedBefore(s.lower(line), sp.off) {
+			if barePath(sp.text) || s.negatedBefore(s.lower(line), sp.off) {
 				sc = ctxQuoted
 			}
 			s.checkExec(line, sp.text, sp.off, n, sc)
@@ -1169,12 +1170,12 @@ var reNegation = mustRx(`\b(never|not|no|avoid|avoiding|without|instead\s+of|rat
 // negatedBefore reports a negation in the clause before offset at of low
 // ("never pipe …", "does not edit …", "avoid …"), unless the clause is a
 // "don't forget to" or "don't skip".
-func negatedBefore(low string, at int) bool {
+func (s *scanner) negatedBefore(low string, at int) bool {
 	clause := clauseBefore(low, min(at, len(low)), 120)
 	if k := strings.LastIndex(clause, "—"); k >= 0 {
 		clause = clause[k:]
 	}
-	return reNegation.MatchString(clause) && !containsAny(clause, "forget", "skip", "fail", "hesitate", "omit", "miss")
+	return s.match(reNegation, clause) && !containsAny(clause, "forget", "skip", "fail", "hesitate", "omit", "miss")
 }
 
 // commandLike reports an inline code span that reads as a command line, not
