@@ -262,8 +262,10 @@ const maxLitLen = 8
 // cut to maxLitLen bytes, and a string holding another of the clause
 // dropped (the other is in every text it is).
 func trimClause(clause []string) []string {
-	// Blanks are in most lines: a clause of them rules out nearly none.
-	if !slices.ContainsFunc(clause, func(w string) bool { return strings.Trim(w, " \t\n\r\f\v") != "" }) {
+	// A clause with a blank, a letter or a digit alone is met on nearly
+	// every line: it rules out none, and each of those bytes would stop
+	// the automaton.
+	if slices.ContainsFunc(clause, func(w string) bool { return len(w) == 1 && (isAlnum(w[0]) || strings.IndexByte(" \t\n\r\f\v", w[0]) >= 0) }) {
 		return nil
 	}
 	var out []string
