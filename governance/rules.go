@@ -288,6 +288,18 @@ type pass struct {
 	keys *keySet
 }
 
+// hostEnd and pathEnd are the bytes that end a URL's host and its path
+// (tables: urls reads every byte of every URL).
+var hostEnd, pathEnd = byteSet("/?#\"'`<>()[]{} \t|\\,;*"), byteSet("\"'`<> \t|\\)")
+
+// byteSet is the table of the bytes of set.
+func byteSet(set string) (t [256]bool) {
+	for i := 0; i < len(set); i++ {
+		t[set[i]] = true
+	}
+	return t
+}
+
 // urls: raw-ip-url, paste-host and network-egress over every http(s) URL.
 func (s *scanner) urls(line, low string, n int, c ctx) {
 	for off := 0; off < len(low); {
@@ -302,7 +314,7 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 			continue
 		}
 		end := off
-		for end < len(low) && !strings.ContainsRune("/?#\"'`<>()[]{} \t|\\,;*", rune(low[end])) {
+		for end < len(low) && !hostEnd[low[end]] {
 			end++
 		}
 		if end < len(low) && low[end] == '[' { // IPv6 literal
@@ -323,7 +335,7 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 		}
 		host = strings.TrimRight(host, ".")
 		pend := end
-		for pend < len(low) && pend-end < 256 && !strings.ContainsRune("\"'`<> \t|\\)", rune(low[pend])) {
+		for pend < len(low) && pend-end < 256 && !pathEnd[low[pend]] {
 			pend++
 		}
 		if chatDrop(host, low[end:pend]) {
@@ -1735,9 +1747,10 @@ func worse(a, b string) string {
 	return a
 }
 
-func isB64(c byte) bool {
-	return isAlnum(c) || c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
-}
+func isB64(c byte) bool { return b64Byte[c] }
+
+// b64Byte are the bytes of base64 (both alphabets) and hex runs.
+var b64Byte = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_")
 
 // mixed: a run that looks encoded, not like a word or a path.
 func mixed(run string) bool {

@@ -1310,6 +1310,14 @@ func lowerASCII(s string) string {
 // scripts that need them (Persian, Indic), bidi marks next to right-to-left
 // text, and the visible Arabic number signs are text, not hiding.
 func (s *scanner) hiddenUnicode(line string, n int) {
+	// Every character it looks for is beyond ASCII; most lines have none.
+	ascii := true
+	for i := 0; i < len(line) && ascii; i++ {
+		ascii = line[i] < 0x80
+	}
+	if ascii {
+		return
+	}
 	var prev rune
 	vs := 0 // variation selectors in a row
 	for i, r := range line {
