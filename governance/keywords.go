@@ -1,0 +1,332 @@
+package governance
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// The rules ask of most lines whether they hold one of a few keywords
+// before anything costlier runs ("curl", "wget" … before the fetch-and-run
+// expressions), and most lines hold none of them. Checking each keyword
+// with strings.Contains (later behind a 3-byte hash filter) was a third
+// of a scan. Instead every keyword of every rule is compiled, once, into
+// one Aho-Corasick automaton; one pass over a (lowercased) line finds
+// them all, and marks in a bitmap, with a bit per set of keywords, the
+// sets that have one in the line: a rule's check is then one bit. The
+// answer is strings.Contains's for each keyword of the set, exactly:
+// only the cost changes.
+
+// kwWords bounds the sets of keywords: kwWords*64.
+const kwWords = 32
+
+// keySet is a set of keywords: has(low, ks) reports whether low holds one
+// of them. Sets are made by keys, at package initialization: the
+// automaton is built from every set registered when the first scan
+// asks.
+type keySet struct {
+	words []string
+	id    int    // its bit in kwBits (sets of the same words share one)
+	w     int    // id's word in kwBits
+	m     uint64 // and its bit there
+}
+
+// kwBits is the bitmap of the sets of keywords a text holds one of.
+type kwBits [kwWords]uint64
+
+var kwReg = struct {
+	sets  map[string]*keySet // by their words, sorted
+	words map[string][]int   // each keyword's sets
+	n     int
+	once  sync.Once
+	built bool
+	ac    *automaton
+}{sets: map[string]*keySet{}, words: map[string][]int{}}
+
+// keys registers a set of keywords and returns it.
+func keys(words ...string) *keySet {
+	if kwReg.built {
+		panic("governance: keys after the automaton was built")
+	}
+	sorted := slices.Clone(words)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	key := strings.Join(sorted, "\x00")
+	if ks := kwReg.sets[key]; ks != nil {
+		return ks
+	}
+	if kwReg.n >= kwWords*64 {
+		panic("governance: too many keyword sets; raise kwWords")
+	}
+	ks := &keySet{words: sorted, id: kwReg.n, w: kwReg.n >> 6, m: 1 << (kwReg.n & 63)}
+	kwReg.n++
+	kwReg.sets[key] = ks
+	for _, w := range sorted {
+		if w == "" {
+			panic("governance: an empty keyword")
+		}
+		kwReg.words[w] = append(kwReg.words[w], ks.id)
+	}
+	return ks
+}
+
+// keywordAutomaton returns the automaton of every keyword registered.
+func keywordAutomaton() *automaton {
+	kwReg.once.Do(func() {
+		prepareRx()
+		kwReg.built = true
+		words := make([]string, 0, len(kwReg.words))
+		for w := range kwReg.words {
+			words = append(words, w)
+		}
+		slices.Sort(words)
+		sets := make([][]int, len(words))
+		for i, w := range words {
+			sets[i] = kwReg.words[w]
+		}
+		kwReg.ac = newAutomaton(words, sets)
+	})
+	return kwReg.ac
+}
+
+// in reports whether bits has the set.
+func (ks *keySet) in(bits *kwBits) bool {
+	return bits[ks.w]&ks.m != 0
+}
+
+// kwCacheSize is how many texts' bitmaps a scanner keeps: a line is looked
+// at as a whole, lowercased, and in pieces (its code spans, a command)
+// by turns.
+const kwCacheSize = 4
+
+// kwCache keeps the bitmaps of the last texts looked at.
+type kwCache struct {
+	of   [kwCacheSize]string
+	ok   [kwCacheSize]bool
+	bits [kwCacheSize]kwBits
+	next int
+	last int // the entry asked for last: most calls ask again
+	seen acSeen
+	// The string of last and its bitmap, for has.
+	lastPtr  *byte
+	lastLen  int
+	lastBits *kwBits
+}
+
+// bitsOf returns the sets of keywords low holds one of.
+func (s *scanner) bitsOf(low string) *kwBits {
+	c := &s.kw
+	k := -1
+	for j := range c.of {
+		if c.ok[j] && c.of[j] == low {
+			k = j
+			break
+		}
+	}
+	if k < 0 {
+		k = c.next
+		c.next = (k + 1) % kwCacheSize
+		c.of[k], c.ok[k] = low, true
+		c.bits[k] = kwBits{}
+		keywordAutomaton().scan(low, &c.bits[k], &c.seen)
+	}
+	c.last = k
+	c.lastPtr, c.lastLen, c.lastBits = unsafe.StringData(low), len(low), &c.bits[k]
+	return &c.bits[k]
+}
+
+// has reports whether low holds one of the keywords of ks
+// (strings.Contains of each).
+func (s *scanner) has(low string, ks *keySet) bool {
+	// Most calls ask of the very string asked of last: its bytes are
+	// where they were (a string of the same bytes elsewhere is found by
+	// bitsOf).
+	if unsafe.StringData(low) == s.kw.lastPtr && len(low) == s.kw.lastLen && s.kw.lastBits != nil {
+		return s.kw.lastBits[ks.w]&ks.m != 0
+	}
+	return ks.in(s.bitsOf(low))
+}
+
+// automaton is an Aho-Corasick automaton over bytes, as a full table of
+// transitions between byte classes (the bytes of no keyword are one
+// class). States are numbered so that those where keywords end come
+// last (from firstOut on).
+type automaton struct {
+	class    [256]uint8
+	ncls     int
+	delta    []uint16 // delta[state*ncls+class]: the next state
+	firstOut int
+	// outStart/outBits: the sets of the keywords that end at each state
+	// from firstOut on (its own and those of its suffix states), as the
+	// words of kwBits they set.
+	outStart []int32
+	outBits  []kwPart
+}
+
+// kwPart is a word of kwBits and the bits to set in it.
+type kwPart struct {
+	w int32
+	m uint64
+}
+
+// newAutomaton builds the automaton of words, sets[i] being the sets
+// words[i] is in.
+func newAutomaton(words []string, sets [][]int) *automaton {
+	a := &automaton{}
+	// Byte classes: every byte of a keyword its own, the others 0.
+	for _, w := range words {
+		for i := 0; i < len(w); i++ {
+			if a.class[w[i]] == 0 {
+				a.ncls++
+				a.class[w[i]] = uint8(a.ncls)
+			}
+		}
+	}
+	a.ncls++
+	// The trie.
+	type node struct {
+		next map[uint8]int
+		fail int
+		out  []int32 // sets
+	}
+	nodes := []node{{next: map[uint8]int{}}}
+	for i, w := range words {
+		st := 0
+		for k := 0; k < len(w); k++ {
+			c := a.class[w[k]]
+			nx, ok := nodes[st].next[c]
+			if !ok {
+				nx = len(nodes)
+				nodes = append(nodes, node{next: map[uint8]int{}})
+				nodes[st].next[c] = nx
+			}
+			st = nx
+		}
+		nodes[st].out = append(nodes[st].out, toInt32(sets[i])...)
+	}
+	if len(nodes) > 1<<16 {
+		panic("governance: too many keyword states")
+	}
+	// Failure links, breadth first; the full table at the same time.
+	n := len(nodes)
+	next := make([]int, n*a.ncls)
+	queue := []int{}
+	for c := 0; c < a.ncls; c++ {
+		if nx, ok := nodes[0].next[uint8(c)]; ok {
+			next[c] = nx
+			queue = append(queue, nx)
+		}
+	}
+	for len(queue) > 0 {
+		st := queue[0]
+		queue = queue[1:]
+		f := nodes[st].fail
+		for _, id := range nodes[f].out {
+			if !slices.Contains(nodes[st].out, id) {
+				nodes[st].out = append(nodes[st].out, id)
+			}
+		}
+		for c := 0; c < a.ncls; c++ {
+			if nx, ok := nodes[st].next[uint8(c)]; ok {
+				next[st*a.ncls+c] = nx
+				nodes[nx].fail = next[f*a.ncls+c]
+				queue = append(queue, nx)
+			} else {
+				next[st*a.ncls+c] = next[f*a.ncls+c]
+			}
+		}
+	}
+	// Renumber: the states without keywords first (the root stays 0).
+	num := make([]int, n)
+	k := 0
+	for st := range nodes {
+		if len(nodes[st].out) == 0 {
+			num[st] = k
+			k++
+		}
+	}
+	a.firstOut = k
+	for st := range nodes {
+		if len(nodes[st].out) > 0 {
+			num[st] = k
+			k++
+		}
+	}
+	a.delta = make([]uint16, n*a.ncls)
+	for st := range nodes {
+		for c := 0; c < a.ncls; c++ {
+			a.delta[num[st]*a.ncls+c] = uint16(num[next[st*a.ncls+c]])
+		}
+	}
+	a.outStart = make([]int32, n-a.firstOut+1)
+	order := make([]int, n)
+	for st := range nodes {
+		order[num[st]] = st
+	}
+	for i := a.firstOut; i < n; i++ {
+		a.outStart[i-a.firstOut] = int32(len(a.outBits))
+		var bits kwBits
+		for _, id := range nodes[order[i]].out {
+			bits[id>>6] |= 1 << (id & 63)
+		}
+		for w, m := range bits {
+			if m != 0 {
+				a.outBits = append(a.outBits, kwPart{int32(w), m})
+			}
+		}
+	}
+	a.outStart[n-a.firstOut] = int32(len(a.outBits))
+	return a
+}
+
+func toInt32(xs []int) []int32 {
+	out := make([]int32, len(xs))
+	for i, x := range xs {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+// acSeen marks the keyword states a scan has reported (seen[o] == gen):
+// a state met again (a common word, a quotation mark) adds nothing.
+type acSeen struct {
+	seen []uint32
+	gen  uint32
+}
+
+// scan sets the bits of the keywords text holds.
+func (a *automaton) scan(text string, bits *kwBits, sn *acSeen) {
+	if len(sn.seen) != len(a.outStart)-1 {
+		sn.seen, sn.gen = make([]uint32, len(a.outStart)-1), 0
+	}
+	sn.gen++
+	if sn.gen == 0 {
+		clear(sn.seen)
+		sn.gen = 1
+	}
+	seen, gen := sn.seen, sn.gen
+	st := 0
+	delta, class, ncls, firstOut := a.delta, &a.class, a.ncls, a.firstOut
+	for i := 0; i < len(text); i++ {
+		st = int(delta[st*ncls+int(class[text[i]])])
+		if st >= firstOut {
+			if o := st - firstOut; seen[o] != gen {
+				seen[o] = gen
+				for _, p := range a.outBits[a.outStart[o]:a.outStart[o+1]] {
+					bits[p.w] |= p.m
+				}
+			}
+		}
+	}
+}
+
+// containsAny reports whether s holds one of subs.
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
