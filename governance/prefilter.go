@@ -265,7 +265,9 @@ func trimClause(clause []string) []string {
 	// A clause with a blank, a letter or a digit alone is met on nearly
 	// every line: it rules out none, and each of those bytes would stop
 	// the automaton.
-	if slices.ContainsFunc(clause, func(w string) bool { return len(w) == 1 && (isAlnum(w[0]) || strings.IndexByte(" \t\n\r\f\v", w[0]) >= 0) }) {
+	if slices.ContainsFunc(clause, func(w string) bool {
+		return len(w) == 1 && (isAlnum(w[0]) || strings.IndexByte(" \t\n\r\f\v", w[0]) >= 0)
+	}) {
 		return nil
 	}
 	var out []string
