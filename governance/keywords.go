@@ -17,14 +17,19 @@ import (
 // sets that have one in the line: a rule's check is then one bit. The
 // answer is strings.Contains's for each keyword of the set, exactly:
 // only the cost changes.
+//
+// The literals of the expressions' prefilters (prefilter.go) are a
+// second index of their own: asked of a line only when an expression is
+// about to run on it (a tenth of the text), they would make the first
+// automaton, read for every line, three times larger.
 
-// kwWords bounds the sets of keywords: kwWords*64.
+// kwWords bounds the sets of keywords of an index: kwWords*64.
 const kwWords = 32
 
 // keySet is a set of keywords: has(low, ks) reports whether low holds one
-// of them. Sets are made by keys, at package initialization: the
-// automaton is built from every set registered when the first scan
-// asks.
+// of them. Sets are made by keys (the rules' own) and prefilterKeys (an
+// expression's clauses): the automata are built from every set
+// registered when the first scan asks.
 type keySet struct {
 	words []string
 	id    int    // its bit in kwBits (sets of the same words share one)
@@ -35,59 +40,74 @@ type keySet struct {
 // kwBits is the bitmap of the sets of keywords a text holds one of.
 type kwBits [kwWords]uint64
 
-var kwReg = struct {
+// kwIndex is an index of sets of keywords and its automaton.
+type kwIndex struct {
 	sets  map[string]*keySet // by their words, sorted
 	words map[string][]int   // each keyword's sets
 	n     int
-	once  sync.Once
-	built bool
 	ac    *automaton
-}{sets: map[string]*keySet{}, words: map[string][]int{}}
+}
 
-// keys registers a set of keywords and returns it.
-func keys(words ...string) *keySet {
-	if kwReg.built {
-		panic("governance: keys after the automaton was built")
+var (
+	ruleKeys, prefilterKeys = &kwIndex{sets: map[string]*keySet{}, words: map[string][]int{}},
+		&kwIndex{sets: map[string]*keySet{}, words: map[string][]int{}}
+	kwOnce  sync.Once
+	kwBuilt bool
+)
+
+// keys registers a set of the rules' keywords and returns it.
+func keys(words ...string) *keySet { return ruleKeys.add(words) }
+
+// add registers a set of keywords and returns it.
+func (x *kwIndex) add(words []string) *keySet {
+	if kwBuilt {
+		panic("governance: keys after the automata were built")
 	}
 	sorted := slices.Clone(words)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
 	key := strings.Join(sorted, "\x00")
-	if ks := kwReg.sets[key]; ks != nil {
+	if ks := x.sets[key]; ks != nil {
 		return ks
 	}
-	if kwReg.n >= kwWords*64 {
+	if x.n >= kwWords*64 {
 		panic("governance: too many keyword sets; raise kwWords")
 	}
-	ks := &keySet{words: sorted, id: kwReg.n, w: kwReg.n >> 6, m: 1 << (kwReg.n & 63)}
-	kwReg.n++
-	kwReg.sets[key] = ks
+	ks := &keySet{words: sorted, id: x.n, w: x.n >> 6, m: 1 << (x.n & 63)}
+	x.n++
+	x.sets[key] = ks
 	for _, w := range sorted {
 		if w == "" {
 			panic("governance: an empty keyword")
 		}
-		kwReg.words[w] = append(kwReg.words[w], ks.id)
+		x.words[w] = append(x.words[w], ks.id)
 	}
 	return ks
 }
 
-// keywordAutomaton returns the automaton of every keyword registered.
-func keywordAutomaton() *automaton {
-	kwReg.once.Do(func() {
+// build makes the index's automaton.
+func (x *kwIndex) build() {
+	words := make([]string, 0, len(x.words))
+	for w := range x.words {
+		words = append(words, w)
+	}
+	slices.Sort(words)
+	sets := make([][]int, len(words))
+	for i, w := range words {
+		sets[i] = x.words[w]
+	}
+	x.ac = newAutomaton(words, sets)
+}
+
+// keywordAutomata builds, once, the expressions' prefilters and the two
+// automata.
+func keywordAutomata() {
+	kwOnce.Do(func() {
 		prepareRx()
-		kwReg.built = true
-		words := make([]string, 0, len(kwReg.words))
-		for w := range kwReg.words {
-			words = append(words, w)
-		}
-		slices.Sort(words)
-		sets := make([][]int, len(words))
-		for i, w := range words {
-			sets[i] = kwReg.words[w]
-		}
-		kwReg.ac = newAutomaton(words, sets)
+		kwBuilt = true
+		ruleKeys.build()
+		prefilterKeys.build()
 	})
-	return kwReg.ac
 }
 
 // in reports whether bits has the set.
@@ -100,23 +120,27 @@ func (ks *keySet) in(bits *kwBits) bool {
 // by turns.
 const kwCacheSize = 4
 
-// kwCache keeps the bitmaps of the last texts looked at.
+// kwCache keeps the bitmaps of the last texts looked at in an index.
 type kwCache struct {
 	of   [kwCacheSize]string
 	ok   [kwCacheSize]bool
 	bits [kwCacheSize]kwBits
 	next int
-	last int // the entry asked for last: most calls ask again
 	seen acSeen
-	// The string of last and its bitmap, for has.
+	// The string asked of last and its bitmap.
 	lastPtr  *byte
 	lastLen  int
 	lastBits *kwBits
 }
 
-// bitsOf returns the sets of keywords low holds one of.
-func (s *scanner) bitsOf(low string) *kwBits {
-	c := &s.kw
+// bitsOf returns the sets of keywords of x that low holds one of.
+func (c *kwCache) bitsOf(x *kwIndex, low string) *kwBits {
+	// Most calls ask of the very string asked of last: its bytes are
+	// where they were (a string of the same bytes elsewhere is found
+	// below).
+	if unsafe.StringData(low) == c.lastPtr && len(low) == c.lastLen && c.lastBits != nil {
+		return c.lastBits
+	}
 	k := -1
 	for j := range c.of {
 		if c.ok[j] && c.of[j] == low {
@@ -129,23 +153,19 @@ func (s *scanner) bitsOf(low string) *kwBits {
 		c.next = (k + 1) % kwCacheSize
 		c.of[k], c.ok[k] = low, true
 		c.bits[k] = kwBits{}
-		keywordAutomaton().scan(low, &c.bits[k], &c.seen)
+		x.ac.scan(low, &c.bits[k], &c.seen)
 	}
-	c.last = k
 	c.lastPtr, c.lastLen, c.lastBits = unsafe.StringData(low), len(low), &c.bits[k]
 	return &c.bits[k]
 }
 
-// has reports whether low holds one of the keywords of ks
-// (strings.Contains of each).
+// has reports whether low holds one of the keywords of ks, a set of the
+// rules' (strings.Contains of each).
 func (s *scanner) has(low string, ks *keySet) bool {
-	// Most calls ask of the very string asked of last: its bytes are
-	// where they were (a string of the same bytes elsewhere is found by
-	// bitsOf).
 	if unsafe.StringData(low) == s.kw.lastPtr && len(low) == s.kw.lastLen && s.kw.lastBits != nil {
 		return s.kw.lastBits[ks.w]&ks.m != 0
 	}
-	return ks.in(s.bitsOf(low))
+	return ks.in(s.kw.bitsOf(ruleKeys, low))
 }
 
 // automaton is an Aho-Corasick automaton over bytes, as a full table of

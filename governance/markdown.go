@@ -405,10 +405,15 @@ func (b *mdBuilder) codeSpan(n *ast.CodeSpan, at func(int) (*mdLine, int, int), 
 	var cur *mdLine
 	var buf []byte
 	off, end := 0, 0
+	same := "" // the line's own bytes that buf holds, when it holds one piece of it (no copy then)
 	flush := func() {
 		if cur != nil {
+			text := same
+			if text == "" {
+				text = string(buf)
+			}
 			x := b.d.extOf(cur)
-			x.spans = append(x.spans, span{strings.TrimSpace(string(buf)), off, end})
+			x.spans = append(x.spans, span{strings.TrimSpace(text), off, end})
 		}
 	}
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
@@ -418,15 +423,20 @@ func (b *mdBuilder) codeSpan(n *ast.CodeSpan, at func(int) (*mdLine, int, int), 
 		}
 		seg := t.Segment
 		l, fl, col := at(seg.Start)
+		raw := seg.Value(src)
+		v := bytes.TrimRight(raw, "\n")
 		if l != cur {
 			flush()
-			cur, buf, off = l, buf[:0], col
+			cur, buf, off, same = l, buf[:0], col, ""
 			if seg.Start > 0 && src[seg.Start-1] == ' ' && off > 0 {
 				off-- // the half space the parser trimmed
 			}
+			if line := b.lines[fl]; col+len(v) <= len(line) && line[col:col+len(v)] == string(v) {
+				same = line[col : col+len(v)]
+			}
+		} else {
+			same = ""
 		}
-		raw := seg.Value(src)
-		v := bytes.TrimRight(raw, "\n")
 		buf = append(buf, v...)
 		end = col + len(v)
 		if len(v) == len(raw) && seg.Stop < len(src) && src[seg.Stop] == ' ' {

@@ -90,7 +90,7 @@ func needOf(re *syntax.Regexp) []*keySet {
 	var need []*keySet
 	for _, clause := range literals(re.Simplify()).clauses() {
 		if clause = trimClause(clause); clause != nil {
-			need = append(need, keys(clause...))
+			need = append(need, prefilterKeys.add(clause))
 		}
 	}
 	return need
@@ -296,7 +296,7 @@ func (s *scanner) may(r *rx, low string) bool {
 	if len(r.need) == 0 {
 		return true
 	}
-	bits := s.bitsOf(low)
+	bits := s.pkw.bitsOf(prefilterKeys, low)
 	for _, ks := range r.need {
 		if !ks.in(bits) {
 			return false

@@ -152,41 +152,48 @@ func TestPrefilterSound(t *testing.T) {
 	}
 }
 
-// TestKeywordAutomaton: has answers as strings.Contains does, for every
-// set of keywords registered.
+// TestKeywordAutomaton: has (and the prefilters' index) answers as
+// strings.Contains does, for every set of keywords registered.
 func TestKeywordAutomaton(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	s := newScanner(Options{}, &skill.Skill{}) // the prefilters' sets too
-	var sets []*keySet
-	for _, ks := range kwReg.sets {
-		sets = append(sets, ks)
-	}
-	var words []string
-	for w := range kwReg.words {
-		words = append(words, w)
-	}
-	slices.Sort(words)
-	for range 3000 {
-		var b strings.Builder
-		for k := rng.IntN(12); k > 0; k-- {
-			switch rng.IntN(3) {
-			case 0:
-				w := words[rng.IntN(len(words))]
-				b.WriteString(w[:1+rng.IntN(len(w))]) // a keyword or its start
-			case 1:
-				b.WriteString(words[rng.IntN(len(words))])
-			default:
-				b.WriteByte(" .-/\"'$|xyz"[rng.IntN(11)])
-			}
+	for _, x := range []*kwIndex{ruleKeys, prefilterKeys} {
+		var sets []*keySet
+		for _, ks := range x.sets {
+			sets = append(sets, ks)
 		}
-		text := b.String()
-		for _, ks := range sets {
-			want := false
-			for _, w := range ks.words {
-				want = want || strings.Contains(text, w)
+		var words []string
+		for w := range x.words {
+			words = append(words, w)
+		}
+		slices.Sort(words)
+		var c kwCache
+		for range 2000 {
+			var b strings.Builder
+			for k := rng.IntN(12); k > 0; k-- {
+				switch rng.IntN(3) {
+				case 0:
+					w := words[rng.IntN(len(words))]
+					b.WriteString(w[:1+rng.IntN(len(w))]) // a keyword or its start
+				case 1:
+					b.WriteString(words[rng.IntN(len(words))])
+				default:
+					b.WriteByte(" .-/\"'$|xyz"[rng.IntN(11)])
+				}
 			}
-			if got := s.has(text, ks); got != want {
-				t.Fatalf("keywords %q in %q: has %v, strings.Contains %v", ks.words, text, got, want)
+			text := b.String()
+			for _, ks := range sets {
+				want := false
+				for _, w := range ks.words {
+					want = want || strings.Contains(text, w)
+				}
+				got := ks.in(c.bitsOf(x, text))
+				if x == ruleKeys {
+					got = s.has(text, ks)
+				}
+				if got != want {
+					t.Fatalf("keywords %q in %q: %v, strings.Contains %v", ks.words, text, got, want)
+				}
 			}
 		}
 	}

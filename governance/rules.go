@@ -1126,8 +1126,10 @@ var obfuscationPasses = []pass{
 	{reIFS, keys("ifs")}, {reRev, keys("rev")}, {reHexEsc, keys(`\`)}, {reVarCat, keys("$")}, {reRot13, keys("tr ")},
 }
 
+var ansiKey = keys("$'") // an ANSI-C string
+
 func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
-	ansi := strings.Contains(low, "$'")
+	ansi := s.has(low, ansiKey)
 	quoteCat := s.has(low, kwObfuscation1)
 	if !ansi && !quoteCat && !s.has(low, kwObfuscation2) {
 		return
@@ -1237,12 +1239,14 @@ var (
 	kwSecrets2 = keys("environ", "process.env")
 )
 
+var envKey = keys("env")
+
 func (s *scanner) secrets(line, low string, off, n int, c ctx) {
 	// The keywords are each alternative's own words, so that ordinary
 	// prose ("environment", "security", "credentials") does not run the
 	// expression; "env" alone only where a pipe or substitution follows.
 	if !s.has(low, kwSecrets1) &&
-		!(strings.Contains(low, "env") && strings.ContainsAny(low, "|(")) {
+		!(s.has(low, envKey) && strings.ContainsAny(low, "|(")) {
 		return
 	}
 	if at := s.secretAt(low); at >= 0 {
@@ -1288,8 +1292,8 @@ var (
 // arguments (curl -H "Authorization: $(gh auth token)"), unless every URL
 // it reaches is the credential's own service. It is secrets-access.
 func (s *scanner) credentialSend(line, low string, off, n int, c ctx) {
-	if !strings.ContainsAny(low, "|`") && !strings.Contains(low, "$(") ||
-		!s.has(low, kwCredentialSend) {
+	if !s.has(low, kwCredentialSend) ||
+		!strings.ContainsAny(low, "|`") && !strings.Contains(low, "$(") {
 		return
 	}
 	for _, loc := range s.findAll(reCredPrint, low, 4) {

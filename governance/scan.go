@@ -95,7 +95,8 @@ type scanner struct {
 	envDeclared map[string]bool // the environment variables the frontmatter declares (nil: no requirements block)
 	envReported map[string]bool // undeclared credentials already reported
 
-	kw kwCache // the keywords of the last texts has looked at (keywords.go)
+	kw  kwCache // the rules' keywords of the last texts has looked at (keywords.go)
+	pkw kwCache // the prefilters' keywords of the last texts may looked at
 
 	lowOf, low string // the last lower call: a line is checked by several passes
 	// lowLines are the current file's lines lowercased (lines[k] is
@@ -109,7 +110,7 @@ type scanner struct {
 }
 
 func newScanner(opts Options, sk *skill.Skill) *scanner {
-	keywordAutomaton() // the rules' keywords and prefilters, made at the first scan
+	keywordAutomata() // the rules' keywords and prefilters, made at the first scan
 	s := &scanner{opts: opts, bins: map[string]bool{}, hosts: map[string]bool{},
 		undecl: map[string]bool{}, perRule: map[string]int{}, decodeBud: maxDecodeBytes}
 	if req, ok := sk.Requires.(map[string]any); ok {
