@@ -661,10 +661,11 @@ func (s *scanner) spanCommand(code string, n int) {
 // words it splits into at blanks.
 const shellMeta = "\"'`$|&;<>()\\#\n{}*?[]~="
 
-// Bounds of the parse cache (scanner.parseShell).
+// Bounds of the parse cache (scanner.parseShell): a parse takes tens of
+// times its text's size, and a scan keeps the cached ones to its end.
 const (
-	maxCachedSrc   = 16 << 10 // a longer text is parsed each time
-	maxCachedBytes = 1 << 20  // texts kept per scan
+	maxCachedSrc   = 4 << 10  // a longer text is parsed each time
+	maxCachedBytes = 64 << 10 // texts kept per scan
 )
 
 // shellParse is a text's parse, kept for the scan.
