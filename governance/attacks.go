@@ -780,11 +780,24 @@ var covertPasses = []struct {
 		mustRx(`\b(when(ever)?|if)\s+(the\s+user|anyone|someone|a\s+message|the\s+input)\s+(says?|types?|writes?|sends?|mentions?|includes?|contains?|enters?)\s+["'“‘][^"'”’]{2,40}["'”’],?\s+(then\s+)?(immediately\s+|silently\s+|secretly\s+)?(disable|ignore|bypass|reveal|grant|transfer|exfiltrate|delete|wipe|unlock|elevate)\b`)},
 }
 
+// covertFirst is every keyword of the first group of each of
+// covertPasses: a line without one of them runs none.
+var covertFirst = func() *keySet {
+	var words []string
+	for _, p := range covertPasses {
+		words = append(words, p.keys[0].words...)
+	}
+	return keys(words...)
+}()
+
 // reModal: a word before a verb that describes what may happen.
 var reModal = mustRx(`^(would|could|might|may|can|cannot|can't|will|won't|should\s*n't|often|sometimes|it|which|that|they|tools?)$`)
 
 // covertInstruction: covert-instruction, over a prose line.
 func (s *scanner) covertInstruction(line, low string, n int, c ctx) {
+	if !s.has(low, covertFirst) {
+		return // no pass's first group: no pass
+	}
 	for _, p := range covertPasses {
 		ok := true
 		for _, g := range p.keys {

@@ -10,7 +10,7 @@ import (
 // The rules ask of most lines whether they hold one of a few keywords
 // before anything costlier runs ("curl", "wget" … before the fetch-and-run
 // expressions), and most lines hold none of them. Checking each keyword
-// with strings.Contains (later behind a 3-byte hash filter) was a third
+// with strings.Contains (later behind a 3-byte hash filter) was a sixth
 // of a scan. Instead every keyword of every rule is compiled, once, into
 // one Aho-Corasick automaton; one pass over a (lowercased) line finds
 // them all, and marks in a bitmap, with a bit per set of keywords, the

@@ -468,7 +468,7 @@ func (b *mdBuilder) linkTitle(title []byte, pos int, at func(int) (*mdLine, int,
 // file line from on (after blockquote markers and list indentation), up
 // to its closing line.
 func blockCode(lines []string, d *mdDoc, b *mdBlock, from int) []string {
-	var code []string
+	code := make([]string, 0, max(0, min(b.last, len(lines)-1)-from+1))
 	for k := from; k <= b.last && k < len(lines); k++ {
 		l := d.line(k)
 		if l.kind == mdFenceEnd {

@@ -533,16 +533,20 @@ func abs(x int) int {
 
 // The keywords of downloadExec's checks (has).
 var (
-	kwDownloadExec1 = keys("curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring")
-	kwDownloadExec2 = keys("exec", "eval", "function", "vm.run", "system(")
-	kwDownloadExec3 = keys("mshta", "regsvr32", "rundll32")
-	kwDownloadExec4 = keys("run", "execute", "launch", "double")
+	kwDownloadExec1   = keys("curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring")
+	kwDownloadExec2   = keys("exec", "eval", "function", "vm.run", "system(")
+	kwDownloadExec3   = keys("mshta", "regsvr32", "rundll32")
+	kwDownloadExec4   = keys("run", "execute", "launch", "double")
+	kwDownloadExecAny = keys(slices.Concat(kwDownloadExec1.words, kwDownloadExec2.words, kwDownloadExec3.words, kwDownloadExec4.words)...)
 )
 
 // downloadExec: fetch-and-run. In prose (needURL) a fetch piped into a
 // shell counts only with something to fetch (a URL, a host, a variable),
 // and a negated clause ("never pipe curl into sh") is documentation.
 func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx, prose bool) {
+	if !s.has(low, kwDownloadExecAny) {
+		return // none of the checks below can match
+	}
 	if s.has(low, kwDownloadExec1) {
 		if at := fetchPipe(low, prose); at >= 0 {
 			s.addExec(RuleDownloadExec, s.vendorSeverity(low), c, n, line, low, off, at, prose)
@@ -1116,8 +1120,9 @@ func (s *scanner) encoded(line, low string, off, n int, c ctx, prose bool) {
 
 // The keywords of obfuscation's checks (has).
 var (
-	kwObfuscation1 = keys(`"+`, `" +`, `'+`, `' +`, `""`, `''`)
-	kwObfuscation2 = keys("ifs", "rev", `\`, "$", "tr ")
+	kwObfuscation1   = keys(`"+`, `" +`, `'+`, `' +`, `""`, `''`)
+	kwObfuscation2   = keys("ifs", "rev", `\`, "$", "tr ")
+	kwObfuscationAny = keys(slices.Concat(ansiKey.words, kwObfuscation1.words, kwObfuscation2.words)...)
 )
 
 // obfuscationPasses are obfuscation's expressions after the ANSI-C
@@ -1129,11 +1134,11 @@ var obfuscationPasses = []pass{
 var ansiKey = keys("$'") // an ANSI-C string
 
 func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
-	ansi := s.has(low, ansiKey)
-	quoteCat := s.has(low, kwObfuscation1)
-	if !ansi && !quoteCat && !s.has(low, kwObfuscation2) {
+	if !s.has(low, kwObfuscationAny) {
 		return
 	}
+	ansi := s.has(low, ansiKey)
+	quoteCat := s.has(low, kwObfuscation1)
 	// Whether the line also executes decides the severity; asked only of
 	// lines that have a finding (most lines with a "$" have none).
 	sev := func() string {
@@ -1575,14 +1580,18 @@ var (
 
 // The keywords of persistence's checks (has).
 var (
-	kwPersistence1 = keys("tee ", "cp ", "mv ", "install ", "ln -", "rsync", "sed -i")
-	kwPersistence2 = keys("/.claude", "/.openclaw", "/.clawdbot", "/.moltbot", "/.codex", "/.cursor", "/.gemini", "/.config/", "/.continue")
-	kwPersistence3 = keys("skills/", "commands/", "agents/")
-	kwPersistence4 = keys("hookspath", "git/hooks/", "templates/hooks/")
-	kwPersistence5 = keys("cron", "@reboot", "bashrc", "zshrc", "bash_login", "fish/config", "profile", "zshenv", "zlogin", "launch", "systemd", "systemctl", "login", "lssharedfilelist", "/etc/", "currentversion", "schtasks", "scheduledtask", "startup", "autostart", "update-rc", "chkconfig")
+	kwPersistence1   = keys("tee ", "cp ", "mv ", "install ", "ln -", "rsync", "sed -i")
+	kwPersistence2   = keys("/.claude", "/.openclaw", "/.clawdbot", "/.moltbot", "/.codex", "/.cursor", "/.gemini", "/.config/", "/.continue")
+	kwPersistence3   = keys("skills/", "commands/", "agents/")
+	kwPersistence4   = keys("hookspath", "git/hooks/", "templates/hooks/")
+	kwPersistenceAny = keys(slices.Concat(kwPersistence2.words, kwPersistence4.words, kwPersistence5.words)...)
+	kwPersistence5   = keys("cron", "@reboot", "bashrc", "zshrc", "bash_login", "fish/config", "profile", "zshenv", "zlogin", "launch", "systemd", "systemctl", "login", "lssharedfilelist", "/etc/", "currentversion", "schtasks", "scheduledtask", "startup", "autostart", "update-rc", "chkconfig")
 )
 
 func (s *scanner) persistence(line, low string, off, n int, c ctx) {
+	if !s.has(low, kwPersistenceAny) {
+		return // none of the three checks below can match
+	}
 	if (strings.IndexByte(low, '>') >= 0 || s.has(low, kwPersistence1)) &&
 		s.has(low, kwPersistence2) {
 		if loc := s.find(reAgentConfig, low); loc != nil {

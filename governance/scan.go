@@ -203,7 +203,9 @@ func (s *scanner) attackTalk(low string, spans []span) bool {
 // run) a match is evidence of nothing: an info finding, kept for the
 // reviewer and the score's record but neither flagged nor held.
 func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
-	f := Finding{Rule: rule, Severity: sev, File: s.file, Line: line, Excerpt: excerpt(text, at)}
+	// The excerpt is made only for a finding that is kept (most of a
+	// long file's are past the rule's cap).
+	f := Finding{Rule: rule, Severity: sev, File: s.file, Line: line}
 	r := ruleByID[rule]
 	if r == nil {
 		r = &Rule{} // not in the registry: TestRuleIDs fails first
@@ -230,6 +232,7 @@ func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 		for k := len(*dst) - 1; k >= 0 && k >= len(*dst)-8; k-- {
 			if g := &(*dst)[k]; g.Rule == rule && g.File == f.File && g.Line == f.Line {
 				if g.Severity != SeverityError && f.Severity == SeverityError {
+					f.Excerpt = excerpt(text, at)
 					*g = f
 				}
 				return
@@ -237,6 +240,7 @@ func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 		}
 	}
 	if s.sink != nil {
+		f.Excerpt = excerpt(text, at)
 		*s.sink = append(*s.sink, f)
 		return
 	}
@@ -244,6 +248,7 @@ func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 		return
 	}
 	s.perRule[rule]++
+	f.Excerpt = excerpt(text, at)
 	s.findings = append(s.findings, f)
 }
 

@@ -117,6 +117,11 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 	// The block's text, with a console prompt ("$ ") blanked: offsets
 	// stay those of the lines.
 	var b strings.Builder
+	size := 0
+	for _, l := range code {
+		size += len(l) + 1
+	}
+	b.Grow(min(size, maxShellUnit+1))
 	starts := make([]int, len(code))
 	for k, l := range code {
 		starts[k] = b.Len()
@@ -296,6 +301,14 @@ func (s *scanner) callWords(call *syntax.CallExpr, t *shellText) []string {
 func (s *scanner) wordValue(w *syntax.Word, t *shellText) string {
 	if w == nil {
 		return ""
+	}
+	if len(w.Parts) == 1 { // most words: one piece, as it is
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			return p.Value
+		case *syntax.SglQuoted:
+			return p.Value
+		}
 	}
 	var b strings.Builder
 	var part func(p syntax.WordPart)
@@ -648,10 +661,11 @@ func (s *scanner) spanCommand(code string, n int) {
 // words it splits into at blanks.
 const shellMeta = "\"'`$|&;<>()\\#\n{}*?[]~="
 
-// Bounds of the parse cache (scanner.parseShell).
+// Bounds of the parse cache (scanner.parseShell): a parse takes tens of
+// times its text's size, and a scan keeps the cached ones to its end.
 const (
-	maxCachedSrc   = 16 << 10 // a longer text is parsed each time
-	maxCachedBytes = 1 << 20  // texts kept per scan
+	maxCachedSrc   = 4 << 10  // a longer text is parsed each time
+	maxCachedBytes = 64 << 10 // texts kept per scan
 )
 
 // shellParse is a text's parse, kept for the scan.
