@@ -362,6 +362,10 @@ func (lp *longPoller) run(ctx context.Context) (*longpollResult, error) {
 	}
 
 	var in protocol.Interest
+	// Each flip's time to its last waiter, kept as a duration: a round
+	// trip through the report's float milliseconds may come back a
+	// nanosecond off, and the summary's max would no longer be the flips'.
+	var lasts []time.Duration
 	for k := 1; k <= o.flips; k++ {
 		if k > 1 {
 			// Every answered waiter re-polled: wait until all are parked.
@@ -399,6 +403,9 @@ func (lp *longPoller) run(ctx context.Context) (*longpollResult, error) {
 		fl.closed = true
 		fr.Answered, fr.Wrong, fr.Missed = len(fl.lat), fl.wrong, o.n-fl.seen
 		fr.Latency = summarize(fl.lat) // fl.lat is not appended to once closed
+		if len(fl.lat) > 0 {
+			lasts = append(lasts, fl.lat[len(fl.lat)-1]) // sorted by summarize
+		}
 		lp.mu.Unlock()
 		if ctx.Err() != nil {
 			return res, ctx.Err()
@@ -423,10 +430,6 @@ func (lp *longPoller) run(ctx context.Context) (*longpollResult, error) {
 	}
 
 	// Over all flips.
-	var lasts []time.Duration
-	for _, f := range res.Flips {
-		lasts = append(lasts, time.Duration(f.LastMs*float64(time.Millisecond)))
-	}
 	res.Latency = summarize(lp.allLatencies())
 	ls := summarize(lasts)
 	res.LastP50Ms, res.LastMaxMs = ls.P50, ls.Max
