@@ -1,7 +1,6 @@
 package archtest
 
 import (
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -148,5 +147,5 @@ func TestLongFunctions(t *testing.T) {
 			t.Errorf("docs/decisions.md (%s) names %s, which is no longer over %d lines (or is gone): take its row out", decisionsTable, key, maxLines)
 		}
 	}
-	t.Log(fmt.Sprintf("%d functions over %d lines", len(funcs), maxLines))
+	t.Logf("%d functions over %d lines", len(funcs), maxLines)
 }
