@@ -1,16 +1,21 @@
 // Package cluster shares the nodes each gateway replica holds with the
 // other replicas, through a NATS JetStream key-value bucket: a replica
 // publishes a record per node it holds (key: the node id, value: the
-// node's host facts, connectedAt, factsAt and the replica), renews it well
-// within the bucket's TTL, withdraws it when the node leaves, and watches
-// the bucket for the records of the others. NATS lives only in this
-// package; the gateway sees Member and Handler.
+// node's host facts, connectedAt, factsAt, the replica and the incarnation
+// of it that wrote the record) when the node connects, when its facts
+// change and when it leaves (a delete), never while nothing changes; it
+// keeps one heartbeat (key replica/<incarnation>) renewed every TTL/3, and
+// watches the bucket for the records and heartbeats of the others. A
+// replica whose heartbeat lapses for a TTL has its nodes dropped by every
+// other replica at once, unless another incarnation of the same name (a
+// restart) lives to take them back. NATS lives only in this package; the
+// gateway sees Member and Handler.
 //
-// The bucket is not trusted: every record is signed with the cluster
-// secret (seal.go), and a record that is not, or that no replica would
-// write, is refused and counted (Member.Refused). The bucket's settings
-// are checked, and it is looked at every TTL/4, so that a bucket deleted,
-// made again or refusing writes shows in State.
+// The bucket is not trusted: every record and heartbeat is signed with
+// the cluster secret (seal.go), and a value that is not, or that no
+// replica would write, is refused and counted (Member.Refused). The
+// bucket's settings are checked, and it is looked at every TTL/4, so that
+// a bucket deleted, made again or refusing writes shows in State.
 //
 // Every replica computes interest and skills from the same bucket and
 // config, so they agree without coordinating: the bucket is the only
@@ -34,9 +39,12 @@ const (
 	DefaultBucket = "skillgate_nodes"
 	DefaultTTL    = 10 * time.Second
 
-	// MinTTL is the shortest gateway.cluster.ttl accepted: records are
-	// renewed every TTL/3, and the expiry sweep runs every TTL/20.
+	// MinTTL is the shortest gateway.cluster.ttl accepted: heartbeats are
+	// renewed every TTL/3, and lapses are looked for every TTL/20.
 	MinTTL = time.Second
+
+	// MaxTTL is the longest TTL a heartbeat may declare.
+	MaxTTL = 24 * time.Hour
 
 	// DefaultMaxRemote is gateway.cluster.maxRemoteNodes's default: the
 	// other replicas' records a replica holds at most; past it new ones
@@ -77,6 +85,7 @@ const (
 	RefusedInvalid   = "invalid"   // not a record, facts a node's connect would be refused for, or under another id's key
 	RefusedSize      = "size"      // over MaxRecordBytes
 	RefusedFull      = "full"      // a new node past gateway.cluster.maxRemoteNodes
+	RefusedFormat    = "format"    // signed in a format this replica does not read (sg1: a replica of an earlier version)
 )
 
 // Record is one node as the replica holding it publishes it: the host
@@ -86,9 +95,79 @@ const (
 // the replica.
 type Record struct {
 	protocol.HostFacts
+	// BinsAsked names the list of binaries the node was asked, by a digest
+	// of it (the gateway's): HostBinStatus lists the ones present, every
+	// other name of that list is absent, and a name outside it was not
+	// asked yet: not known. Empty before the first facts.update.
+	BinsAsked   string     `json:"binsAsked,omitempty"`
 	Replica     string     `json:"replica"`
 	ConnectedAt time.Time  `json:"connectedAt"`
 	FactsAt     *time.Time `json:"factsAt"`
+}
+
+// maxBinsAsked bounds Record.BinsAsked.
+const maxBinsAsked = 64
+
+// wireRecord is a Record as the bucket holds it: with the incarnation of
+// the replica that wrote it (Member's, random at each Join), which tells
+// a record of a replica's current run from one of its run before, or of
+// another process started under the same name.
+type wireRecord struct {
+	Record
+	Incarnation string `json:"incarnation,omitempty"`
+}
+
+// HeartbeatPrefix starts the key of a replica's heartbeat:
+// "replica/<incarnation>". No node id has such a key (Key never makes a
+// "/").
+const HeartbeatPrefix = "replica/"
+
+// heartbeat is the value of a replica's heartbeat key, rewritten every
+// TTL/3 while it runs (signed like a record).
+type heartbeat struct {
+	Replica     string `json:"replica"`
+	Incarnation string `json:"incarnation"`
+	// TTLMs is the replica's gateway.cluster.ttl, in ms: the others drop
+	// its nodes when no heartbeat of it came for that long.
+	TTLMs int64 `json:"ttlMs"`
+	// Since is when its run of heartbeats without a gap of more than TTL/2
+	// began (unix ms). A replica that had such a gap writes every record
+	// again after it: the others may have dropped its nodes meanwhile.
+	Since int64 `json:"since"`
+}
+
+// validate checks a heartbeat read under key, signed at signed.
+func (hb *heartbeat) validate(key string, signed time.Time, skew time.Duration) error {
+	if err := ValidateReplica(hb.Replica); err != nil {
+		return fmt.Errorf("replica: %w", err)
+	}
+	if err := validateIncarnation(hb.Incarnation); err != nil || hb.Incarnation == "" {
+		return fmt.Errorf("incarnation: %q is not an incarnation", clip(hb.Incarnation))
+	}
+	if key != HeartbeatPrefix+hb.Incarnation {
+		return fmt.Errorf("the heartbeat of incarnation %q belongs under key %q", clip(hb.Incarnation), HeartbeatPrefix+clip(hb.Incarnation))
+	}
+	if ttl := time.Duration(hb.TTLMs) * time.Millisecond; ttl < MinTTL || ttl > MaxTTL {
+		return fmt.Errorf("ttlMs: %d is not from %d to %d", hb.TTLMs, MinTTL.Milliseconds(), MaxTTL.Milliseconds())
+	}
+	if since := time.UnixMilli(hb.Since); hb.Since <= 0 || since.After(signed.Add(skew)) {
+		return fmt.Errorf("%w: since %d is not a time before it was signed", errTime, hb.Since)
+	}
+	return nil
+}
+
+// validateIncarnation checks an incarnation as written in a record (""
+// allowed: then the record's replica name alone names its writer).
+func validateIncarnation(inc string) error {
+	if len(inc) > 64 {
+		return fmt.Errorf("is %d bytes, more than 64", len(inc))
+	}
+	for i := 0; i < len(inc); i++ {
+		if c := inc[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("%q: only letters, digits, - and _ are allowed", clip(inc))
+		}
+	}
+	return nil
 }
 
 // minRecordTime is the earliest connectedAt or factsAt a record may hold.
@@ -111,6 +190,9 @@ func (r *Record) Validate(now time.Time, skew time.Duration) error {
 	}
 	if err := ValidateReplica(r.Replica); err != nil {
 		return fmt.Errorf("replica: %w", err)
+	}
+	if len(r.BinsAsked) > maxBinsAsked {
+		return fmt.Errorf("binsAsked: %d bytes, more than %d", len(r.BinsAsked), maxBinsAsked)
 	}
 	if r.ConnectedAt.IsZero() {
 		return errors.New("connectedAt: is missing")
@@ -220,19 +302,24 @@ type Config struct {
 }
 
 // Handler receives the other replicas' nodes (and records of this
-// replica's name that it does not hold: left over from a previous run of
-// it, they are treated alike until they expire or their node connects
-// again). Its methods are called from one goroutine, in bucket order, and
-// must not call back into the Member.
+// replica's name written by another incarnation of it: a run before, or
+// another process of the same name; they are treated alike until their
+// node connects here, or they are deleted a TTL after that incarnation's
+// heartbeat lapsed). Its methods are called from one goroutine, in bucket
+// order, and must not call back into the Member.
 type Handler interface {
-	// Put delivers a record that is new or changed; renewals of an
-	// unchanged record are not delivered.
+	// Put delivers a record that is new or changed; a record read again
+	// unchanged (a new watch of the bucket) is not delivered.
 	Put(rec *Record)
 	// Delete says the record of id is gone: withdrawn by its replica,
-	// replaced by a record this replica holds, or not renewed within the
-	// TTL (also while NATS is unreachable: a replica never keeps facts it
-	// can no longer confirm).
+	// replaced by a record this replica holds, or its replica's heartbeat
+	// lapsed for a TTL (also while NATS is unreachable: a replica never
+	// keeps facts it can no longer confirm).
 	Delete(id string)
+	// DeleteMany is Delete of many records at once: those of a replica
+	// whose heartbeat lapsed, or those a new watch of the bucket did not
+	// read again.
+	DeleteMany(ids []string)
 }
 
 // State is a member's connection to NATS, for /readyz.
@@ -241,4 +328,5 @@ type State struct {
 	Reason    string // why not connected (or not yet in sync); "" when Connected
 	Remote    int    // records of other replicas held
 	Local     int    // records of this replica published
+	Replicas  int    // other replicas (incarnations) whose heartbeat is live
 }

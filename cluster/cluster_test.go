@@ -149,7 +149,7 @@ func TestSeal(t *testing.T) {
 	now := time.Now()
 	const ttl = 10 * time.Second
 	v := s.seal(h, "n1", body, now)
-	if !strings.HasPrefix(string(v), "sg1 ") || !strings.HasSuffix(string(v), "\n"+string(body)) || len(v)-len(body) > sealOverhead {
+	if !strings.HasPrefix(string(v), "sg2 ") || !strings.HasSuffix(string(v), "\n"+string(body)) || len(v)-len(body) > sealOverhead {
 		t.Fatalf("sealed: %q", v)
 	}
 	got, reason, err := s.unseal(h, "n1", v, now, ttl)
@@ -166,6 +166,9 @@ func TestSeal(t *testing.T) {
 		reason    string
 	}{
 		{"unsigned", "n1", body, now, RefusedUnsigned},
+		{"format before issue 23", "n1", append([]byte("sg1"), v[3:]...), now, RefusedFormat},
+		{"a later format", "n1", append([]byte("sg10"), v[3:]...), now, RefusedFormat},
+		{"not a format", "n1", append([]byte("sgx"), v[3:]...), now, RefusedUnsigned},
 		{"empty", "n1", nil, now, RefusedUnsigned},
 		{"another key", "n2", v, now, RefusedSignature},
 		{"body changed", "n1", flip(v, len(v)-3), now, RefusedSignature},
@@ -173,12 +176,12 @@ func TestSeal(t *testing.T) {
 		{"mac changed", "n1", flip(v, sealOverhead-5), now, RefusedSignature},
 		{"another secret", "n1", other.seal(other.newHash(), "n1", body, now), now, RefusedSignature},
 		{"another bucket", "n1", otherBucket.seal(otherBucket.newHash(), "n1", body, now), now, RefusedSignature},
-		{"no newline", "n1", []byte("sg1 123 abc"), now, RefusedSignature},
-		{"long line", "n1", []byte("sg1 " + strings.Repeat("1", 200) + "\n{}"), now, RefusedSignature},
-		{"long mac", "n1", []byte("sg1 1 " + strings.Repeat("A", 60) + "\n{}"), now, RefusedSignature},
-		{"negative time", "n1", []byte("sg1 -1 " + strings.Repeat("A", 43) + "\n{}"), now, RefusedSignature},
+		{"no newline", "n1", []byte("sg2 123 abc"), now, RefusedSignature},
+		{"long line", "n1", []byte("sg2 " + strings.Repeat("1", 200) + "\n{}"), now, RefusedSignature},
+		{"long mac", "n1", []byte("sg2 1 " + strings.Repeat("A", 60) + "\n{}"), now, RefusedSignature},
+		{"negative time", "n1", []byte("sg2 -1 " + strings.Repeat("A", 43) + "\n{}"), now, RefusedSignature},
 		{"signed more than a ttl ahead", "n1", s.seal(h, "n1", body, now.Add(ttl+time.Second)), now, RefusedTime},
-		{"signed over two ttls ago (a copy written back)", "n1", v, now.Add(2*ttl + time.Second), RefusedTime},
+		{"signed over two ttls before it was stored (a copy written back)", "n1", v, now.Add(2*ttl + time.Second), RefusedTime},
 	} {
 		got, reason, err := s.unseal(h, tc.key, tc.value, tc.now, ttl)
 		if err == nil || reason != tc.reason || got != nil {

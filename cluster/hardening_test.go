@@ -212,7 +212,7 @@ func TestWriteFailuresNotReady(t *testing.T) {
 	srv := natstest.Start(t)
 	js := bucketKVConn(t, srv)
 	kv, err := js.CreateKeyValue(t.Context(), jetstream.KeyValueConfig{
-		Bucket: testBucket(t), TTL: time.Minute, History: 1, Storage: jetstream.MemoryStorage,
+		Bucket: testBucket(t), History: 1, Storage: jetstream.MemoryStorage,
 		MaxValueSize: MaxRecordBytes, MaxBytes: 2 * MaxRecordBytes,
 	})
 	if err != nil {

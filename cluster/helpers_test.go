@@ -53,6 +53,12 @@ func (r *recorder) Delete(id string) {
 	r.log = append(r.log, "delete "+id)
 }
 
+func (r *recorder) DeleteMany(ids []string) {
+	for _, id := range ids {
+		r.Delete(id)
+	}
+}
+
 func (r *recorder) get(id string) *Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()

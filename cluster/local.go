@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -17,17 +18,19 @@ import (
 
 // Writes. Publish and Withdraw only change the local map and queue the
 // record; a dispatcher hands the queued records (fresh changes first,
-// then renewals that are due) to a pool of writers making synchronous KV
-// calls, so that up to `writers` calls are in flight at once while each
-// record has at most one: its revision (for Update and Delete) is always
-// the one its last write returned. Writes of one record are coalesced:
-// what is written is its latest value.
+// then deletes of other replicas' records, then retries that are due) to
+// a pool of writers making synchronous KV calls, so that up to `writers`
+// calls are in flight at once while each record has at most one: its
+// revision (for Update and Delete) is always the one its last write
+// returned. Writes of one record are coalesced: what is written is its
+// latest value. A record is written when it changes, never to renew it:
+// the replica's heartbeat (heartbeat.go) says it is alive.
 
 // localState is what is to become of a local record.
 type localState uint8
 
 const (
-	active     localState = iota // written and renewed
+	active     localState = iota // written, and kept in the bucket
 	withdrawn                    // its node left: the key is to be deleted, then the record forgotten
 	superseded                   // another replica holds a newer connection: not written until the node connects again
 )
@@ -45,10 +48,15 @@ type local struct {
 	inFlight    bool   // a writer has it
 	fails       int    // writes failed in a row
 	due         time.Time
-	hidx        int // index in Member.renew, -1 when not there
+	hidx        int      // index in Member.retry, -1 when not there
+	seenIn      *session // the session whose watch read it back as written: the bucket holds it
+	wroteIn     *session // the session its last write was made in
 }
 
-// op is one write (or delete) of a record, as a writer makes it.
+// op is one write (or delete) of a record, as a writer makes it. An op
+// without l deletes a key of another replica (or of this one's run
+// before) at exactly rev: its heartbeat lapsed, or the record was left
+// over (foreign).
 type op struct {
 	l           *local
 	key         string
@@ -56,8 +64,20 @@ type op struct {
 	connectedAt time.Time
 	rev         uint64
 	del         bool
-	renewal     bool // of an unchanged record
 	sess        *session
+	gone        []foreign // see foreign
+}
+
+// foreign is a key of the bucket this replica deletes though it did not
+// write it, if it still holds revision rev. A foreign with gone set is
+// the heartbeat of an incarnation whose heartbeat lapsed here (key, at rev
+// 0 if none was read): it is read first, and the records in gone are
+// deleted only if it did not change since (else this replica is behind,
+// not the other gone).
+type foreign struct {
+	key  string
+	rev  uint64
+	gone []foreign
 }
 
 type resultKind uint8
@@ -78,12 +98,12 @@ type result struct {
 // Publish sets the local record of rec.ID and queues its write; rec.Replica
 // is set to this replica. It never blocks: the gateway calls it under its
 // lock. Writes of one id are coalesced (the latest record wins); a record
-// equal to the one held is not written again (renewals keep it). A record
+// equal to the one held is not written again. A record
 // that would be refused by the other replicas (Validate, MaxRecordBytes)
 // is logged and not published.
 func (m *Member) Publish(rec Record) {
 	rec.Replica = m.cfg.Replica
-	data, err := json.Marshal(&rec)
+	data, err := json.Marshal(&wireRecord{Record: rec, Incarnation: m.inc})
 	if err == nil && len(data)+sealOverhead > MaxRecordBytes {
 		err = fmt.Errorf("%d bytes, more than %d with its signature", len(data), MaxRecordBytes-sealOverhead)
 	}
@@ -135,7 +155,7 @@ func (m *Member) Withdraw(id string, connectedAt time.Time) {
 	}
 	m.nlocal--
 	l.state, l.value = withdrawn, nil
-	m.renew.remove(l)
+	m.retry.remove(l)
 	if !l.written && !l.inFlight {
 		m.forget(l)
 		return
@@ -167,7 +187,7 @@ func (m *Member) forget(l *local) {
 		m.nlocal--
 	}
 	delete(m.local, l.id)
-	m.renew.remove(l)
+	m.retry.remove(l)
 	if l.written {
 		// Our last write of it may still be on its way to the watch.
 		m.gone[l.id] = tombstone{connectedAt: l.connectedAt, at: time.Now()}
@@ -197,17 +217,19 @@ func (m *Member) pruneGone(now time.Time) {
 // supersede stops writing l: the bucket holds a newer connection of its
 // node, which the watch delivers to the Handler. mu is held.
 func (m *Member) supersede(l *local) {
-	m.log.Info("cluster: a newer connection of the node is held by another replica; not renewing ours", "node", l.id)
+	m.log.Info("cluster: a newer connection of the node is held by another replica; not writing ours", "node", l.id)
 	if l.state == active {
 		m.nlocal--
 	}
 	l.state, l.value, l.dirty = superseded, nil, false
-	m.renew.remove(l)
+	m.retry.remove(l)
 }
 
-// setSession makes s the bucket writes go to (nil: none) and, for a new
-// bucket, queues every local record to be written again: after a
-// reconnect the bucket may have lost them (a NATS restart). mu is not held.
+// setSession makes s the bucket writes go to (nil: none). Revisions of
+// another session mean nothing (another bucket, or another server): each
+// local record's is learned again from the watch's replay, and the
+// records the replay does not show are written again (confirmLocals). mu
+// is not held.
 func (m *Member) setSession(s *session) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -218,37 +240,65 @@ func (m *Member) setSession(s *session) {
 	}
 	m.bucketErr = ""
 	for _, l := range m.local {
-		if l.state == superseded {
-			continue
-		}
-		l.rev = 0 // revisions of another bucket, or another server, mean nothing here
-		m.renew.remove(l)
-		m.markDirty(l)
+		l.rev = 0
 	}
+	m.kickBeat()
+	m.kick() // writes queued while there was no session
 }
 
-// pendingLocked counts the records with a write or delete to do or in
-// flight. mu is held.
-func (m *Member) pendingLocked() int {
+// confirmLocals writes again, at the end of the replay of session s, the
+// active local records the replay did not show as written, nor written in
+// s since: the bucket was lost (a NATS restart), or someone deleted them
+// meanwhile. mu is held.
+func (m *Member) confirmLocals(s *session) int {
 	n := 0
 	for _, l := range m.local {
-		if l.dirty || l.inFlight {
+		if l.state == active && l.seenIn != s && l.wroteIn != s && !l.dirty && !l.inFlight {
+			l.rev = 0
+			m.markDirty(l)
 			n++
 		}
 	}
 	return n
 }
 
-// renewDelay is when a record written now is renewed: TTL/3 after a
-// renewal (less a little jitter), and after a fresh write between TTL/6
-// and TTL/3 at random, so that records written in one burst (a replica's
-// nodes reconnecting) are renewed spread out, and stay so.
-func (m *Member) renewDelay(renewal bool) time.Duration {
-	third := m.cfg.TTL / 3
-	if renewal {
-		return third - rand.N(third/50)
+// rewriteAll writes every active local record again: after a gap in
+// this replica's heartbeats the others may have dropped its nodes, and
+// not every record is sure to be deleted from the bucket for it to be
+// written back. mu is held.
+func (m *Member) rewriteAll() int {
+	n := 0
+	for _, l := range m.local {
+		if l.state == active && !l.dirty {
+			m.markDirty(l)
+			n++
+		}
 	}
-	return third - rand.N(third/2)
+	return n
+}
+
+// deleteForeign queues deletes of keys this replica did not write (at
+// exactly their revision). mu is not held.
+func (m *Member) deleteForeign(keys []foreign) {
+	if len(keys) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.foreign = append(m.foreign, keys...)
+	m.kick()
+}
+
+// pendingLocked counts the records with a write or delete to do or in
+// flight. mu is held.
+func (m *Member) pendingLocked() int {
+	n := len(m.foreign)
+	for _, l := range m.local {
+		if l.dirty || l.inFlight {
+			n++
+		}
+	}
+	return n
 }
 
 // retryDelay is how long to wait after n failed writes in a row.
@@ -259,7 +309,7 @@ func (m *Member) retryDelay(n int) time.Duration {
 }
 
 // dispatch hands writes to the writers: fresh changes first, in order,
-// then renewals and retries as they fall due.
+// then deletes of other replicas' records, then retries as they fall due.
 func (m *Member) dispatch() {
 	defer m.wg.Done()
 	timer := time.NewTimer(time.Hour)
@@ -308,32 +358,34 @@ func (m *Member) next(now time.Time) (*op, time.Duration) {
 		if m.local[l.id] != l || l.inFlight || !l.dirty {
 			continue // forgotten, or done() queues it again when its write ends
 		}
-		return m.start(l, false), 0
+		return m.start(l), 0
 	}
-	for m.renew.Len() > 0 {
-		l := m.renew[0]
-		if l.due.After(now) && l.due.After(m.batchEnd) {
+	if len(m.foreign) > 0 {
+		f := m.foreign[0]
+		m.foreign = m.foreign[1:]
+		if len(m.foreign) == 0 {
+			m.foreign = nil
+		}
+		return &op{key: f.key, rev: f.rev, del: true, sess: m.sess, gone: f.gone}, 0
+	}
+	for m.retry.Len() > 0 {
+		l := m.retry[0]
+		if l.due.After(now) {
 			return nil, l.due.Sub(now)
 		}
-		if now.After(m.batchEnd) {
-			// Take the renewals falling due a little later along: written
-			// together, their calls share the connection's writes and
-			// wake-ups instead of each paying for its own.
-			m.batchEnd = now.Add(m.cfg.TTL / 30)
-		}
-		heap.Pop(&m.renew)
-		if l.inFlight || l.state == superseded {
+		heap.Pop(&m.retry)
+		if l.inFlight || l.state == superseded || !l.dirty {
 			continue
 		}
-		return m.start(l, !l.dirty), 0
+		return m.start(l), 0
 	}
 	return nil, 0
 }
 
-// start makes the op of l's next write, a renewal or not. mu is held.
-func (m *Member) start(l *local, renewal bool) *op {
+// start makes the op of l's next write. mu is held.
+func (m *Member) start(l *local) *op {
 	l.dirty, l.inFlight = false, true
-	o := &op{l: l, key: l.key, rev: l.rev, connectedAt: l.connectedAt, sess: m.sess, renewal: renewal}
+	o := &op{l: l, key: l.key, rev: l.rev, connectedAt: l.connectedAt, sess: m.sess}
 	if l.state == withdrawn {
 		o.del = true
 	} else {
@@ -351,6 +403,10 @@ func (m *Member) writer() {
 		case <-m.ctx.Done():
 			return
 		case o := <-m.ops:
+			if o.l == nil {
+				m.foreignDone(o, m.purge(o))
+				continue
+			}
 			m.done(o, m.write(o))
 		}
 	}
@@ -368,8 +424,8 @@ func (m *Member) write(o *op) result {
 	if o.del {
 		return m.delete(ctx, kv, h, o)
 	}
-	// Signed now, renewals too: a copy of it written back later is
-	// refused once older than twice the TTL.
+	// Signed now: a copy of it written back later is refused once signed
+	// more than twice the TTL before NATS stores it.
 	value := m.seal.seal(h, o.key, o.value, time.Now())
 	var rev uint64
 	var err error
@@ -387,9 +443,9 @@ func (m *Member) write(o *op) result {
 		case err == nil:
 			// What the key holds counts only if a replica of this
 			// cluster wrote it: anything else is written over.
-			cur, _, derr := m.readRecord(h, o.key, e.Value(), time.Now())
+			cur, derr := m.readRecord(h, o.key, e)
 			ours := &Record{Replica: m.cfg.Replica, ConnectedAt: o.connectedAt}
-			if derr == nil && !m.own(cur, o.connectedAt) && Newer(cur, ours) {
+			if derr == nil && !m.own(cur, o.connectedAt) && Newer(&cur.Record, ours) {
 				return result{kind: overtaken}
 			}
 			rev, err = kv.Update(ctx, o.key, value, e.Revision())
@@ -406,7 +462,7 @@ func (m *Member) write(o *op) result {
 // write since) after reading the key.
 func (m *Member) delete(ctx context.Context, kv jetstream.KeyValue, h hash.Hash, o *op) result {
 	if o.rev != 0 {
-		err := kv.Delete(ctx, o.key, jetstream.LastRevision(o.rev))
+		err := m.remove(ctx, o.sess, o.key, o.rev)
 		if err == nil {
 			return result{kind: deleted}
 		}
@@ -421,20 +477,86 @@ func (m *Member) delete(ctx context.Context, kv jetstream.KeyValue, h hash.Hash,
 	if err != nil {
 		return result{kind: failed, err: err}
 	}
-	if cur, _, err := m.readRecord(h, o.key, e.Value(), time.Now()); err != nil || !m.own(cur, o.connectedAt) {
+	if cur, err := m.readRecord(h, o.key, e); err != nil || !m.own(cur, o.connectedAt) {
 		return result{kind: deleted} // not ours (any more)
 	}
-	err = kv.Delete(ctx, o.key, jetstream.LastRevision(e.Revision()))
+	err = m.remove(ctx, o.sess, o.key, e.Revision())
 	if err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return result{kind: failed, err: err}
 	}
 	return result{kind: deleted}
 }
 
-// own reports whether rec is this replica's record of the connection of
-// connectedAt.
-func (m *Member) own(rec *Record, connectedAt time.Time) bool {
-	return rec.Replica == m.cfg.Replica && rec.ConnectedAt.Equal(connectedAt)
+// remove deletes key if it is still at revision rev: a purge whose marker
+// NATS removes after the TTL when the bucket allows per-message TTLs (a
+// delete marker otherwise, which stays).
+func (m *Member) remove(ctx context.Context, s *session, key string, rev uint64) error {
+	if s.markerTTL {
+		return s.kv.Purge(ctx, key, jetstream.LastRevision(rev), jetstream.PurgeTTL(m.markerTTL()))
+	}
+	return s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+}
+
+// markerTTL is how long NATS keeps the marker of a deleted key: the
+// watches see the delete at once; a replica reading the bucket later
+// does not need it.
+func (m *Member) markerTTL() time.Duration { return max(m.cfg.TTL, time.Second) }
+
+// purge deletes another replica's key at exactly the revision seen. For a
+// heartbeat with its records (o.gone), the heartbeat is read first: one
+// written since the revision seen means its replica lives and this
+// replica's watch is behind: nothing is deleted.
+func (m *Member) purge(o *op) error {
+	ctx, cancel := context.WithTimeout(m.ctx, writeTimeout)
+	defer cancel()
+	if o.gone != nil || strings.HasPrefix(o.key, HeartbeatPrefix) {
+		e, err := o.sess.kv.Get(ctx, o.key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+		case err != nil:
+			return err
+		case e.Revision() != o.rev:
+			m.log.Warn("cluster: not deleting the records of a replica whose heartbeat seemed to lapse: it was written since; this replica reads the bucket late",
+				"key", clip(o.key), "records", len(o.gone))
+			return nil
+		}
+		m.deleteForeign(o.gone)
+		if err != nil {
+			return nil // no heartbeat to delete
+		}
+	}
+	err := m.remove(ctx, o.sess, o.key, o.rev)
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return nil // written since: not the record we meant
+	}
+	return err
+}
+
+// foreignDone logs a failed delete of another replica's key. It is not
+// retried here: whoever still sees the key left over deletes it at its
+// next look.
+func (m *Member) foreignDone(o *op, err error) {
+	if err == nil || m.ctx.Err() != nil {
+		return
+	}
+	if m.isBucketGone(err) {
+		m.reopen.Store(true)
+		m.signal()
+	}
+	if ok, held := m.failures.allow(); ok {
+		m.log.Warn("cluster: deleting a record left over failed", "key", clip(o.key), "err", err, "held", held)
+	}
+}
+
+// own reports whether rec is this replica's (this run's) record of the
+// connection of connectedAt.
+func (m *Member) own(rec *wireRecord, connectedAt time.Time) bool {
+	return m.mine(rec) && rec.ConnectedAt.Equal(connectedAt)
+}
+
+// mine reports whether rec was written by this run of this replica.
+func (m *Member) mine(rec *wireRecord) bool {
+	return rec.Replica == m.cfg.Replica && rec.Incarnation == m.inc
 }
 
 // done applies the result of a write to its record.
@@ -447,8 +569,8 @@ func (m *Member) done(o *op, res result) {
 		return // forgotten meanwhile
 	}
 	if o.sess != m.sess {
-		// The connection changed under the write: setSession queued
-		// every record for the new bucket (or there is none yet).
+		// The connection changed under the write: write it again on the
+		// new bucket (or once there is one).
 		if l.state != superseded {
 			m.markDirty(l)
 		}
@@ -467,12 +589,10 @@ func (m *Member) done(o *op, res result) {
 	switch res.kind {
 	case written:
 		l.fails = 0
+		l.wroteIn = o.sess
 		// The watch may have seen a later revision (another replica's
 		// older record, which we are to overwrite): keep the later.
 		l.rev = max(l.rev, res.rev)
-		if l.state == active {
-			m.renew.schedule(l, now.Add(m.renewDelay(o.renewal)))
-		}
 	case deleted:
 		l.fails = 0
 		if l.state == withdrawn {
@@ -498,7 +618,7 @@ func (m *Member) done(o *op, res result) {
 			m.log.Warn("cluster: writing a record failed; retrying", "node", l.id, "key", l.key, "err", res.err, "held", held)
 		}
 		l.dirty = true
-		m.renew.schedule(l, now.Add(m.retryDelay(l.fails)))
+		m.retry.schedule(l, now.Add(m.retryDelay(l.fails)))
 		m.kick()
 		return
 	}
@@ -516,24 +636,25 @@ func (m *Member) isBucketGone(err error) bool {
 		errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrBucketNotFound)
 }
 
-// renewHeap orders local records by due time (a min-heap, with each
-// record's index kept in it so it can be moved or removed).
-type renewHeap []*local
+// retryHeap orders local records by when their failed write is retried
+// (a min-heap, with each record's index kept in it so it can be moved or
+// removed).
+type retryHeap []*local
 
-func (h renewHeap) Len() int           { return len(h) }
-func (h renewHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
-func (h renewHeap) Swap(i, j int) {
+func (h retryHeap) Len() int           { return len(h) }
+func (h retryHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h retryHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].hidx, h[j].hidx = i, j
 }
 
-func (h *renewHeap) Push(x any) {
+func (h *retryHeap) Push(x any) {
 	l := x.(*local)
 	l.hidx = len(*h)
 	*h = append(*h, l)
 }
 
-func (h *renewHeap) Pop() any {
+func (h *retryHeap) Pop() any {
 	old := *h
 	l := old[len(old)-1]
 	old[len(old)-1] = nil
@@ -543,7 +664,7 @@ func (h *renewHeap) Pop() any {
 }
 
 // schedule sets l's due time, adding it if needed.
-func (h *renewHeap) schedule(l *local, due time.Time) {
+func (h *retryHeap) schedule(l *local, due time.Time) {
 	l.due = due
 	if l.hidx >= 0 {
 		heap.Fix(h, l.hidx)
@@ -553,7 +674,7 @@ func (h *renewHeap) schedule(l *local, due time.Time) {
 }
 
 // remove takes l out, if it is there.
-func (h *renewHeap) remove(l *local) {
+func (h *retryHeap) remove(l *local) {
 	if l.hidx >= 0 {
 		heap.Remove(h, l.hidx)
 	}

@@ -29,11 +29,13 @@ const (
 // nodes the replica holds and delivers the other replicas' records to a
 // Handler. Its methods are safe for concurrent use.
 //
-// Four kinds of goroutine, each owning its part: the connector opens the
+// Five kinds of goroutine, each owning its part: the connector opens the
 // bucket and its watch on every (re)connect; the watch loop owns the
-// remote records and is the only caller of the Handler; the dispatcher
-// picks the next write (fresh changes first, then renewals) for the
-// writers, which make the KV calls. Close ends and waits for all of them.
+// remote records and the other replicas' heartbeats, and is the only
+// caller of the Handler; the dispatcher picks the next write (fresh
+// changes first, then deletes of records left over, then retries) for the
+// writers, which make the KV calls; the beater writes this replica's
+// heartbeat every TTL/3. Close ends and waits for all of them.
 type Member struct {
 	cfg  Config
 	h    Handler
@@ -42,6 +44,9 @@ type Member struct {
 	seed maphash.Seed
 	// epoch is the monotonic origin of remote records' seen times.
 	epoch time.Time
+	// inc is this run's incarnation (random): its records and heartbeat
+	// carry it, hbKey is its heartbeat's key.
+	inc, hbKey string
 
 	nc *nats.Conn // set by the connector once it runs
 	js jetstream.JetStream
@@ -58,13 +63,17 @@ type Member struct {
 	sessions chan *session // connector → watch loop
 	wake     chan struct{} // dispatcher's wake-up
 	ops      chan *op      // dispatcher → writers
+	beatNow  chan struct{} // beater's wake-up: a new session, or our heartbeat deleted
 
-	seal     sealer
-	remoteN  atomic.Int64                     // remote records held, for State
-	capFull  atomic.Bool                      // MaxRemote reached (logged once)
-	refused  [len(refusalIndex)]atomic.Uint64 // records refused, by reason (RefusalReasons order)
-	refusals limiter                          // warnings about entries refused
-	failures limiter                          // warnings about writes that failed
+	seal      sealer
+	remoteN   atomic.Int64                     // remote records held, for State
+	replicas  atomic.Int64                     // other incarnations with a live heartbeat, for State
+	capFull   atomic.Bool                      // MaxRemote reached (logged once)
+	refused   [len(refusalIndex)]atomic.Uint64 // records refused, by reason (RefusalReasons order)
+	refusals  limiter                          // warnings about entries refused
+	formatsMu sync.Mutex
+	formats   map[string]bool // formats refused, logged once each
+	failures  limiter         // warnings about writes that failed
 
 	// mu guards the fields below. It is never held while calling the
 	// Handler or NATS: the gateway calls Publish under its own lock, and
@@ -73,8 +82,8 @@ type Member struct {
 	local     map[string]*local
 	gone      map[string]tombstone // local records forgotten lately
 	fresh     []*local             // records to write now, in order
-	renew     renewHeap            // records to renew (or retry) later, by due time
-	batchEnd  time.Time            // renewals due until then are written now
+	foreign   []foreign            // keys of others to delete (left over, or of a replica gone)
+	retry     retryHeap            // records whose write failed, by when to retry
 	sess      *session             // the bucket writes go to; nil while not connected
 	natsUp    bool
 	downSince time.Time
@@ -88,6 +97,10 @@ type Member struct {
 	failRun   int
 	failSince time.Time
 	failErr   string
+	// The beater's: when its last heartbeat was written, and when its run
+	// of heartbeats without a gap began (heartbeat.Since).
+	beatOK    time.Time
+	beatSince time.Time
 }
 
 // session is the bucket as opened on one NATS connection, with its watch.
@@ -97,6 +110,12 @@ type session struct {
 	cancel  context.CancelFunc // ends the watch
 	conn    uint64             // Member.connSeq when opened
 	created time.Time          // when the bucket's stream was created: another time is another bucket
+	// markerTTL: the bucket allows per-message TTLs, so that the marker a
+	// delete leaves is removed after a while (else it stays).
+	markerTTL bool
+	// lastSeq is the stream's last sequence before the watch began: its
+	// replay has read the bucket once an entry at or past it is read.
+	lastSeq uint64
 }
 
 // Join validates cfg, connects to NATS in the background and returns at
@@ -116,9 +135,12 @@ func Join(cfg Config, h Handler) (*Member, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	inc := newIncarnation()
 	m := &Member{
 		cfg:       cfg,
 		h:         h,
+		inc:       inc,
+		hbKey:     HeartbeatPrefix + inc,
 		log:       log.With("replica", cfg.Replica),
 		url:       redactURLs(cfg.URL),
 		seal:      sealer{secret: append([]byte(nil), cfg.Secret...), bucket: cfg.Bucket},
@@ -127,6 +149,7 @@ func Join(cfg Config, h Handler) (*Member, error) {
 		events:    make(chan struct{}, 1),
 		sessions:  make(chan *session),
 		wake:      make(chan struct{}, 1),
+		beatNow:   make(chan struct{}, 1),
 		ops:       make(chan *op),
 		refusals:  limiter{every: 10 * time.Second},
 		failures:  limiter{every: 10 * time.Second},
@@ -151,10 +174,11 @@ func Join(cfg Config, h Handler) (*Member, error) {
 		}),
 	)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
-	m.wg.Add(3 + writers)
+	m.wg.Add(4 + writers)
 	go m.connect(opts)
 	go m.watch()
 	go m.dispatch()
+	go m.beat()
 	for range writers {
 		go m.writer()
 	}
@@ -201,7 +225,7 @@ func shortErr(err error) string {
 func (m *Member) State() State {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := State{Remote: int(m.remoteN.Load()), Local: m.nlocal}
+	st := State{Remote: int(m.remoteN.Load()), Local: m.nlocal, Replicas: int(m.replicas.Load())}
 	const serving = "; serving this replica's nodes only, other replicas' nodes expire after the ttl"
 	switch {
 	case m.closed:
@@ -218,7 +242,7 @@ func (m *Member) State() State {
 	case m.sess == nil:
 		st.Reason = "nats: connected, opening the bucket"
 	case !m.synced:
-		st.Reason = "nats: connected, syncing the bucket"
+		st.Reason = "nats: connected, reading the bucket"
 	case m.failing(time.Now()):
 		st.Reason = fmt.Sprintf("nats: connected, but writing to the bucket %s fails (%d writes in a row for %v; the last: %s): the other replicas drop this replica's nodes after the ttl",
 			m.cfg.Bucket, m.failRun, time.Since(m.failSince).Round(time.Millisecond), m.failErr)
@@ -236,7 +260,7 @@ func (m *Member) failing(now time.Time) bool {
 }
 
 // refusalIndex is the index of each reason in Member.refused.
-var refusalIndex = [...]string{RefusedUnsigned, RefusedSignature, RefusedTime, RefusedInvalid, RefusedSize, RefusedFull}
+var refusalIndex = [...]string{RefusedUnsigned, RefusedSignature, RefusedTime, RefusedInvalid, RefusedSize, RefusedFull, RefusedFormat}
 
 // RefusalReasons lists the reasons a record is refused (Refused*).
 var RefusalReasons = append([]string(nil), refusalIndex[:]...)
@@ -251,11 +275,32 @@ func (m *Member) count(reason string) {
 }
 
 // refuse counts a record refused for reason and logs it, rate-limited.
+// A value of a format this replica does not read is also logged once per
+// format, apart: a replica of another version writing the bucket.
 func (m *Member) refuse(reason, key string, err error) {
 	m.count(reason)
+	if reason == RefusedFormat && m.newFormat(err.Error()) {
+		m.log.Error("cluster: refused records of a format this replica does not read; every replica must run the same version", "key", clip(key), "err", err)
+		return
+	}
 	if ok, held := m.refusals.allow(); ok {
 		m.log.Warn("cluster: refused a record of the bucket", "reason", reason, "key", clip(key), "err", err, "held", held)
 	}
+}
+
+// newFormat reports whether a format error was not logged yet (at most
+// 8 are remembered).
+func (m *Member) newFormat(msg string) bool {
+	m.formatsMu.Lock()
+	defer m.formatsMu.Unlock()
+	if m.formats[msg] || len(m.formats) >= 8 {
+		return false
+	}
+	if m.formats == nil {
+		m.formats = map[string]bool{}
+	}
+	m.formats[msg] = true
+	return true
 }
 
 // Refused returns how many records of the bucket were refused, by reason
@@ -476,6 +521,8 @@ func (m *Member) checkBucket(c jetstream.StreamConfig) error {
 		return fmt.Errorf("the bucket's max bucket size is %d bytes, less than a record may take (%d): "+remedy, c.MaxBytes, MaxRecordBytes, m.cfg.Bucket)
 	case c.Sealed:
 		return fmt.Errorf("the bucket is sealed: no record can be written: "+remedy, m.cfg.Bucket)
+	case c.MaxAge > 0:
+		return fmt.Errorf("the bucket has a max age (ttl) of %v: records are written once and kept while their replica's heartbeat lives, so NATS would remove them (buckets of a version before issue 23 have one): "+remedy, c.MaxAge, m.cfg.Bucket)
 	}
 	return nil
 }
@@ -519,21 +566,29 @@ func (m *Member) open() (*session, error) {
 	conn := m.connSeq.Load()
 	kv, err := m.js.KeyValue(ctx, m.cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = m.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:       m.cfg.Bucket,
-			Description:  "skillgate: the nodes each gateway replica holds",
-			History:      1,
-			TTL:          m.cfg.TTL,
-			Storage:      jetstream.MemoryStorage,
-			MaxValueSize: MaxRecordBytes,
-			MaxBytes:     BucketMaxBytes,
-			Replicas:     1,
-		})
+		cfg := jetstream.KeyValueConfig{
+			Bucket:      m.cfg.Bucket,
+			Description: "skillgate: the nodes each gateway replica holds, and the replicas' heartbeats",
+			History:     1,
+			// No max age: a record stays while its replica's heartbeat
+			// lives. The marker of a deleted key goes after a while.
+			LimitMarkerTTL: m.markerTTL(),
+			Storage:        jetstream.MemoryStorage,
+			MaxValueSize:   MaxRecordBytes,
+			MaxBytes:       BucketMaxBytes,
+			Replicas:       1,
+		}
+		kv, err = m.js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported) {
+			// A NATS server before 2.11: the markers of deleted keys stay.
+			cfg.LimitMarkerTTL = 0
+			kv, err = m.js.CreateKeyValue(ctx, cfg)
+		}
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			// Another replica created it first, with other settings.
 			kv, err = m.js.KeyValue(ctx, m.cfg.Bucket)
 		} else if err == nil {
-			m.log.Info("cluster: created the bucket", "bucket", m.cfg.Bucket, "ttl", m.cfg.TTL)
+			m.log.Info("cluster: created the bucket", "bucket", m.cfg.Bucket, "markerTTL", cfg.LimitMarkerTTL)
 		}
 	}
 	if err != nil {
@@ -544,7 +599,10 @@ func (m *Member) open() (*session, error) {
 		return nil, fmt.Errorf("reading the bucket's settings: %w", err)
 	}
 	var created time.Time
+	var lastSeq uint64
+	markers := false
 	if info := streamInfo(st); info != nil {
+		lastSeq = info.State.LastSeq
 		if err := m.checkBucket(info.Config); err != nil {
 			return nil, err
 		}
@@ -552,11 +610,11 @@ func (m *Member) open() (*session, error) {
 			m.log.Warn("cluster: the bucket has no max bucket size: whoever may write it can fill the NATS server's memory; make it with --max-bucket-size (docs/deploy-cluster.md)",
 				"bucket", m.cfg.Bucket)
 		}
+		if markers = info.Config.AllowMsgTTL; !markers {
+			m.log.Warn("cluster: the bucket does not allow per-message TTLs: the marker every deleted record leaves stays in NATS's memory until the bucket is made again; make it with --marker-ttl (docs/deploy-cluster.md; NATS 2.11 or later)",
+				"bucket", m.cfg.Bucket)
+		}
 		created = info.Created
-	}
-	if st.TTL() != m.cfg.TTL {
-		m.log.Warn("cluster: the bucket's ttl differs from gateway.cluster.ttl; using the bucket as it is",
-			"bucket", m.cfg.Bucket, "bucketTTL", st.TTL(), "ttl", m.cfg.TTL)
 	}
 	// The watch's context must outlive open: the client unsubscribes
 	// when it ends. A timer bounds the call instead.
@@ -571,7 +629,7 @@ func (m *Member) open() (*session, error) {
 		wcancel()
 		return nil, fmt.Errorf("watching: %w", err)
 	}
-	return &session{kv: kv, w: w, conn: conn, cancel: wcancel, created: created}, nil
+	return &session{kv: kv, w: w, conn: conn, cancel: wcancel, created: created, markerTTL: markers, lastSeq: lastSeq}, nil
 }
 
 // limiter lets a log line through at most once per interval and counts

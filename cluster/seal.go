@@ -14,21 +14,23 @@ import (
 	"time"
 )
 
-// Records are signed: a value of the bucket is one line
+// Records and heartbeats are signed: a value of the bucket is one line
 //
-//	sg1 <unix ms> <mac>
+//	sg2 <unix ms> <mac>
 //
-// then the record's JSON, where mac is the unpadded base64url HMAC-SHA256,
-// keyed with the cluster secret, of
+// then the JSON, where mac is the unpadded base64url HMAC-SHA256, keyed
+// with the cluster secret, of
 //
-//	"skillgate cluster record v1\n" bucket "\n" key "\n" <unix ms> "\n" JSON
+//	"skillgate cluster record v2\n" bucket "\n" key "\n" <unix ms> "\n" JSON
 //
-// The key (the node id) and the bucket are in it, so that a record cannot
-// be moved to another key or bucket; the time of writing is in it, so that
-// a record copied from the bucket and written back later is refused once
-// it is older than twice the TTL. Every write of a record (renewals
-// included) is signed again with its own time: a renewal changes only the
-// signature line, and the watch tells a renewal from a change by the JSON.
+// The key (the node id, or replica/<incarnation>) and the bucket are in
+// it, so that a value cannot be moved to another key or bucket; the time
+// of writing is in it, and must agree with the time NATS stored the value
+// (within a TTL ahead, two TTLs behind), so that a value copied from the
+// bucket and written back later is refused. "sg1" was the format before
+// issue 23 (records renewed every TTL/3, without an incarnation): a
+// replica refuses it, and any other "sg<n>", as a format it does not
+// read (RefusedFormat).
 
 // Secret is the cluster secret. It prints, logs and encodes as
 // "[redacted]".
@@ -52,8 +54,8 @@ func (Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 func (Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 
 const (
-	sealVersion = "sg1 "
-	sealDomain  = "skillgate cluster record v1\n"
+	sealVersion = "sg2 "
+	sealDomain  = "skillgate cluster record v2\n"
 	// sealOverhead bounds the signature line: the version, a time of up
 	// to 20 digits, a space, 43 characters of MAC and the newline.
 	sealOverhead = len(sealVersion) + 20 + 1 + 43 + 1
@@ -98,13 +100,17 @@ func (s *sealer) seal(h hash.Hash, key string, body []byte, at time.Time) []byte
 	return append(append(out, b...), body...)
 }
 
-// unseal checks the signature of value under key and when it was written:
-// not later than now + skew, not earlier than now - 2 × skew (skew is the
-// TTL: a record is rewritten every TTL/3, and clocks may differ by up to
-// it). It returns the record's JSON, or the reason (Refused*) and why.
-func (s *sealer) unseal(h hash.Hash, key string, value []byte, now time.Time, skew time.Duration) ([]byte, string, error) {
+// unseal checks the signature of value under key and when it was
+// written: not later than at + skew, not earlier than at - 2 × skew,
+// where at is when NATS stored it (the entry's time; clocks may differ by
+// up to skew, the TTL, and a write takes moments). It returns the JSON,
+// or the reason (Refused*) and why.
+func (s *sealer) unseal(h hash.Hash, key string, value []byte, at time.Time, skew time.Duration) ([]byte, string, error) {
 	if !bytes.HasPrefix(value, []byte(sealVersion)) {
-		return nil, RefusedUnsigned, errors.New("not signed: no \"sg1\" signature line (not written by a replica of this cluster)")
+		if f := sealFormat(value); f != "" {
+			return nil, RefusedFormat, formatError(f)
+		}
+		return nil, RefusedUnsigned, errors.New("not signed: no \"sg2\" signature line (not written by a replica of this cluster)")
 	}
 	nl := bytes.IndexByte(value, '\n')
 	if nl < 0 || nl > sealOverhead {
@@ -127,12 +133,43 @@ func (s *sealer) unseal(h hash.Hash, key string, value []byte, now time.Time, sk
 	if !hmac.Equal(got[:], s.mac(h, key, ms, body)) {
 		return nil, RefusedSignature, errors.New("bad signature: not signed with this cluster's secret under this key (forged, changed, or another cluster's)")
 	}
-	at := time.UnixMilli(msec)
+	signed := time.UnixMilli(msec)
 	switch {
-	case at.After(now.Add(skew)):
-		return nil, RefusedTime, fmt.Errorf("signed %v ahead of this replica's clock, more than the ttl %v", at.Sub(now).Round(time.Millisecond), skew)
-	case at.Before(now.Add(-2 * skew)):
-		return nil, RefusedTime, fmt.Errorf("signed %v ago, more than twice the ttl %v (written again from an old copy?)", now.Sub(at).Round(time.Millisecond), skew)
+	case signed.After(at.Add(skew)):
+		return nil, RefusedTime, fmt.Errorf("signed %v after it was stored, more than the ttl %v", signed.Sub(at).Round(time.Millisecond), skew)
+	case signed.Before(at.Add(-2 * skew)):
+		return nil, RefusedTime, fmt.Errorf("signed %v before it was stored, more than twice the ttl %v (written again from an old copy?)", at.Sub(signed).Round(time.Millisecond), skew)
 	}
 	return body, "", nil
+}
+
+// signedAt returns the time of a signature line unseal accepted.
+func signedAt(value []byte) time.Time {
+	line := value[len(sealVersion):bytes.IndexByte(value, '\n')]
+	ms, _ := strconv.ParseInt(string(line[:bytes.IndexByte(line, ' ')]), 10, 64)
+	return time.UnixMilli(ms)
+}
+
+// sealFormat returns the format of a value signed as some version of
+// skillgate signs ("sg" and digits, then a space), "" for anything else.
+func sealFormat(value []byte) string {
+	if !bytes.HasPrefix(value, []byte("sg")) {
+		return ""
+	}
+	i := 2
+	for i < len(value) && i < 12 && value[i] >= '0' && value[i] <= '9' {
+		i++
+	}
+	if i == 2 || i >= len(value) || value[i] != ' ' {
+		return ""
+	}
+	return string(value[:i])
+}
+
+// formatError says why a value of format f is refused.
+func formatError(f string) error {
+	if f == "sg1" {
+		return errors.New("format sg1: written by a replica of an earlier version (records renewed every TTL/3), which this replica does not read; run one version on every replica")
+	}
+	return fmt.Errorf("format %s: not a format this replica reads (sg2 only): a replica of a later version? run one version on every replica", f)
 }

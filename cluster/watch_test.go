@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -33,10 +34,13 @@ type discard struct{ puts, deletes int }
 func (d *discard) Put(*Record)   { d.puts++ }
 func (d *discard) Delete(string) { d.deletes++ }
 
+func (d *discard) DeleteMany(ids []string) { d.deletes += len(ids) }
+
 // testMirror is a watch loop without NATS, for what it does with entries.
 func testMirror(h Handler) *mirror {
 	m := &Member{
 		cfg:   Config{Replica: "me", TTL: time.Minute, MaxRemote: DefaultMaxRemote},
+		inc:   "this-run",
 		seal:  sealer{secret: testSecret, bucket: "test"},
 		h:     h,
 		log:   slog.New(slog.DiscardHandler),
@@ -46,7 +50,7 @@ func testMirror(h Handler) *mirror {
 		gone:  map[string]tombstone{},
 	}
 	m.refusals.every = time.Minute
-	return &mirror{m: m, mac: m.seal.newHash(), remotes: map[string]remote{}}
+	return newMirror(m)
 }
 
 // sealed is rec as a replica of w's cluster writes it under key now.
@@ -130,5 +134,97 @@ func TestApply(t *testing.T) {
 	w.sweep(time.Now().Add(w.m.cfg.TTL + time.Second))
 	if h.get("n1") != nil || h.get("n2") != nil {
 		t.Errorf("a TTL later: n1 %v, n2 %v; want both expired", h.get("n1"), h.get("n2"))
+	}
+}
+
+// beatEntry is the heartbeat of replica name, incarnation inc, signed at
+// at, as an entry of w's bucket.
+func (w *mirror) beatEntry(t testing.TB, name, inc string, at time.Time, rev uint64) *entry {
+	b, err := json.Marshal(&heartbeat{Replica: name, Incarnation: inc, TTLMs: w.m.cfg.TTL.Milliseconds(), Since: at.UnixMilli()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := HeartbeatPrefix + inc
+	return &entry{key: key, value: w.m.seal.seal(w.mac, key, b, at), rev: rev}
+}
+
+// record is rec of incarnation inc as an entry of w's bucket.
+func (w *mirror) record(t testing.TB, rec *Record, inc string, rev uint64) *entry {
+	b, err := json.Marshal(&wireRecord{Record: *rec, Incarnation: inc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &entry{key: Key(rec.ID), value: w.m.seal.seal(w.mac, Key(rec.ID), b, time.Now()), rev: rev}
+}
+
+// TestHeartbeats: the records of an incarnation live while its heartbeat
+// does; a lapse drops them all, unless another incarnation of the same
+// replica name lives; a copy of an older heartbeat counts for nothing.
+func TestHeartbeats(t *testing.T) {
+	h := newRecorder()
+	w := testMirror(h)
+	ttl := w.m.cfg.TTL
+	// pass makes d go by for the mirror (its monotonic origin moves back).
+	pass := func(d time.Duration) { w.m.epoch = w.m.epoch.Add(-d) }
+	// beat is a heartbeat signed now, in a later millisecond than any before.
+	beat := func(name, inc string, rev uint64) *entry {
+		time.Sleep(2 * time.Millisecond)
+		return w.beatEntry(t, name, inc, time.Now(), rev)
+	}
+	now := time.Now()
+	w.apply(beat("other", "i1", 1))
+	w.apply(w.record(t, as(testRecord("n1", now), "other"), "i1", 2))
+	w.apply(w.record(t, as(testRecord("n2", now), "other"), "i1", 3))
+	third := beat("third", "j1", 4)
+	w.apply(third)
+	w.apply(w.record(t, as(testRecord("n3", now), "third"), "j1", 5))
+	if h.len() != 3 {
+		t.Fatalf("%d records delivered, want 3", h.len())
+	}
+	pass(ttl / 2)
+	w.sweep(time.Now())
+	if h.len() != 3 || w.m.replicas.Load() != 2 {
+		t.Fatalf("half a TTL on: %d records, %d replicas", h.len(), w.m.replicas.Load())
+	}
+	// other restarts as i2 before i1 lapses; third beats on.
+	w.apply(beat("other", "i2", 6))
+	third2 := beat("third", "j1", 7)
+	w.apply(third2)
+	pass(ttl/2 + time.Second)
+	w.apply(beat("other", "i2", 8))
+	w.apply(beat("third", "j1", 9))
+	w.sweep(time.Now())
+	if h.len() != 3 {
+		t.Fatalf("after i1 lapsed with i2 alive: %d records, want 3 (i2 takes them back)", h.len())
+	}
+	// An older copy of third's heartbeat is refused and keeps nothing.
+	before := w.m.Refused()[RefusedTime]
+	w.apply(third)
+	if w.m.Refused()[RefusedTime] != before+1 {
+		t.Error("an older heartbeat copy was not refused")
+	}
+	// third stops; other beats on.
+	pass(ttl + time.Second)
+	w.apply(beat("other", "i2", 10))
+	w.sweep(time.Now())
+	if h.get("n3") != nil || h.get("n1") == nil || h.get("n2") == nil {
+		t.Errorf("after third lapsed: n3 %v, n1 %v; want n3 dropped, n1 and n2 kept", h.get("n3"), h.get("n1"))
+	}
+	if w.m.replicas.Load() != 1 {
+		t.Errorf("%d replicas, want 1", w.m.replicas.Load())
+	}
+	// other stops too: i1's records go with i2.
+	pass(ttl + time.Second)
+	w.sweep(time.Now())
+	if h.len() != 0 {
+		t.Errorf("%d records after every other replica lapsed", h.len())
+	}
+	// A new watch reads third's last heartbeat again: not refused.
+	before = w.m.Refused()[RefusedTime]
+	w.replaying = true
+	w.apply(w.beatEntry(t, "third", "j1", time.Now(), 11))
+	w.replaying = false
+	if w.m.Refused()[RefusedTime] != before {
+		t.Error("a later heartbeat of a replica dropped was refused")
 	}
 }

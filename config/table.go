@@ -261,7 +261,7 @@ var Settings = []Setting{
 		Doc: "the JetStream key-value bucket of node records", check: checkBucket,
 		set: func(f *File, _ []string, v any) { f.Gateway.Cluster.Bucket = v.(string) }},
 	{Path: "gateway.cluster.ttl", Type: Duration, Default: `"10s"`, Apply: Restart,
-		Doc: "how long a node record lives without renewal (at least 1s)", check: func(v any) error {
+		Doc: "how long a replica's nodes stay counted elsewhere without its heartbeat, written every ttl/3 (at least 1s)", check: func(v any) error {
 			if v.(time.Duration) < cluster.MinTTL {
 				return fmt.Errorf("must be a duration of at least %v, like \"10s\"", cluster.MinTTL)
 			}

@@ -81,3 +81,61 @@ func BenchmarkEvaluate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatching is the gateway's live recount at a node event: the
+// skills one host satisfies, found by the Matcher, over the mix of
+// requirements `skillgate-fleet skills` writes (one binary, two, any of
+// three, an env name and a binary, an OS and a binary, roles with an OS or
+// with capabilities) and hosts like its default node mix.
+func BenchmarkMatching(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	bin := func() string { return fmt.Sprintf("bin%03d", r.IntN(300)) }
+	var reqs []*Requirements
+	for range 1000 {
+		var q Requirements
+		switch x := r.Float64(); {
+		case x < 0.15:
+		case x < 0.50:
+			q.Bins = []string{bin()}
+		case x < 0.65:
+			q.Bins = sortedSet([]string{bin(), bin()})
+		case x < 0.75:
+			q.AnyBins = sortedSet([]string{bin(), bin(), bin()})
+		case x < 0.85:
+			q.Env, q.Bins = []string{fmt.Sprintf("ENV_%02d", r.IntN(40))}, []string{bin()}
+		case x < 0.92:
+			q.OS, q.Bins = []string{[]string{"darwin", "linux"}[r.IntN(2)]}, []string{bin()}
+		case x < 0.95:
+			q.OS, q.HostRoles = []string{"windows"}, []string{"specialized"}
+		case x < 0.97:
+			q.HostRoles, q.Capabilities = []string{"execution"}, []string{"filesystem.edit", "text.search"}
+		default:
+			q.Bins = []string{fmt.Sprintf("absent%03d", r.IntN(1000))}
+		}
+		if q.HasHost() {
+			reqs = append(reqs, &q)
+		}
+	}
+	m := NewMatcher(reqs)
+	hosts := make([]*Host, 1000)
+	for i := range hosts {
+		f := protocol.HostFacts{ID: fmt.Sprintf("host-%05d", i), OS: "linux", Roles: []string{"execution"},
+			Capabilities: append([]string{"filesystem.edit", "text.search"}, protocol.BaselineCapabilities...), HostBinStatus: map[string]bool{}}
+		if i%3 == 0 {
+			f.OS, f.Capabilities = "darwin", protocol.BaselineCapabilities
+		}
+		for range 30 {
+			f.HostBinStatus[bin()] = true
+		}
+		for range 3 {
+			f.Env = append(f.Env, fmt.Sprintf("ENV_%02d", r.IntN(40)))
+		}
+		hosts[i] = NewHost(&f)
+	}
+	var dst []int32
+	i := 0
+	for b.Loop() {
+		dst = m.Matching(dst[:0], hosts[i%len(hosts)])
+		i++
+	}
+}

@@ -21,7 +21,7 @@ type Index struct {
 	slots map[string]int // host id → slot
 	free  []int
 	all   bitset.Set
-	attrs [numAttrs]map[string]bitset.Set
+	attrs [numAttrs]map[string]*bitset.Set // never an empty set: deleted when it empties
 }
 
 type attr int
@@ -39,7 +39,7 @@ const (
 func NewIndex() *Index {
 	x := &Index{slots: map[string]int{}}
 	for i := range x.attrs {
-		x.attrs[i] = map[string]bitset.Set{}
+		x.attrs[i] = map[string]*bitset.Set{}
 	}
 	return x
 }
@@ -70,8 +70,11 @@ func (x *Index) Put(h *Host) {
 	x.all.Add(s)
 	x.each(h, func(a attr, name string) {
 		b := x.attrs[a][name]
+		if b == nil {
+			b = new(bitset.Set)
+			x.attrs[a][name] = b
+		}
 		b.Add(s)
-		x.attrs[a][name] = b
 	})
 }
 
@@ -84,6 +87,9 @@ func (x *Index) Remove(id string) {
 	h := x.hosts[s]
 	x.each(h, func(a attr, name string) {
 		b := x.attrs[a][name]
+		if b == nil {
+			return // a name the host lists twice: gone with the first
+		}
 		b.Remove(s)
 		if b.Empty() {
 			delete(x.attrs[a], name) // memory follows the fleet
@@ -118,19 +124,20 @@ type hostStage struct {
 	field string
 	attr  attr
 	any   bool
+	vals  func(*Requirements) []string // the field's values (Requirements.field, without its switch)
 }
 
 // hostStages is the host filter chain, in order: the one table both the
 // index (filter) and the per-host check (Requirements.Matches) run.
 var hostStages = []hostStage{
-	{FieldHostRoles, attrRole, true},
-	{FieldCapabilities, attrCap, false},
-	{FieldAnyCapabilities, attrCap, true},
-	{FieldOS, attrOS, true},
-	{FieldEnv, attrEnv, false},
-	{FieldAnyEnv, attrEnv, true},
-	{FieldBins, attrBin, false},
-	{FieldAnyBins, attrBin, true},
+	{FieldHostRoles, attrRole, true, func(r *Requirements) []string { return r.HostRoles }},
+	{FieldCapabilities, attrCap, false, func(r *Requirements) []string { return r.Capabilities }},
+	{FieldAnyCapabilities, attrCap, true, func(r *Requirements) []string { return r.AnyCapabilities }},
+	{FieldOS, attrOS, true, func(r *Requirements) []string { return r.OS }},
+	{FieldEnv, attrEnv, false, func(r *Requirements) []string { return r.Env }},
+	{FieldAnyEnv, attrEnv, true, func(r *Requirements) []string { return r.AnyEnv }},
+	{FieldBins, attrBin, false, func(r *Requirements) []string { return r.Bins }},
+	{FieldAnyBins, attrBin, true, func(r *Requirements) []string { return r.AnyBins }},
 }
 
 // has reports whether the host has the attribute value: what Index.each
@@ -199,7 +206,7 @@ func (x *Index) filter(req *Requirements, r *Result) bitset.Set {
 	var tmp bitset.Set
 	for i := range hostStages {
 		st := &hostStages[i]
-		vals := *req.field(st.field)
+		vals := st.vals(req)
 		if len(vals) == 0 {
 			continue
 		}
@@ -209,15 +216,21 @@ func (x *Index) filter(req *Requirements, r *Result) bitset.Set {
 		before := left
 		if left > 0 {
 			m := x.attrs[st.attr]
+			hosts := func(v string) bitset.Set {
+				if b := m[v]; b != nil {
+					return *b
+				}
+				return nil
+			}
 			if st.any {
 				tmp = append(tmp[:0], make(bitset.Set, len(cand))...)
 				for _, v := range vals {
-					tmp.Or(m[v])
+					tmp.Or(hosts(v))
 				}
 				cand.And(tmp)
 			} else {
 				for _, v := range vals {
-					cand.And(m[v])
+					cand.And(hosts(v))
 				}
 			}
 			switch {
@@ -243,7 +256,7 @@ func (x *Index) filter(req *Requirements, r *Result) bitset.Set {
 func (r *Requirements) Matches(h *Host) bool {
 	for i := range hostStages {
 		st := &hostStages[i]
-		if vals := *r.field(st.field); len(vals) > 0 && !st.holds(h, vals) {
+		if vals := st.vals(r); len(vals) > 0 && !st.holds(h, vals) {
 			return false
 		}
 	}
@@ -261,10 +274,10 @@ func (x *Index) Count(req *Requirements) int {
 // AnyHostHasBin and AnyHostHasEnv report whether some host in the index
 // has the binary or the env-var name: one map lookup, for log lines that
 // name what the whole fleet lacks.
-func (x *Index) AnyHostHasBin(name string) bool { return len(x.attrs[attrBin][name]) > 0 }
+func (x *Index) AnyHostHasBin(name string) bool { return x.attrs[attrBin][name] != nil }
 
 // AnyHostHasEnv is AnyHostHasBin for env-var names.
-func (x *Index) AnyHostHasEnv(name string) bool { return len(x.attrs[attrEnv][name]) > 0 }
+func (x *Index) AnyHostHasEnv(name string) bool { return x.attrs[attrEnv][name] != nil }
 
 // Clone returns a copy that later Put/Remove on x do not change, so that
 // slow readers (per-skill reports with host lists) can work without holding
@@ -277,9 +290,10 @@ func (x *Index) Clone() *Index {
 		all:   slices.Clone(x.all),
 	}
 	for i, m := range x.attrs {
-		c.attrs[i] = make(map[string]bitset.Set, len(m))
+		c.attrs[i] = make(map[string]*bitset.Set, len(m))
 		for k, b := range m {
-			c.attrs[i][k] = slices.Clone(b)
+			cb := slices.Clone(*b)
+			c.attrs[i][k] = &cb
 		}
 	}
 	return c

@@ -24,15 +24,27 @@ func TestMatcherAgreesWithMatches(t *testing.T) {
 	oses := []string{"linux", "darwin", "windows"}
 	roles := []string{"execution", "specialized"}
 	var reqs []*Requirements
-	for range 300 {
-		reqs = append(reqs, &Requirements{
-			HostRoles: pick(roles, 1), Capabilities: pick(caps, 2), AnyCapabilities: pick(caps, 2),
-			OS: pick(oses, 2), Env: pick(env, 2), Bins: pick(bins, 2), AnyBins: pick(bins, 2),
-		})
+	for i := range 600 {
+		r := &Requirements{
+			HostRoles: pick(roles, 2), Capabilities: pick(caps, 2), AnyCapabilities: pick(caps, 3),
+			OS: pick(oses, 2), Env: pick(env, 2), AnyEnv: pick(env, 3), Bins: pick(bins, 2), AnyBins: pick(bins, 3),
+		}
+		if i%2 == 1 {
+			// One host requirement only: the lists a host satisfies by
+			// the value it is filed under alone.
+			one := hostStages[rng.IntN(len(hostStages))]
+			vals := one.vals(r)
+			*r = Requirements{}
+			*r.field(one.field) = vals
+		}
+		reqs = append(reqs, r)
 	}
 	m := NewMatcher(reqs)
 	for range 500 {
 		h := &Host{ID: "h", OS: oses[rng.IntN(len(oses))], Roles: pick(roles, 2), Capabilities: pick(caps, 4), Env: pick(env, 3), Bins: pick(bins, 6)}
+		if rng.IntN(10) == 0 {
+			h = &Host{ID: "bare", OS: oses[rng.IntN(len(oses))]}
+		}
 		var want []int32
 		for i, r := range reqs {
 			if r.Matches(h) {
@@ -42,9 +54,26 @@ func TestMatcherAgreesWithMatches(t *testing.T) {
 		if got := m.Matching(nil, h); !slices.Equal(got, want) {
 			t.Fatalf("host %+v: Matching %v, every list checked %v", h, got, want)
 		}
+		// What dst held is kept as it was.
+		if got := m.Matching([]int32{7, 7}, h); !slices.Equal(got, append([]int32{7, 7}, want...)) {
+			t.Fatalf("host %+v: Matching after [7 7]: %v, want [7 7] and %v", h, got, want)
+		}
 	}
 	if got := m.Matching(nil, nil); got != nil {
 		t.Errorf("nil host: %v", got)
+	}
+}
+
+// TestHostStageValues: each stage's accessor reads the field it names.
+func TestHostStageValues(t *testing.T) {
+	var r Requirements
+	for i := range hostStages {
+		*r.field(hostStages[i].field) = []string{hostStages[i].field}
+	}
+	for _, st := range hostStages {
+		if got := st.vals(&r); !slices.Equal(got, []string{st.field}) {
+			t.Errorf("stage %s reads %v", st.field, got)
+		}
 	}
 }
 

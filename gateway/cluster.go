@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,7 +34,22 @@ type member interface {
 type remoteNode struct {
 	nodeRecord
 	replica string
+	// asked is the record's binsAsked: the digest of the binaries its node
+	// was asked. With an interest this replica knows by that digest
+	// (Server.interests), a binary asked and not listed as present is
+	// absent; any other binary is not known yet: not present, and not
+	// listed in /v1/nodes either, as for a local node that has not
+	// answered yet.
+	asked string
+	// extra holds the record's names outside this replica's interest
+	// (nil when none, the usual case): kept, so that they count as soon as
+	// the interest asks for them (a replica may learn of a new skill after
+	// the replica holding the node did, and its node answered).
+	extra *remoteExtra
 }
+
+// remoteExtra is a remote node's names outside the interest.
+type remoteExtra struct{ env, bins []string }
 
 // clusterHandler applies the other replicas' records (cluster.Handler).
 type clusterHandler struct{ s *Server }
@@ -66,32 +82,23 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 	n.setInfo(protocol.NodeInfo{ID: rec.ID, OS: rec.OS, Roles: rec.Roles, Capabilities: rec.Capabilities}, rec.ConnectedAt)
 	if rec.FactsAt != nil {
 		n.factsAt = rec.FactsAt.UTC()
-		// Names are kept as positions in this replica's interest, as a
-		// local node's are; names it did not ask for count as absent. The
-		// record lists the binaries present: every other name of the
-		// interest counts as reported absent, as the holding replica's
-		// node answered the same interest.
-		in := s.interestAt
-		var envSet, reported, present bitset.Set
-		for _, e := range rec.Env {
-			if i, ok := in.env[e]; ok {
-				envSet.Add(i)
-			}
-		}
-		for i := range in.Bins {
-			reported.Add(i)
-		}
-		for name, ok := range rec.HostBinStatus {
-			if i, asked := in.bins[name]; asked && ok {
-				present.Add(i)
-			}
+		n.asked = rec.BinsAsked
+		if in := s.knownInterestLocked(n.asked); in != nil {
+			n.asked = in.asked // one string for every node that answered it
 		}
 		if prev != nil && prev.host != nil && prev.replica == rec.Replica && prev.connectedAt.Equal(n.connectedAt) {
 			// The same connection: start from its host, so that unchanged
 			// facts keep the host pointer and the caches stay.
-			n.env, n.binNames, n.binReported, n.binTrue, n.host = prev.env, prev.binNames, prev.binReported, prev.binTrue, prev.host
+			n.env, n.binIn, n.binReported, n.binTrue, n.host = prev.env, prev.binIn, prev.binReported, prev.binTrue, prev.host
 		}
-		_, cur = n.apply(in, envSet, reported, present)
+		// The record lists the binaries present only.
+		bins := make([]string, 0, len(rec.HostBinStatus))
+		for name, ok := range rec.HostBinStatus {
+			if ok {
+				bins = append(bins, name)
+			}
+		}
+		_, cur = s.applyRemoteLocked(n, s.interestAt, rec.Env, bins)
 	}
 	s.reg.remote[rec.ID] = n
 	s.reg.changed()
@@ -101,6 +108,95 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 	}
 }
 
+// applyRemoteLocked sets a remote node's names as positions in the
+// interest in (the one in force), from the names its record lists: env
+// names set and binaries present. Names outside in are kept aside
+// (extra). A binary of in that the record's node was asked
+// (n.asked names an interest this replica knows) and does not have is
+// absent; one it was not asked is not known: not present either, so that a
+// host counts for a skill only on what its node said, but left out of
+// /v1/nodes' hostBinStatus instead of listed as false. It returns the
+// host before and after, as nodeRecord.apply does. s.mu must be held for
+// writing.
+func (s *Server) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins []string) (old, cur *eligibility.Host) {
+	var envSet, reported, present bitset.Set
+	var extraEnv, extraBins []string
+	for _, e := range env {
+		if i, ok := in.env[e]; ok {
+			envSet.Add(i)
+		} else {
+			extraEnv = append(extraEnv, e)
+		}
+	}
+	for _, b := range bins {
+		if i, ok := in.bins[b]; ok {
+			present.Add(i)
+			reported.Add(i) // present: answered
+		} else {
+			extraBins = append(extraBins, b)
+		}
+	}
+	switch asked := s.knownInterestLocked(n.asked); {
+	case asked == in:
+		for i := range in.Bins {
+			reported.Add(i)
+		}
+	case asked != nil:
+		for _, b := range asked.Bins {
+			if i, ok := in.bins[b]; ok {
+				reported.Add(i)
+			}
+		}
+	}
+	n.extra = nil
+	if len(extraEnv)+len(extraBins) > 0 {
+		n.extra = &remoteExtra{env: slices.Clip(extraEnv), bins: slices.Clip(extraBins)}
+	}
+	return n.apply(in, envSet, reported, present)
+}
+
+// knownInterestLocked returns the interest, among this replica's latest
+// (Server.interests), whose binaries have the digest asked; nil if none.
+// s.mu must be held.
+func (s *Server) knownInterestLocked(asked string) *interestIndex {
+	if asked == "" {
+		return nil
+	}
+	for _, in := range s.interests {
+		if in.asked == asked {
+			return in
+		}
+	}
+	return nil
+}
+
+// reapplyRemoteLocked sets every remote node's names again after the
+// interest changed: a name the new interest asks for may be in a record
+// already (the node's replica learned of it first, and its node
+// answered), or its node may have been asked it under an interest this
+// replica now knows. The host index is updated in place; the caller
+// recounts. s.mu must be held for writing.
+func (s *Server) reapplyRemoteLocked() {
+	in := s.interestAt
+	for id, n := range s.reg.remote {
+		if n.host == nil {
+			continue
+		}
+		env, bins := n.host.Env, n.host.Bins
+		if n.extra != nil {
+			env = append(slices.Clip(env), n.extra.env...)
+			bins = append(slices.Clip(bins), n.extra.bins...)
+		}
+		old, cur := s.applyRemoteLocked(n, in, env, bins)
+		n.ver = s.reg.gen + 1 // listed again: the names asked changed
+		if cur != old {
+			s.index.Remove(id)
+			s.index.Put(cur)
+		}
+	}
+	s.reg.changed()
+}
+
 // Delete removes another replica's node: it left, expired, or this
 // replica's newer connection replaced it.
 func (h clusterHandler) Delete(id string) {
@@ -108,6 +204,41 @@ func (h clusterHandler) Delete(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dropRemoteLocked(id)
+}
+
+// DeleteMany removes many of the other replicas' nodes at once (a replica
+// whose heartbeat lapsed): the index loses them one by one, and the
+// skills are counted again once, instead of once a node.
+func (h clusterHandler) DeleteMany(ids []string) {
+	s := h.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(ids) < 64 {
+		for _, id := range ids {
+			s.dropRemoteLocked(id)
+		}
+		return
+	}
+	removed := false
+	for _, id := range ids {
+		n := s.reg.remote[id]
+		if n == nil {
+			continue
+		}
+		delete(s.reg.remote, id)
+		removed = true
+		if n.host != nil {
+			s.index.Remove(id)
+		}
+	}
+	if !removed {
+		return
+	}
+	s.reg.changed()
+	for _, p := range s.hostSkills {
+		s.matches[p] = s.index.Count(&p.Req)
+	}
+	s.invalidateAllLocked()
 }
 
 // dropRemoteLocked removes the remote node id, if any. s.mu must be held
@@ -125,10 +256,11 @@ func (s *Server) dropRemoteLocked(id string) {
 }
 
 // recordLocked is the record this replica publishes for a node it holds:
-// its facts with the binaries present only. Every replica asks the same
-// names, so a name of the interest missing from the record is one the node
-// lacks; listing the absent ones too made a record of a typical node ten
-// times larger, and records are written again every TTL/3. Roles and
+// its facts with the binaries present only, and which binaries it was
+// asked (BinsAsked: the digest of their list), so that a name of that list
+// missing from the record is one the node lacks, and any other one not
+// known yet; listing the absent ones too made a record of a typical node
+// ten times larger. Roles and
 // capabilities are the sorted sets the host index uses (what the other
 // replicas keep of them), so that repeats a node sent cannot make the
 // record too large for them. s.mu must be held.
@@ -139,6 +271,7 @@ func (s *Server) recordLocked(c *nodeConn) cluster.Record {
 	if c.host != nil {
 		t := c.factsAt
 		rec.FactsAt = &t
+		rec.BinsAsked = c.askedDigest()
 	}
 	return rec
 }
@@ -161,13 +294,16 @@ func (s *Server) registerClusterMetrics() {
 				}
 				return 0
 			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "skillgate_cluster_replicas", Help: "Other replicas (incarnations) whose heartbeat this replica reads within their TTL."},
+			func() float64 { return float64(s.member.State().Replicas) }),
 		refusedCollector{m: s.member},
 	)
 }
 
 // refusedDesc describes skillgate_cluster_records_refused_total.
 var refusedDesc = prometheus.NewDesc("skillgate_cluster_records_refused_total",
-	"Records of the cluster's bucket refused, by reason: unsigned, signature (not this cluster's secret, or changed), time, invalid, size, full (past gateway.cluster.maxRemoteNodes).",
+	"Records and heartbeats of the cluster's bucket refused, by reason: unsigned, signature (not this cluster's secret, or changed), time, invalid, size, full (past gateway.cluster.maxRemoteNodes), format (a format this replica does not read: another version).",
 	[]string{"reason"}, nil)
 
 // refusedCollector reads the member's counts of refused records.

@@ -5,8 +5,10 @@ package gateway_test
 // process-level checks (kill -9 of a replica) are in cmd/skillgate.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -110,6 +112,10 @@ func TestClusterSharesTheFleet(t *testing.T) {
 	if r, up := c.metric(t, "skillgate_cluster_remote_nodes"), c.metric(t, "skillgate_cluster_connected"); r != 1 || up != 1 {
 		t.Errorf("c's metrics: skillgate_cluster_remote_nodes %v, skillgate_cluster_connected %v; want 1 and 1", r, up)
 	}
+	eventually(t, waitFor, func() (string, bool) {
+		n := c.metric(t, "skillgate_cluster_replicas")
+		return fmt.Sprint("skillgate_cluster_replicas ", n), n == 2
+	})
 
 	// Leaving: withdrawn at once, well before the TTL would drop it.
 	left := time.Now()
@@ -348,3 +354,48 @@ func TestClusterReplicasShareAName(t *testing.T) {
 	}
 	waitNodeReplicas(t, "", gws...)
 }
+
+// TestClusterReplicaLapses: another replica holding many nodes stops
+// beating (killed): every one of its nodes leaves this replica's answers
+// at once (one batch), within the TTL and a sweep.
+func TestClusterReplicaLapses(t *testing.T) {
+	ns := natstest.Start(t)
+	gws := startReplicas(t, ns, clusterFiles, "b")
+	b := gws[0]
+	// "a" is a bare member writing records as a gateway would.
+	a, err := cluster.Join(cluster.Config{URL: ns.URL(), Replica: "a", TTL: clusterTTL, Secret: clusterSecret, Logger: slog.New(slog.DiscardHandler)}, nopHandler{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 150
+	now := time.Now().UTC()
+	for i := range n {
+		a.Publish(cluster.Record{HostFacts: protocol.HostFacts{ID: fmt.Sprintf("n%03d", i), OS: "linux", Roles: []string{protocol.RoleExecution},
+			Capabilities: baseline, Env: []string{}, HostBinStatus: map[string]bool{"gh": true}}, ConnectedAt: now, FactsAt: &now})
+	}
+	b.waitPrompt(t, "main", block(global("github", "Uses gh.")))
+	eventually(t, waitFor, func() (string, bool) {
+		n2 := b.metric(t, "skillgate_cluster_remote_nodes")
+		return fmt.Sprint("remote nodes ", n2), n2 == n
+	})
+	// Closed without withdrawing: its heartbeat stops, its records stay.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a.Close(ctx)
+	stopped := time.Now()
+	b.waitPrompt(t, "main", "")
+	if d := time.Since(stopped); d > clusterTTL+time.Second {
+		t.Errorf("a's nodes left b %v after a stopped, more than the TTL and a second", d)
+	}
+	waitNodeReplicas(t, "", b)
+	if r := b.metric(t, "skillgate_cluster_remote_nodes"); r != 0 {
+		t.Errorf("skillgate_cluster_remote_nodes %v after the lapse", r)
+	}
+}
+
+// nopHandler ignores the other replicas' records.
+type nopHandler struct{}
+
+func (nopHandler) Put(*cluster.Record) {}
+func (nopHandler) Delete(string)       {}
+func (nopHandler) DeleteMany([]string) {}

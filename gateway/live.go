@@ -29,6 +29,10 @@ import (
 // All of it is guarded by Server.mu; prompt builds that hit the cache take
 // no lock but the cache's.
 
+// keptInterests is how many of its latest interests a replica knows a
+// remote record's binsAsked by.
+const keptInterests = 4
+
 // rebuildLocked prepares every skill of the snapshot against the policy,
 // recounts matching hosts, recomputes the interest and drops every cached
 // block. s.mu must be held for writing.
@@ -49,7 +53,6 @@ func (s *Server) rebuildLocked() {
 		all = append(all, p)
 		if p.FiltersHosts() {
 			s.hostSkills = append(s.hostSkills, p)
-			s.matches[p] = s.index.Count(&p.Req)
 		}
 	}
 	reqs := make([]*eligibility.Requirements, len(s.hostSkills))
@@ -68,13 +71,21 @@ func (s *Server) rebuildLocked() {
 	if s.interestJSON == nil || !slices.Equal(bins, s.interest.Bins) || !slices.Equal(env, s.interest.Env) {
 		s.interest = protocol.Interest{Bins: bins, Env: env}
 		s.interestAt = newInterestIndex(s.interest)
+		s.interests = append([]*interestIndex{s.interestAt}, s.interests[:min(len(s.interests), keptInterests-1)]...)
+		// Other replicas' nodes are seen again through the new interest;
+		// this replica's own answer it when the push reaches them.
+		s.reapplyRemoteLocked()
 		// Encoded once here, not once per connect or push.
 		s.interestJSON, _ = json.Marshal(s.interest)
 		s.interestEvt, _ = protocol.NewEvt(protocol.EventInterest, s.interestJSON)
 		s.connectPayload, _ = json.Marshal(connectResult{Protocol: protocol.Version, Interest: s.interestJSON})
+		s.connectAnswer = protocol.NewResRaw(connectReqID, s.connectPayload)
 		for _, n := range s.reg.nodes {
 			n.notifyInterest()
 		}
+	}
+	for _, p := range s.hostSkills {
+		s.matches[p] = s.index.Count(&p.Req)
 	}
 	s.loggedMu.Lock()
 	for key := range s.logged {

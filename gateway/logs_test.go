@@ -1,11 +1,15 @@
 package gateway_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/coder/websocket"
 )
 
 // skillLogs returns the gateway's log records about one skill.
@@ -88,5 +92,46 @@ func TestStorageFindingLevels(t *testing.T) {
 	want := map[string]string{"skills/plain/examples/x/SKILL.md": "INFO warn", "skills/huge/SKILL.md": "WARN error"}
 	if !reflect.DeepEqual(levels, want) {
 		t.Errorf("storage findings logged at %v, want %v", levels, want)
+	}
+}
+
+// TestNodeLogLines: a node's lines are written as the server's logger
+// with node=ID would write them: its connect (written by the handshake
+// itself) and its disconnect (through the node's own logger), byte for
+// byte but the time.
+func TestNodeLogLines(t *testing.T) {
+	g := startGateway(t, gwOptions{})
+	r := dialRaw(t, g)
+	r.connect("log-node", "")
+	r.c.Close(websocket.StatusNormalClosure, "bye")
+	eventually(t, waitFor, func() (string, bool) {
+		return g.logs.String(), strings.Contains(g.logs.String(), `"msg":"node disconnected"`)
+	})
+	var want bytes.Buffer
+	l := slog.New(slog.NewJSONHandler(&want, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", "log-node")
+	l.Info("node connected", "os", "linux", "roles", []string{"execution"}, "client", "e2e-raw/1")
+	var got []string
+	for line := range strings.SplitSeq(g.logs.String(), "\n") {
+		if strings.Contains(line, `"node":"log-node"`) {
+			got = append(got, line)
+		}
+	}
+	untimed := func(line string) string {
+		_, rest, _ := strings.Cut(line, `"level"`)
+		return rest
+	}
+	if len(got) == 0 || untimed(got[0]) != untimed(strings.TrimSpace(want.String())) {
+		t.Errorf("connect line\n got %q\nwant %q", got, want.String())
+	}
+	var last string
+	for _, line := range got {
+		if strings.Contains(line, `"msg":"node disconnected"`) {
+			last = line
+		}
+	}
+	want.Reset()
+	l.Info("node disconnected", "reason", "failed to get reader: received close frame: status = StatusNormalClosure and reason = \"bye\"")
+	if untimed(last) != untimed(strings.TrimSpace(want.String())) {
+		t.Errorf("disconnect line\n got %q\nwant %q", last, want.String())
 	}
 }

@@ -1,8 +1,10 @@
 package gateway
 
 import (
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
+	"io"
 	"slices"
 	"time"
 
@@ -43,11 +45,11 @@ type registry struct {
 // node over hundreds of asked names would dominate the gateway's memory.
 type nodeRecord struct {
 	info        protocol.NodeInfo
-	roles, caps []string // info's, sorted without repeats
-	env         []string // asked env names set on the node: strings of the interest, sorted
-	binNames    []string // the interest.Bins the bitsets index
-	binReported bitset.Set
-	binTrue     bitset.Set
+	roles, caps []string          // info's, sorted without repeats
+	env         []string          // asked env names set on the node: strings of the interest, sorted
+	binIn       *interestIndex    // the interest whose Bins the bitsets index
+	binReported bitset.Set        // the names the node answered (asked of it): present or absent
+	binTrue     bitset.Set        // the names it has
 	host        *eligibility.Host // nil until the first facts.update
 	connectedAt time.Time
 	factsAt     time.Time
@@ -101,7 +103,11 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 		return nil, nil, false
 	}
 	var unasked []string
-	var envSet, reported, present bitset.Set
+	// Sized once for the interest: grown a word at a time, each set was
+	// allocated up to four times.
+	envSet := make(bitset.Set, 0, words(len(in.Env)))
+	reported := make(bitset.Set, 0, words(len(in.Bins)))
+	present := make(bitset.Set, 0, words(len(in.Bins)))
 	for _, e := range u.Env {
 		if i, ok := in.env[string(e)]; ok {
 			envSet.Add(i)
@@ -109,8 +115,15 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 			unasked = append(unasked, string(e))
 		}
 	}
+	next := 0 // where the name after the last one found would be
 	for k, b := range u.Bins {
-		i, asked := in.bins[string(b)]
+		// Nodes answer in the interest's (sorted) order, as encoding/json
+		// writes a map: the next name is checked before the map.
+		i, asked := next, next < len(in.Bins) && in.Bins[next] == string(b)
+		if !asked {
+			i, asked = in.bins[string(b)]
+		}
+		next = i + 1
 		if !asked {
 			unasked = append(unasked, string(b))
 			continue
@@ -138,6 +151,9 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 	return old, cur, true
 }
 
+// words is the number of 64-bit words of a bitset over n positions.
+func words(n int) int { return (n + 63) / 64 }
+
 // setInfo sets the node's identity, as connect (or another replica's
 // record) gave it, and when its connection began.
 func (n *nodeRecord) setInfo(info protocol.NodeInfo, connectedAt time.Time) {
@@ -145,28 +161,75 @@ func (n *nodeRecord) setInfo(info protocol.NodeInfo, connectedAt time.Time) {
 	n.info = info
 	// In the form eligibility.Host keeps, once per connection: every Host
 	// of the node shares them.
-	n.roles = slices.Compact(slices.Sorted(slices.Values(info.Roles)))
-	n.caps = slices.Compact(slices.Sorted(slices.Values(info.Capabilities)))
+	n.roles = sortedSet(info.Roles)
+	n.caps = sortedSet(info.Capabilities)
 	n.connectedAt = connectedAt.UTC()
+}
+
+// sortedSet returns l sorted without repeats: l itself when it is already
+// (lists are never changed once received), else a sorted copy.
+func sortedSet(l []string) []string {
+	for i := 1; i < len(l); i++ {
+		if l[i-1] >= l[i] {
+			c := slices.Clone(l)
+			slices.Sort(c)
+			return slices.Compact(c)
+		}
+	}
+	return l
 }
 
 // apply sets the node's reported names, as positions in the interest in
 // force, and returns its host before and after: the same pointer when
-// nothing changed.
+// nothing it holds changed (a change of the interest, or of which names
+// were asked, alone keeps the host, and so the caches).
 func (n *nodeRecord) apply(in *interestIndex, envSet, reported, present bitset.Set) (old, cur *eligibility.Host) {
 	names := in.Bins
 	env := make([]string, 0, envSet.Len())
 	envSet.Each(func(i int) { env = append(env, in.Env[i]) }) // sorted, as the interest is
 	old = n.host
-	if old != nil && slices.Equal(n.env, env) && sameStrings(n.binNames, names) &&
+	if old != nil && slices.Equal(n.env, env) && n.binIn == in &&
 		n.binReported.Equal(reported) && n.binTrue.Equal(present) {
 		return old, old
 	}
-	n.env, n.binNames, n.binReported, n.binTrue = env, names, reported, present
 	bins := make([]string, 0, present.Len())
 	present.Each(func(i int) { bins = append(bins, names[i]) })
+	n.binIn, n.binReported, n.binTrue = in, reported, present
+	if old != nil && slices.Equal(old.Env, env) && slices.Equal(old.Bins, bins) {
+		n.env = old.Env
+		return old, old
+	}
+	n.env = env
 	n.host = &eligibility.Host{ID: n.info.ID, OS: n.info.OS, Roles: n.roles, Capabilities: n.caps, Env: env, Bins: bins}
 	return old, n.host
+}
+
+// askedDigest is binsDigest of the binaries the node answered: what its
+// record says it was asked (cluster.Record.BinsAsked).
+func (n *nodeRecord) askedDigest() string {
+	if n.binIn == nil {
+		return binsDigest(nil)
+	}
+	if n.binReported.Len() == len(n.binIn.Bins) {
+		return n.binIn.asked // it answered the whole interest: the usual case
+	}
+	names := make([]string, 0, n.binReported.Len())
+	n.binReported.Each(func(i int) { names = append(names, n.binIn.Bins[i]) })
+	return binsDigest(names)
+}
+
+// binsDigest names a sorted list of binary names in a record: the first
+// 96 bits of the SHA-256 of the names, each followed by a newline, in
+// unpadded base64url (16 characters). Every replica computes the same
+// interest from the same store and config, so a replica finds the list a
+// record's digest names among the interests it had lately.
+func binsDigest(names []string) string {
+	h := sha256.New()
+	for _, n := range names {
+		io.WriteString(h, n)
+		h.Write([]byte{'\n'})
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
 }
 
 // interestIndex is the interest in force with the position of each name,
@@ -175,10 +238,11 @@ func (n *nodeRecord) apply(in *interestIndex, envSet, reported, present bitset.S
 type interestIndex struct {
 	protocol.Interest
 	env, bins map[string]int
+	asked     string // binsDigest(Bins)
 }
 
 func newInterestIndex(in protocol.Interest) *interestIndex {
-	x := &interestIndex{Interest: in, env: make(map[string]int, len(in.Env)), bins: make(map[string]int, len(in.Bins))}
+	x := &interestIndex{Interest: in, env: make(map[string]int, len(in.Env)), bins: make(map[string]int, len(in.Bins)), asked: binsDigest(in.Bins)}
 	for i, n := range in.Env {
 		x.env[n] = i
 	}
@@ -202,19 +266,14 @@ func (n *nodeRecord) factsLocked() protocol.HostFacts {
 	if n.env != nil {
 		f.Env = n.env
 	}
-	n.binReported.Each(func(i int) { f.HostBinStatus[n.binNames[i]] = n.binTrue.Has(i) })
+	n.binReported.Each(func(i int) { f.HostBinStatus[n.binIn.Bins[i]] = n.binTrue.Has(i) })
 	return f
 }
 
-// sameStrings reports whether a and b are the same slice (interest lists
-// are replaced, never changed, so identity is equality).
-func sameStrings(a, b []string) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
 // register adds a node, replacing a connection with the same id at once,
-// and returns the payload of the answer to connect (the current interest).
-func (s *Server) register(c *nodeConn, info protocol.NodeInfo) (json.RawMessage, error) {
+// and returns the answer to its connect (request id reqID): the current
+// interest.
+func (s *Server) register(c *nodeConn, info protocol.NodeInfo, reqID string) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.tokenOKLocked(c.id, c.token) {
@@ -237,8 +296,16 @@ func (s *Server) register(c *nodeConn, info protocol.NodeInfo) (json.RawMessage,
 			s.hostChangedLocked(old.id, old.host, nil)
 		}
 	}
-	return s.connectPayload, nil
+	if reqID == connectReqID {
+		return s.connectAnswer, nil
+	}
+	return protocol.NewResRaw(reqID, s.connectPayload), nil
 }
+
+// connectReqID is the request id of every node agent's (and simulated
+// node's) connect: its answer is encoded once per interest (connectAnswer),
+// not once per connect (a few KiB at a few hundred binaries).
+const connectReqID = "1"
 
 // unregister removes a node unless a newer connection replaced it.
 func (s *Server) unregister(c *nodeConn) {

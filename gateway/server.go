@@ -46,14 +46,21 @@ type Server struct {
 	interest   protocol.Interest
 	// interestAt is interest with the position of each name (registry.go).
 	interestAt *interestIndex
+	// interests are the latest interests, interestAt first (at most
+	// keptInterests): a remote record names the binaries its node was asked
+	// by the digest of one of them (cluster.go).
+	interests []*interestIndex
 	// interestJSON and interestEvt are interest encoded, for connect
 	// answers and evt pushes.
 	interestJSON json.RawMessage
 	// connectPayload is the payload of the answer to connect (protocol
 	// version and interest), encoded with the interest.
 	connectPayload json.RawMessage
-	interestEvt    []byte
-	interestCut    int // names left out of the interest by its limits
+	// connectAnswer is the whole answer to a connect of request id
+	// connectReqID (registry.go), encoded with the interest too.
+	connectAnswer []byte
+	interestEvt   []byte
+	interestCut   int // names left out of the interest by its limits
 
 	// Live eligibility (see live.go).
 	prepared   map[*skill.Skill]*eligibility.Prepared
@@ -191,6 +198,7 @@ func New(cfg Config) (*Server, error) {
 	s.notLoaded.Store(&notLoadedYet)
 	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
 	s.interestAt = newInterestIndex(s.interest)
+	s.interests = []*interestIndex{s.interestAt}
 	s.index = eligibility.NewIndex()
 	s.rebuildLocked()
 	s.handler = s.routes()

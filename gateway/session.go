@@ -233,9 +233,11 @@ func (c *nodeConn) refuseWith(ctx context.Context, id, code, msg string, status 
 	c.close(status, reason)
 }
 
+// serve runs the connection. ctx is never canceled (the connection ends
+// by close or closeNow): a context without Done spares the WebSocket
+// library a callback registered per read and the writes' timeouts a
+// registration with their parent.
 func (c *nodeConn) serve(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	defer c.close(protocol.CloseNormal, "")
 	if !c.handshake(ctx) {
 		return
@@ -347,7 +349,7 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 	}
 	c.id = p.Node.ID
 	c.token = p.Token
-	c.log = c.srv.log.With("node", c.id)
+	c.log = slog.New(&nodeLog{base: c.srv.log.Handler(), id: c.id})
 	if !c.srv.tokenOK(c.id, p.Token) {
 		c.refuse(ctx, f.ID, protocol.CodeUnauthorized, "token not valid for node "+c.id)
 		return false
@@ -355,7 +357,7 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 	// An interest push must not overtake the connect answer: the node
 	// would drop it and keep the older interest of the answer.
 	c.pushMu.Lock()
-	answer, err := c.srv.register(c, p.Node)
+	answer, err := c.srv.register(c, p.Node, f.ID)
 	if err != nil {
 		c.pushMu.Unlock()
 		if errors.Is(err, errGatewayFull) {
@@ -367,7 +369,7 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 		return false
 	}
 	c.srv.metrics.frames.WithLabelValues("connect", "ok").Inc()
-	err = c.write(ctx, protocol.NewResRaw(f.ID, answer))
+	err = c.write(ctx, answer)
 	c.pushMu.Unlock()
 	if err != nil {
 		c.srv.unregister(c)
@@ -375,7 +377,14 @@ func (c *nodeConn) handshake(ctx context.Context) bool {
 		return false
 	}
 	c.conn.SetReadLimit(protocol.ReadLimit)
-	c.log.Info("node connected", "os", p.Node.OS, "roles", p.Node.Roles, "client", p.Client)
+	// What c.log.Info("node connected", …) writes, without the PC that
+	// no handler of the gateway prints, and without making c.log's
+	// handler.
+	if h := c.srv.log.Handler(); h.Enabled(ctx, slog.LevelInfo) {
+		r := slog.NewRecord(time.Now(), slog.LevelInfo, "node connected", 0)
+		r.AddAttrs(slog.String("node", c.id), slog.String("os", p.Node.OS), slog.Any("roles", p.Node.Roles), slog.String("client", p.Client))
+		h.Handle(ctx, r)
+	}
 	return true
 }
 
@@ -414,8 +423,7 @@ func (c *nodeConn) handleFrame(ctx context.Context, data []byte) {
 		}
 		c.srv.updateFacts(c, u)
 		c.srv.metrics.frames.WithLabelValues("facts.update", "ok").Inc()
-		res, _ := protocol.NewRes(f.ID, nil)
-		c.write(ctx, res)
+		c.write(ctx, protocol.NewResOK(f.ID))
 	case protocol.MethodConnect:
 		c.srv.metrics.frames.WithLabelValues("connect", protocol.CodeBadRequest).Inc()
 		c.write(ctx, protocol.NewErr(f.ID, protocol.CodeBadRequest, "already connected"))
@@ -424,6 +432,33 @@ func (c *nodeConn) handleFrame(ctx context.Context, data []byte) {
 		c.write(ctx, protocol.NewErr(f.ID, protocol.CodeUnknownMethod, "unknown method "+f.Method+" (known: connect, facts.update)"))
 	}
 }
+
+// nodeLog is the handler of a node's logger: the server's with the
+// attribute node=ID, which it makes at the node's first log line after
+// connect (most connections log none until they end; connect's own line
+// is written by handshake). Its output is that of the server's handler's
+// WithAttrs.
+type nodeLog struct {
+	base slog.Handler
+	id   string
+	once sync.Once
+	with slog.Handler
+}
+
+func (n *nodeLog) handler() slog.Handler {
+	n.once.Do(func() { n.with = n.base.WithAttrs([]slog.Attr{slog.String("node", n.id)}) })
+	return n.with
+}
+
+func (n *nodeLog) Enabled(ctx context.Context, l slog.Level) bool { return n.base.Enabled(ctx, l) }
+
+func (n *nodeLog) Handle(ctx context.Context, r slog.Record) error {
+	return n.handler().Handle(ctx, r)
+}
+
+func (n *nodeLog) WithAttrs(as []slog.Attr) slog.Handler { return n.handler().WithAttrs(as) }
+
+func (n *nodeLog) WithGroup(name string) slog.Handler { return n.handler().WithGroup(name) }
 
 // factsScans holds the decoders of facts.update: one per frame being
 // handled, not one per node.

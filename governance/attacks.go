@@ -2,7 +2,6 @@ package governance
 
 import (
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -12,7 +11,7 @@ func log2(x float64) float64 { return math.Log2(x) }
 var (
 	// reTamperErr: what a reviewer calls malicious without more
 	// context.
-	reTamperErr = regexp.MustCompile(
+	reTamperErr = mustRx(
 		// logs, audit trails, shell history erased
 		`\brm\s+(-[a-z]+\s+)*[^|;&\n]*(/var/log(/audit)?/?\*|/var/log/audit\b|/var/audit\b|/private/var/log/?\*|\.(bash|zsh|sh)_history\b)` +
 			`|(^|[;&|]\s*|\s)(>|truncate\s+-s\s*0)\s*/var/log/(auth|secure|syslog|messages|audit/audit)\S*` +
@@ -32,27 +31,27 @@ var (
 			`|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`)
 	// reTamperHold: suspicious without more context: a system directory
 	// opened to everyone, handed to root, or logs cleared.
-	reTamperHold = regexp.MustCompile(`\bchmod\s+(-[a-z]+\s+)*[0-7]?777\s+/(etc|usr|bin|sbin|opt|var|lib|boot|root|srv|library|applications|system)\b` +
+	reTamperHold = mustRx(`\bchmod\s+(-[a-z]+\s+)*[0-7]?777\s+/(etc|usr|bin|sbin|opt|var|lib|boot|root|srv|library|applications|system)\b` +
 		`|\bchown\s+(-[a-z]+\s+)*root(:(root|wheel))?\s+/(etc|usr|bin|sbin|opt|var|lib|srv)/` +
 		`|\brm\s+(-[a-z]+\s+)*[^|;&\n]*/var/log/\S*\*`)
 )
 
 // tamperKeys: a line without one of them has no system tampering.
-var tamperKeys = []string{"/var/log", "/var/audit", "_history", "shred", "history -c", "histfile", "histsize", "wevtutil",
+var tamperKeys = keys("/var/log", "/var/audit", "_history", "shred", "history -c", "histfile", "histsize", "wevtutil",
 	"eventlog", "auditctl", "auditd", "syslog", "journald", "setenforce", "ufw", "firewalld", "apparmor", "clamav",
 	"falcon", "osquery", "crowdstrike", "spctl", "csrutil", "mppreference", "lsquarantine", "chmod", "nopasswd",
-	"usermod", "rm -", "mkfs", "of=/dev", ":()", "chown"}
+	"usermod", "rm -", "mkfs", "of=/dev", ":()", "chown")
 
 // tampering: system-tampering.
 func (s *scanner) tampering(line, low string, off, n int, c ctx) {
-	if !s.has(low, tamperKeys...) {
+	if !s.has(low, tamperKeys) {
 		return
 	}
-	if loc := reTamperErr.FindStringIndex(low); loc != nil {
+	if loc := s.find(reTamperErr, low); loc != nil {
 		s.add(RuleSystemTampering, SeverityError, c, n, line, off+loc[0])
 		return
 	}
-	if loc := reTamperHold.FindStringIndex(low); loc != nil {
+	if loc := s.find(reTamperHold, low); loc != nil {
 		s.add(RuleSystemTampering, SeverityWarn, c, n, line, off+loc[0])
 	}
 }
@@ -67,17 +66,27 @@ const (
 var (
 	// reCharCodes: character codes turned into text (JavaScript,
 	// PowerShell, Python, Perl, PHP).
-	reCharCodes = regexp.MustCompile(`fromcharcode\s*\(|\[char\[\]\]\s*\(|\[char\]\s*\d|\bchr\s*\(\s*\d|\bbytes\s*\(\s*\[\s*\d|\bbytearray\s*\(\s*\[\s*\d|map\s*\(\s*chr\s*,|\bpack\s*\(\s*["']c\*|implode\s*\(|\.map\s*\(\s*\w+\s*=>\s*string\.fromcharcode`)
+	reCharCodes = mustRx(`fromcharcode\s*\(|\[char\[\]\]\s*\(|\[char\]\s*\d|\bchr\s*\(\s*\d|\bbytes\s*\(\s*\[\s*\d|\bbytearray\s*\(\s*\[\s*\d|map\s*\(\s*chr\s*,|\bpack\s*\(\s*["']c\*|implode\s*\(|\.map\s*\(\s*\w+\s*=>\s*string\.fromcharcode`)
 	// reJoin: strings split and joined again.
-	reJoin = regexp.MustCompile(`["']\s*\.join\s*\(|\]\s*\.join\s*\(\s*["']|-join\s*[("'$]|["']\s*\+\s*["']|["']\s*\.\s*["']|["']\s*&\s*["']|\bconcat\s*\(`)
+	reJoin = mustRx(`["']\s*\.join\s*\(|\]\s*\.join\s*\(\s*["']|-join\s*[("'$]|["']\s*\+\s*["']|["']\s*\.\s*["']|["']\s*&\s*["']|\bconcat\s*\(`)
 	// reDecoder32: a base32 or base85 decoder.
-	reDecoder85 = regexp.MustCompile(`(b85decode|a85decode|base85|ascii85|b32decode|base32\s+(-d|--decode))`)
+	reDecoder85 = mustRx(`(b85decode|a85decode|base85|ascii85|b32decode|base32\s+(-d|--decode))`)
 	// reStagedExec: code read back from a hidden or temporary file and
 	// run (a payload staged on disk).
-	reStagedExec = regexp.MustCompile(`\b(exec|eval)\s*\(\s*(compile\s*\(\s*)?open\s*\(\s*["'](/tmp/|/var/tmp/|/dev/shm/|~?/?\.)[^"']*["']\s*\)\s*\.read\s*\(|\b(source|\.)\s+["']?(/tmp|/var/tmp|/dev/shm)/\.[a-z0-9_.-]+|\b(ba)?sh\s+["']?(/tmp|/var/tmp|/dev/shm)/\.[a-z0-9_.-]+|\brequire\s*\(\s*["'](/tmp|/dev/shm)/\.`)
+	reStagedExec = mustRx(`\b(exec|eval)\s*\(\s*(compile\s*\(\s*)?open\s*\(\s*["'](/tmp/|/var/tmp/|/dev/shm/|~?/?\.)[^"']*["']\s*\)\s*\.read\s*\(|\b(source|\.)\s+["']?(/tmp|/var/tmp|/dev/shm)/\.[a-z0-9_.-]+|\b(ba)?sh\s+["']?(/tmp|/var/tmp|/dev/shm)/\.[a-z0-9_.-]+|\brequire\s*\(\s*["'](/tmp|/dev/shm)/\.`)
 	// reDecodeToNet: text decoded and handed to a network tool, or a
 	// network listener's input decoded (a hidden channel).
-	reDecodeToNet = regexp.MustCompile(`(base64|base32|xxd|openssl\s+(enc|base64))\s+(-[a-z]*d|--decode|-r)\b[^|;&\n]*\|\s*(xargs\s+)?(curl|wget|nc|ncat|netcat|socat|telnet)\b|\b(nc|ncat|netcat)\s+(-[a-z]+\s+)*-l[a-z]*\b[^|;&\n]*\|\s*(base64|xxd|openssl)\b`)
+	reDecodeToNet = mustRx(`(base64|base32|xxd|openssl\s+(enc|base64))\s+(-[a-z]*d|--decode|-r)\b[^|;&\n]*\|\s*(xargs\s+)?(curl|wget|nc|ncat|netcat|socat|telnet)\b|\b(nc|ncat|netcat)\s+(-[a-z]+\s+)*-l[a-z]*\b[^|;&\n]*\|\s*(base64|xxd|openssl)\b`)
+)
+
+// The keywords of deobfuscate's checks (has).
+var (
+	kwDeobfuscate1 = keys("open(", "/tmp/.", "/var/tmp/.", "/dev/shm/.")
+	kwDeobfuscate2 = keys("exec", "eval", "source", "sh ", ". /", "require")
+	kwDeobfuscate3 = keys("base64", "base32", "xxd", "openssl", "nc ", "ncat", "netcat")
+	kwDeobfuscate4 = keys("fromcharcode", "[char", "chr", "bytes", "bytearray", "pack", "implode")
+	kwDeobfuscate5 = keys("b85", "a85", "base85", "ascii85", "b32", "base32")
+	kwDeobfuscate6 = keys("join", "concat")
 )
 
 // deobfuscate reads a line of code again with what hides its text undone
@@ -90,13 +99,13 @@ func (s *scanner) deobfuscate(line, text, low string, off, n int, c ctx) {
 	if s.depth > 0 {
 		return
 	}
-	if s.has(low, "open(", "/tmp/.", "/var/tmp/.", "/dev/shm/.") && s.has(low, "exec", "eval", "source", "sh ", ". /", "require") {
-		if loc := reStagedExec.FindStringIndex(low); loc != nil {
+	if s.has(low, kwDeobfuscate1) && s.has(low, kwDeobfuscate2) {
+		if loc := s.find(reStagedExec, low); loc != nil {
 			s.add(RuleObfuscatedCode, SeverityWarn, c, n, line, off+loc[0])
 		}
 	}
-	if s.has(low, "base64", "base32", "xxd", "openssl", "nc ", "ncat", "netcat") && strings.IndexByte(low, '|') >= 0 {
-		if loc := reDecodeToNet.FindStringIndex(low); loc != nil {
+	if s.has(low, kwDeobfuscate3) && strings.IndexByte(low, '|') >= 0 {
+		if loc := s.find(reDecodeToNet, low); loc != nil {
 			s.add(RuleObfuscatedCode, SeverityWarn, c, n, line, off+loc[0])
 		}
 	}
@@ -105,18 +114,18 @@ func (s *scanner) deobfuscate(line, text, low string, off, n int, c ctx) {
 	}
 	var forms []string
 	hidden := 0 // forms[:hidden] are decoded (codes, base85), the rest rearranged
-	if s.has(low, "fromcharcode", "[char", "chr", "bytes", "bytearray", "pack", "implode") && reCharCodes.MatchString(low) {
+	if s.has(low, kwDeobfuscate4) && s.match(reCharCodes, low) {
 		if t := charCodes(low); t != "" {
 			forms = append(forms, t)
 		}
 	}
-	if s.has(low, "b85", "a85", "base85", "ascii85", "b32", "base32") && reDecoder85.MatchString(low) {
+	if s.has(low, kwDeobfuscate5) && s.match(reDecoder85, low) {
 		forms = append(forms, decodeLiterals85(text)...)
 	}
 	hidden = len(forms)
 	joined := false
 	if strings.ContainsAny(low, `"'`) {
-		if (quoteJoin(low) || s.has(low, "join", "concat")) && reJoin.MatchString(low) {
+		if (quoteJoin(low) || s.has(low, kwDeobfuscate6)) && s.match(reJoin, low) {
 			if t := joinLiterals(text); t != text {
 				forms = append(forms, t)
 				joined = true
@@ -151,7 +160,7 @@ func (s *scanner) deobfuscate(line, text, low string, off, n int, c ctx) {
 	}
 	// Decoded or joined text given to a call that runs it, whatever it
 	// says: obfuscated code that runs.
-	loc := reRunCall.FindStringIndex(low)
+	loc := s.find(reRunCall, low)
 	if loc == nil {
 		return
 	}
@@ -171,7 +180,7 @@ func (s *scanner) deobfuscate(line, text, low string, off, n int, c ctx) {
 }
 
 // reRunCall: a call that runs the code or command it is given.
-var reRunCall = regexp.MustCompile(`\b(eval|exec|execsync|spawnsync|os\.system|os\.popen|subprocess\.(run|call|popen|check_output)|iex|invoke-expression|new\s+function|function)\s*\(`)
+var reRunCall = mustRx(`\b(eval|exec|execsync|spawnsync|os\.system|os\.popen|subprocess\.(run|call|popen|check_output)|iex|invoke-expression|new\s+function|function)\s*\(`)
 
 // quoteJoin reports two string literals joined by an operator ("cu" +
 // "rl", 'cu' . 'rl', "cu" & "rl") in one pass over the line.
@@ -278,23 +287,27 @@ func joinLiterals(text string) string {
 // unquoteWords removes the quotes inside shell words (c”u""rl,
 // "cu"rl, b\ash): the shell runs curl and bash.
 func unquoteWords(text string) string {
-	var b strings.Builder
+	// Most lines have nothing to remove: look before copying.
 	changed := false
+	for i := 1; i+1 < len(text) && !changed; i++ {
+		ch := text[i]
+		changed = (ch == '\'' || ch == '"') && text[i+1] == ch && isAlnum(text[i-1]) ||
+			ch == '\\' && isAlnum(text[i+1]) && isAlnum(text[i-1])
+	}
+	if !changed {
+		return text
+	}
+	var b strings.Builder
 	for i := 0; i < len(text); i++ {
 		ch := text[i]
 		if (ch == '\'' || ch == '"') && i+1 < len(text) && text[i+1] == ch && i > 0 && isAlnum(text[i-1]) {
 			i++ // '' or "" inside a word
-			changed = true
 			continue
 		}
 		if ch == '\\' && i+1 < len(text) && isAlnum(text[i+1]) && i > 0 && isAlnum(text[i-1]) {
-			changed = true
 			continue
 		}
 		b.WriteByte(ch)
-	}
-	if !changed {
-		return text
 	}
 	return b.String()
 }
@@ -330,13 +343,13 @@ func decodeLiterals85(text string) []string {
 
 var (
 	// reIndexURL: an install from another index or registry.
-	reIndexURL = regexp.MustCompile(`\b(pip3?|uv\s+pip|python[0-9.]*\s+-m\s+pip|pipx|poetry|pdm)\b[^|;&\n]*\s(--index-url|--extra-index-url|-i|--trusted-host)[\s=]+["']?(\S+)` +
+	reIndexURL = mustRx(`\b(pip3?|uv\s+pip|python[0-9.]*\s+-m\s+pip|pipx|poetry|pdm)\b[^|;&\n]*\s(--index-url|--extra-index-url|-i|--trusted-host)[\s=]+["']?(\S+)` +
 		`|\b(npm|pnpm|yarn|bun|npx)\b[^|;&\n]*\s--registry[\s=]+["']?(\S+)` +
 		`|\b(npm|pnpm|yarn)\s+config\s+set\s+(@[a-z0-9_-]+:)?registry[\s=]+["']?(\S+)` +
 		`|\bpip3?\s+config\s+set\s+global\.(extra-)?index-url\s+["']?(\S+)` +
 		`|\bgem\s+(install|sources)\b[^|;&\n]*\s(--source|-s|--add|-a)\s+["']?(\S+)`)
 	// reInstall: a package manager's install and what follows it.
-	reInstall = regexp.MustCompile(`\b(pip3?|uv\s+pip|uv\s+add|pipx|poetry\s+add|pdm\s+add|npm|pnpm|yarn|bun|npx|gem|cargo)\s+(install|i|add|-y|--yes|run)?\b([^|;&\n]*)`)
+	reInstall = mustRx(`\b(pip3?|uv\s+pip|uv\s+add|pipx|poetry\s+add|pdm\s+add|npm|pnpm|yarn|bun|npx|gem|cargo)\s+(install|i|add|-y|--yes|run)?\b([^|;&\n]*)`)
 )
 
 // officialIndexes are the package indexes a default install or a
@@ -413,13 +426,20 @@ func oneEdit(a, b string) bool {
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' }
 
+// The keywords of supplyChain's checks (has).
+var (
+	kwSupplyChain1 = keys("pip", "npm", "pnpm", "yarn", "bun", "npx", "gem", "cargo", "uv ", "poetry", "pdm")
+	kwSupplyChain2 = keys("index-url", "-i ", "trusted-host", "registry", "--source", "sources")
+	kwSupplyChain3 = keys("install", " add ", " i ", "npx", "bunx", "pipx")
+)
+
 // supplyChain: supply-chain.
 func (s *scanner) supplyChain(line, low string, off, n int, c ctx) {
-	if !s.has(low, "pip", "npm", "pnpm", "yarn", "bun", "npx", "gem", "cargo", "uv ", "poetry", "pdm") {
+	if !s.has(low, kwSupplyChain1) {
 		return
 	}
-	if s.has(low, "index-url", "-i ", "trusted-host", "registry", "--source", "sources") {
-		for _, m := range reIndexURL.FindAllStringSubmatchIndex(low, 4) {
+	if s.has(low, kwSupplyChain2) {
+		for _, m := range s.findAllSubmatch(reIndexURL, low, 4) {
 			u := ""
 			for g := len(m) - 2; g >= 2; g -= 2 {
 				if m[g] >= 0 {
@@ -442,10 +462,10 @@ func (s *scanner) supplyChain(line, low string, off, n int, c ctx) {
 			return
 		}
 	}
-	if !s.has(low, "install", " add ", " i ", "npx", "bunx", "pipx") {
+	if !s.has(low, kwSupplyChain3) {
 		return
 	}
-	for _, m := range reInstall.FindAllStringSubmatchIndex(low, 4) {
+	for _, m := range s.findAllSubmatch(reInstall, low, 4) {
 		for _, w := range strings.Fields(low[m[6]:m[7]]) {
 			w = strings.Trim(w, `"'`+"`")
 			if w == "" || w[0] == '-' || strings.ContainsAny(w, "/:$<>{}") {
@@ -485,20 +505,30 @@ func urlHost(u string) string {
 }
 
 // reMining: a miner, a mining pool or a miner's options.
-var reMining = regexp.MustCompile(`\bstratum(\+(tcp|ssl|tls))?://|\b(xmrig|xmr-stak|minerd|cpuminer|cgminer|bfgminer|ethminer|t-rex|nbminer|lolminer|phoenixminer|nanominer|gminer|srbminer|teamredminer)\b|--donate-level\b|\b(pool\.)?(supportxmr|minexmr|moneroocean|hashvault|c3pool|herominers|nanopool|f2pool|2miners|nicehash|ethermine|unmineable)\.(com|org|net|pro|stream)\b|\bcoinhive\b|\bcryptonight\b`)
+var reMining = mustRx(`\bstratum(\+(tcp|ssl|tls))?://|\b(xmrig|xmr-stak|minerd|cpuminer|cgminer|bfgminer|ethminer|t-rex|nbminer|lolminer|phoenixminer|nanominer|gminer|srbminer|teamredminer)\b|--donate-level\b|\b(pool\.)?(supportxmr|minexmr|moneroocean|hashvault|c3pool|herominers|nanopool|f2pool|2miners|nicehash|ethermine|unmineable)\.(com|org|net|pro|stream)\b|\bcoinhive\b|\bcryptonight\b`)
+
+// The keywords of cryptoMining's checks (has).
+var (
+	kwCryptoMining = keys("stratum", "xmr", "miner", "donate-level", "pool", "coinhive", "cryptonight", "nicehash", "ethermine", "unmineable", "2miners", "f2pool", "nanopool")
+)
 
 // cryptoMining: crypto-mining.
 func (s *scanner) cryptoMining(line, low string, off, n int, c ctx) {
-	if !s.has(low, "stratum", "xmr", "miner", "donate-level", "pool", "coinhive", "cryptonight", "nicehash", "ethermine", "unmineable", "2miners", "f2pool", "nanopool") {
+	if !s.has(low, kwCryptoMining) {
 		return
 	}
-	if loc := reMining.FindStringIndex(low); loc != nil {
+	if loc := s.find(reMining, low); loc != nil {
 		s.add(RuleCryptoMining, SeverityError, c, n, line, off+loc[0])
 	}
 }
 
 // reCredential: credentials in the formats their issuers give them.
-var reCredential = regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}|\bxox[abposr]-[0-9]{8,}-[0-9A-Za-z-]{16,}|hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{20,}|\bsk-ant-(api|admin)[0-9]{2}-[A-Za-z0-9_-]{40,}|\bsk-(proj-)?[A-Za-z0-9_-]{40,}\b|\b(sk|rk)_live_[0-9A-Za-z]{20,}|\bAIza[0-9A-Za-z_-]{35}\b|\bSG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{40,}|\bnpm_[A-Za-z0-9]{36}\b|\bhf_[A-Za-z0-9]{34,}\b|\bglpat-[A-Za-z0-9_-]{20}\b|\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}\b|-----BEGIN (RSA |EC |DSA |OPENSSH |ENCRYPTED )?PRIVATE KEY-----`)
+var reCredential = mustRx(`\b(AKIA|ASIA)[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{60,}|\bxox[abposr]-[0-9]{8,}-[0-9A-Za-z-]{16,}|hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{20,}|\bsk-ant-(api|admin)[0-9]{2}-[A-Za-z0-9_-]{40,}|\bsk-(proj-)?[A-Za-z0-9_-]{40,}\b|\b(sk|rk)_live_[0-9A-Za-z]{20,}|\bAIza[0-9A-Za-z_-]{35}\b|\bSG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{40,}|\bnpm_[A-Za-z0-9]{36}\b|\bhf_[A-Za-z0-9]{34,}\b|\bglpat-[A-Za-z0-9_-]{20}\b|\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}\b|-----BEGIN (RSA |EC |DSA |OPENSSH |ENCRYPTED )?PRIVATE KEY-----`)
+
+// The keywords of hardcodedCredential's checks (has).
+var (
+	kwHardcodedCredential = keys("akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com", " sk-", "\"sk-", "'sk-", "=sk-", "`sk-", "sk-proj", "sk-ant", "_live_", "aiza", "sg.", "npm_", "hf_", "glpat-", ":aa", "private key-----")
+)
 
 // hardcodedCredential: hardcoded-credential. Placeholders (EXAMPLE,
 // xxxx, your-key, 1234…) and low-entropy strings are not credentials; a
@@ -506,14 +536,13 @@ var reCredential = regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b|\bgh[pousr]_[
 // scanner.keyBlock).
 func (s *scanner) hardcodedCredential(line string, n int, c ctx) {
 	low := s.lower(line)
-	if !s.has(low, "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com",
-		" sk-", "\"sk-", "'sk-", "=sk-", "`sk-", "sk-proj", "sk-ant", "_live_", "aiza", "sg.", "npm_", "hf_", "glpat-", ":aa", "private key-----") || !longToken(line) && !strings.Contains(low, "private key-----") {
+	if !s.has(low, kwHardcodedCredential) || !longToken(line) && !strings.Contains(low, "private key-----") {
 		return
 	}
 	if containsAny(lowerASCII(line), "example", "e.g.", "sample", "fake", "placeholder", "dummy", "redacted") {
 		return // a credential shown as an example
 	}
-	for _, loc := range reCredential.FindAllStringIndex(line, 4) {
+	for _, loc := range s.findAllIn(reCredential, line, low, 4) {
 		tok := line[loc[0]:loc[1]]
 		if strings.HasPrefix(tok, "-----BEGIN") {
 			s.keyBlock = n
@@ -602,9 +631,9 @@ func redactAt(line string, a, b int) string {
 
 var (
 	// reHijack: a description that claims every request.
-	reHijack = regexp.MustCompile(`\b(use|invoke|call|load|activate|trigger|run|apply)\s+(this\s+skill\s+|me\s+)?(for|on|with|in|to)\s+(all|every|any)\s+(single\s+)?(requests?|tasks?|queries|query|questions?|messages?|prompts?|conversations?|inputs?|turns?|interactions?)\b|\balways\s+(use|invoke|call|load|activate|run|trigger|prefer|select|choose)\s+this\s+skill\b|\b(before|instead\s+of|over|above|ahead\s+of)\s+(any|all|every)\s+other\s+skills?\b|\b(takes|has|have|gets?)\s+(precedence|priority)\s+over\s+(all|any|every|other)\b|\bregardless\s+of\s+(the\s+)?(user'?s?\s+)?(request|task|query|question|topic|intent|context)\b|\b(ignore|disable|do\s+not\s+use|don'?t\s+use|never\s+use|bypass|replace)\s+(all\s+|any\s+|the\s+)?other\s+skills?\b`)
+	reHijack = mustRx(`\b(use|invoke|call|load|activate|trigger|run|apply)\s+(this\s+skill\s+|me\s+)?(for|on|with|in|to)\s+(all|every|any)\s+(single\s+)?(requests?|tasks?|queries|query|questions?|messages?|prompts?|conversations?|inputs?|turns?|interactions?)\b|\balways\s+(use|invoke|call|load|activate|run|trigger|prefer|select|choose)\s+this\s+skill\b|\b(before|instead\s+of|over|above|ahead\s+of)\s+(any|all|every)\s+other\s+skills?\b|\b(takes|has|have|gets?)\s+(precedence|priority)\s+over\s+(all|any|every|other)\b|\bregardless\s+of\s+(the\s+)?(user'?s?\s+)?(request|task|query|question|topic|intent|context)\b|\b(ignore|disable|do\s+not\s+use|don'?t\s+use|never\s+use|bypass|replace)\s+(all\s+|any\s+|the\s+)?other\s+skills?\b`)
 	// reQualified: what narrows "any task" to a kind of task.
-	reQualified = regexp.MustCompile(`^\s*(involving|related|relating|about|that|with|where|which|regarding|concerning|on|for|in|using|when|if|where|of|like|around|to)\b`)
+	reQualified = mustRx(`^\s*(involving|related|relating|about|that|with|where|which|regarding|concerning|on|for|in|using|when|if|where|of|like|around|to)\b`)
 )
 
 // discoveryAbuse: discovery-abuse, over a name or description as the
@@ -621,7 +650,7 @@ func (s *scanner) discoveryAbuse(text string, n int) {
 		if strings.Contains(low[loc[0]:loc[1]], "always") && reQualified.MatchString(low[loc[1]:]) {
 			continue // "always use this skill when …"
 		}
-		if negatedBefore(low, loc[0]) {
+		if s.negatedBefore(low, loc[0]) {
 			continue
 		}
 		s.add(RuleDiscoveryAbuse, SeverityWarn, ctxExec, n, text, loc[0])
@@ -707,18 +736,20 @@ var realWords = map[string]bool{"stats": true, "state": true, "states": true, "e
 	"queue": true, "server": true, "serve": true, "proxy": true, "secrets": true, "sessions": true, "monitors": true}
 
 // reImpersonate: a skill that says it stands in for another.
-var reImpersonate = regexp.MustCompile(`\bdrop-?in(\s+replacement)?\b|\breplacement\s+for\b|\b(the\s+)?(official|legitimate|original|real)\s+(\w+\s+)?(skill|helper|tool|package|version|client|cli)\b|\breplaces\s+the\b`)
+var reImpersonate = mustRx(`\bdrop-?in(\s+replacement)?\b|\breplacement\s+for\b|\b(the\s+)?(official|legitimate|original|real)\s+(\w+\s+)?(skill|helper|tool|package|version|client|cli)\b|\breplaces\s+the\b`)
 
 // impersonation: discovery-abuse for a name one letter off a known word
 // (a typosquat) in a skill that says it replaces another: a hold; the
 // typo alone is info.
-func (s *scanner) impersonation(name string, line int, text []byte) {
+func (s *scanner) impersonation(name string, line int, data []byte) {
 	w := nameTypo(name)
 	if w == "" {
 		return
 	}
 	sev := SeverityInfo
-	if reImpersonate.Match(text) {
+	// The skill's text (its first 64 KiB), lowercased only now: most
+	// names imitate nothing.
+	if reImpersonate.MatchString(lowerASCII(string(data[:min(len(data), 64<<10)]))) {
 		sev = SeverityWarn
 	}
 	s.add(RuleDiscoveryAbuse, sev, ctxExec, line, name+" (imitates "+w+")", 0)
@@ -727,37 +758,50 @@ func (s *scanner) impersonation(name string, line int, text []byte) {
 // covertPasses are covert-instruction's expressions, each run only on
 // lines holding all of its keyword groups (one keyword of each).
 var covertPasses = []struct {
-	keys [][]string
-	re   *regexp.Regexp
+	keys []*keySet
+	re   *rx
 }{
 	// acting unseen
-	{[][]string{{"silently", "quietly", "secretly", "covertly", "invisibly", "stealthily"}},
-		regexp.MustCompile(`\b(silently|quietly|secretly|covertly|invisibly|stealthily)\s+(run|execute|install|download|delete|remove|modify|disable|overwrite|launch|start|schedule|add)\b`)},
-	{[][]string{{"the user"}, {"hide", "conceal", "suppress", "mask"}},
-		regexp.MustCompile(`\b(hide|conceal|suppress|mask)\s+(this|these|the|any|all|its|their|your)?\s*(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|process(es)?|changes?)\s+(from|to)\s+the\s+user\b`)},
-	{[][]string{{"the user"}, {"not", "n't", "never"}},
-		regexp.MustCompile(`\b(do\s+not|don'?t|never)\s+(show|display|print|output|log|report|reveal|mention)\s+(this|these|the|any|its)\s+(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|changes?)\s+(to|with)\s+the\s+user\b`)},
+	{[]*keySet{keys("silently", "quietly", "secretly", "covertly", "invisibly", "stealthily")},
+		mustRx(`\b(silently|quietly|secretly|covertly|invisibly|stealthily)\s+(run|execute|install|download|delete|remove|modify|disable|overwrite|launch|start|schedule|add)\b`)},
+	{[]*keySet{keys("the user"), keys("hide", "conceal", "suppress", "mask")},
+		mustRx(`\b(hide|conceal|suppress|mask)\s+(this|these|the|any|all|its|their|your)?\s*(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|process(es)?|changes?)\s+(from|to)\s+the\s+user\b`)},
+	{[]*keySet{keys("the user"), keys("not", "n't", "never")},
+		mustRx(`\b(do\s+not|don'?t|never)\s+(show|display|print|output|log|report|reveal|mention)\s+(this|these|the|any|its)\s+(commands?|steps?|actions?|output|requests?|network\s+(calls?|requests?)|uploads?|downloads?|activity|operations?|changes?)\s+(to|with)\s+the\s+user\b`)},
 	// instructions persisted into the agent
-	{[][]string{{"memory", "soul.md", "system prompt", "global", "claude.md", "user settings", "user instructions"}, {"add", "append", "write", "save", "store", "insert", "put", "inject"}},
-		regexp.MustCompile(`\b(add|append|write|save|store|insert|put|inject)\s+(this|these|the\s+following|it|them)\s+(instructions?\s+|rules?\s+|lines?\s+|text\s+)?(permanently\s+)?(to|into|in)\s+(your\s+)?(long-term\s+)?(memory|memory\.md|soul\.md|system\s+prompt|global\s+(config|configuration|settings|instructions)|~/\.claude/claude\.md|user\s+(settings|instructions))\b`)},
-	{[][]string{{"remember"}, {"permanently", "forever", "future"}},
-		regexp.MustCompile(`\bremember\s+(this|these|that|it)\s+(permanently|forever|for\s+(all|every)\s+future\s+(sessions?|conversations?|tasks?))\b`)},
-	{[][]string{{"update your"}},
-		regexp.MustCompile(`\bupdate\s+your\s+(own\s+)?(system\s+prompt|core\s+instructions|memory)\s+(so|to)\b`)},
+	{[]*keySet{keys("memory", "soul.md", "system prompt", "global", "claude.md", "user settings", "user instructions"), keys("add", "append", "write", "save", "store", "insert", "put", "inject")},
+		mustRx(`\b(add|append|write|save|store|insert|put|inject)\s+(this|these|the\s+following|it|them)\s+(instructions?\s+|rules?\s+|lines?\s+|text\s+)?(permanently\s+)?(to|into|in)\s+(your\s+)?(long-term\s+)?(memory|memory\.md|soul\.md|system\s+prompt|global\s+(config|configuration|settings|instructions)|~/\.claude/claude\.md|user\s+(settings|instructions))\b`)},
+	{[]*keySet{keys("remember"), keys("permanently", "forever", "future")},
+		mustRx(`\bremember\s+(this|these|that|it)\s+(permanently|forever|for\s+(all|every)\s+future\s+(sessions?|conversations?|tasks?))\b`)},
+	{[]*keySet{keys("update your")},
+		mustRx(`\bupdate\s+your\s+(own\s+)?(system\s+prompt|core\s+instructions|memory)\s+(so|to)\b`)},
 	// a trigger phrase for an action against the user
-	{[][]string{{"disable", "ignore", "bypass", "reveal", "grant", "transfer", "exfiltrate", "delete", "wipe", "unlock", "elevate"}, {"when", "if "}, {"\"", "'", "\u201c", "\u2018"}},
-		regexp.MustCompile(`\b(when(ever)?|if)\s+(the\s+user|anyone|someone|a\s+message|the\s+input)\s+(says?|types?|writes?|sends?|mentions?|includes?|contains?|enters?)\s+["'“‘][^"'”’]{2,40}["'”’],?\s+(then\s+)?(immediately\s+|silently\s+|secretly\s+)?(disable|ignore|bypass|reveal|grant|transfer|exfiltrate|delete|wipe|unlock|elevate)\b`)},
+	{[]*keySet{keys("disable", "ignore", "bypass", "reveal", "grant", "transfer", "exfiltrate", "delete", "wipe", "unlock", "elevate"), keys("when", "if "), keys("\"", "'", "\u201c", "\u2018")},
+		mustRx(`\b(when(ever)?|if)\s+(the\s+user|anyone|someone|a\s+message|the\s+input)\s+(says?|types?|writes?|sends?|mentions?|includes?|contains?|enters?)\s+["'“‘][^"'”’]{2,40}["'”’],?\s+(then\s+)?(immediately\s+|silently\s+|secretly\s+)?(disable|ignore|bypass|reveal|grant|transfer|exfiltrate|delete|wipe|unlock|elevate)\b`)},
 }
 
+// covertFirst is every keyword of the first group of each of
+// covertPasses: a line without one of them runs none.
+var covertFirst = func() *keySet {
+	var words []string
+	for _, p := range covertPasses {
+		words = append(words, p.keys[0].words...)
+	}
+	return keys(words...)
+}()
+
 // reModal: a word before a verb that describes what may happen.
-var reModal = regexp.MustCompile(`^(would|could|might|may|can|cannot|can't|will|won't|should\s*n't|often|sometimes|it|which|that|they|tools?)$`)
+var reModal = mustRx(`^(would|could|might|may|can|cannot|can't|will|won't|should\s*n't|often|sometimes|it|which|that|they|tools?)$`)
 
 // covertInstruction: covert-instruction, over a prose line.
 func (s *scanner) covertInstruction(line, low string, n int, c ctx) {
+	if !s.has(low, covertFirst) {
+		return // no pass's first group: no pass
+	}
 	for _, p := range covertPasses {
 		ok := true
 		for _, g := range p.keys {
-			ok = ok && s.has(low, g...)
+			ok = ok && s.has(low, g)
 		}
 		if ok && s.covertMatch(line, low, n, c, p.re) {
 			return
@@ -766,9 +810,9 @@ func (s *scanner) covertInstruction(line, low string, n int, c ctx) {
 }
 
 // covertMatch reports (and adds) a covert-instruction match of re.
-func (s *scanner) covertMatch(line, low string, n int, c ctx, re *regexp.Regexp) bool {
-	for _, loc := range re.FindAllStringIndex(low, 2) {
-		if negatedBefore(low, loc[0]) && !strings.HasPrefix(low[loc[0]:], "do") && !strings.HasPrefix(low[loc[0]:], "never") {
+func (s *scanner) covertMatch(line, low string, n int, c ctx, re *rx) bool {
+	for _, loc := range s.findAll(re, low, 2) {
+		if s.negatedBefore(low, loc[0]) && !strings.HasPrefix(low[loc[0]:], "do") && !strings.HasPrefix(low[loc[0]:], "never") {
 			continue
 		}
 		// "… would silently disable the feature" describes; an
@@ -782,23 +826,28 @@ func (s *scanner) covertMatch(line, low string, n int, c ctx, re *regexp.Regexp)
 	return false
 }
 
+// The keywords of undeclaredEnv's checks (has).
+var (
+	kwUndeclaredEnv1 = keys("token", "secret", "key", "pass", "pwd", "cred", "dsn", "cookie", "jwt", "bearer", "pat", "database_url", "db_url", "webhook_url", "connection_string")
+	kwUndeclaredEnv2 = keys("environ", "getenv", "process.env", "env[", "env.fetch", "$env:")
+)
+
 // undeclaredEnv: undeclared-credential over a line of code.
 func (s *scanner) undeclaredEnv(line string, n int) {
 	if s.envDeclared == nil {
 		return
 	}
 	low := s.lower(line)
-	if !s.has(low, "token", "secret", "key", "pass", "pwd", "cred", "dsn", "cookie", "jwt", "bearer", "pat",
-		"database_url", "db_url", "webhook_url", "connection_string") {
+	if !s.has(low, kwUndeclaredEnv1) {
 		return
 	}
 	var names []string
-	if strings.IndexByte(low, '$') >= 0 {
+	if strings.IndexByte(low, '$') >= 0 && s.may(reShellVar, low) {
 		for _, m := range reShellVar.FindAllStringSubmatch(low, 8) {
 			names = append(names, m[1]+m[2])
 		}
 	}
-	if s.has(low, "environ", "getenv", "process.env", "env[", "env.fetch", "$env:") {
+	if s.has(low, kwUndeclaredEnv2) && s.may(reEnvName, low) {
 		for _, m := range reEnvName.FindAllStringSubmatch(low, 8) {
 			for _, g := range m[1:] {
 				if g != "" {

@@ -2,7 +2,6 @@ package governance
 
 import (
 	"encoding/base64"
-	"regexp"
 	"strings"
 )
 
@@ -69,8 +68,8 @@ func (f *flowState) reset() {
 
 // flowKeys: a line without one of them neither reads a secret nor sends
 // one, nor carries a tainted name on (when nothing is tainted yet).
-var flowKeys = []string{"environ", "getenv", "process.env", "env[", "env.fetch", "$env:", "token", "secret", "passw",
-	"api_key", "apikey", "credential", "http://", "https://", "b64decode", "fromhex", "unhexlify", "atob(", "b85decode", "a85decode"}
+var flowKeys = keys("environ", "getenv", "process.env", "env[", "env.fetch", "$env:", "token", "secret", "passw",
+	"api_key", "apikey", "credential", "http://", "https://", "b64decode", "fromhex", "unhexlify", "atob(", "b85decode", "a85decode")
 
 // flowLine reads one line of code of the current unit.
 func (s *scanner) flowLine(line string, n int, c ctx) {
@@ -86,7 +85,7 @@ func (s *scanner) flowLine(line string, n int, c ctx) {
 		}
 	}
 	if f.first == 0 {
-		if f.names == nil && !s.has(low, flowKeys...) {
+		if f.names == nil && !s.has(low, flowKeys) {
 			return
 		}
 		f.first = n
@@ -148,23 +147,23 @@ var netCallKeys = []string{"post", "put", "patch", "request", "get", "urlopen", 
 
 var (
 	// reForIn: for k, v in …: / for (const [k, v] of …)
-	reForIn = regexp.MustCompile(`\bfor\s*\(?\s*(?:(?:const|let|var)\s+)?\[?\s*([a-z_][a-z0-9_]*)(?:\s*,\s*([a-z_][a-z0-9_]*))?\s*\]?\s+(?:in|of)\s+(.+)$`)
+	reForIn = mustRx(`\bfor\s*\(?\s*(?:(?:const|let|var)\s+)?\[?\s*([a-z_][a-z0-9_]*)(?:\s*,\s*([a-z_][a-z0-9_]*))?\s*\]?\s+(?:in|of)\s+(.+)$`)
 	// reMutate: NAME.update(…), NAME.append(…), NAME.push(…), NAME.extend(…)
-	reMutate = regexp.MustCompile(`\b([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)\.(update|append|extend|push|setdefault|add|write)\((.*)`)
+	reMutate = mustRx(`\b([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)\.(update|append|extend|push|setdefault|add|write)\((.*)`)
 	// reEncode: what encodes or packs data on its way out.
-	reEncode = regexp.MustCompile(`b(64|32|16|85)encode|base64\.(standard_b64|urlsafe_b64)?encode|hexlify|\.hex\(\)|encode\(\s*['"](hex|base64|rot13)|btoa\(|\.tostring\(\s*['"](base64|hex)|zlib\.compress|gzip\.compress|\bbase64\b[^|]*\|`)
+	reEncode = mustRx(`b(64|32|16|85)encode|base64\.(standard_b64|urlsafe_b64)?encode|hexlify|\.hex\(\)|encode\(\s*['"](hex|base64|rot13)|btoa\(|\.tostring\(\s*['"](base64|hex)|zlib\.compress|gzip\.compress|\bbase64\b[^|]*\|`)
 	// reDecodeLit: a literal decoded in code.
-	reDecodeLit = regexp.MustCompile(`(b64decode|b32decode|b85decode|a85decode|unhexlify|fromhex|atob|buffer\.from)\(\s*b?["']([a-z0-9+/=_-]{8,})["']`)
+	reDecodeLit = mustRx(`(b64decode|b32decode|b85decode|a85decode|unhexlify|fromhex|atob|buffer\.from)\(\s*b?["']([a-z0-9+/=_-]{8,})["']`)
 	// reNetCall: a call that sends data over the network.
-	reNetCall = regexp.MustCompile(`\b(requests|httpx|session|sess|client|http|https|axios|aiohttp|s)\.(post|put|patch|request|get)\s*\(|\burlopen\s*\(|\burllib\.request\.request\s*\(|\bfetch\s*\(|\baxios\s*\(|\bsendbeacon\s*\(|\.sendall?\s*\(|\.sendto\s*\(|\.sendmail\s*\(|\bnew\s+image\(\)\.src\s*=`)
+	reNetCall = mustRx(`\b(requests|httpx|session|sess|client|http|https|axios|aiohttp|s)\.(post|put|patch|request|get)\s*\(|\burlopen\s*\(|\burllib\.request\.request\s*\(|\bfetch\s*\(|\baxios\s*\(|\bsendbeacon\s*\(|\.sendall?\s*\(|\.sendto\s*\(|\.sendmail\s*\(|\bnew\s+image\(\)\.src\s*=`)
 	// reShellCall: code that runs a command line.
-	reShellCall = regexp.MustCompile(`\b(os\.system|os\.popen|subprocess\.(run|call|popen|check_output|check_call|getoutput|getstatusoutput)|exec(sync)?|spawn(sync)?|system|popen|shell_exec|passthru|%x|qx)\s*\(`)
+	reShellCall = mustRx(`\b(os\.system|os\.popen|subprocess\.(run|call|popen|check_output|check_call|getoutput|getstatusoutput)|exec(sync)?|spawn(sync)?|system|popen|shell_exec|passthru|%x|qx)\s*\(`)
 	// reDNSCall: code that resolves a name it built.
-	reDNSCall = regexp.MustCompile(`\b(gethostbyname(_ex)?|getaddrinfo|dns\.resolve\w*|dns\.lookup|resolver\.(resolve|query)|dnspython|nslookup|dig)\s*\(`)
+	reDNSCall = mustRx(`\b(gethostbyname(_ex)?|getaddrinfo|dns\.resolve\w*|dns\.lookup|resolver\.(resolve|query)|dnspython|nslookup|dig)\s*\(`)
 	// reEnvName: a variable of the environment read by name.
-	reEnvName = regexp.MustCompile(`os\.environ\s*\[\s*f?["']([a-z0-9_]+)["']|os\.environ\.get\(\s*["']([a-z0-9_]+)["']|os\.getenv\(\s*["']([a-z0-9_]+)["']|process\.env\.([a-z0-9_]+)|process\.env\[\s*["']([a-z0-9_]+)["']|\benv\[\s*["']([a-z0-9_]+)["']|env\.fetch\(\s*["']([a-z0-9_]+)["']|\$env:([a-z0-9_]+)|getenv\(\s*["']([a-z0-9_]+)["']`)
+	reEnvName = mustRx(`os\.environ\s*\[\s*f?["']([a-z0-9_]+)["']|os\.environ\.get\(\s*["']([a-z0-9_]+)["']|os\.getenv\(\s*["']([a-z0-9_]+)["']|process\.env\.([a-z0-9_]+)|process\.env\[\s*["']([a-z0-9_]+)["']|\benv\[\s*["']([a-z0-9_]+)["']|env\.fetch\(\s*["']([a-z0-9_]+)["']|\$env:([a-z0-9_]+)|getenv\(\s*["']([a-z0-9_]+)["']`)
 	// reEnvWhole: the whole environment as a value.
-	reEnvWhole = regexp.MustCompile(`os\.environ(\.copy\(\)|\.items\(\)|\.keys\(\)|\.values\(\)|\s*[),}\]]|\s*$)|dict\(\s*os\.environ|\*\*os\.environ|process\.env\s*[),}\]]|\.\.\.process\.env|object\.(entries|keys|values)\(\s*process\.env|json\.stringify\(\s*process\.env|\benv\.to_h\b|\benv\.to_hash\b|get-childitem\s+env:|\bgci\s+env:`)
+	reEnvWhole = mustRx(`os\.environ(\.copy\(\)|\.items\(\)|\.keys\(\)|\.values\(\)|\s*[),}\]]|\s*$)|dict\(\s*os\.environ|\*\*os\.environ|process\.env\s*[),}\]]|\.\.\.process\.env|object\.(entries|keys|values)\(\s*process\.env|json\.stringify\(\s*process\.env|\benv\.to_h\b|\benv\.to_hash\b|get-childitem\s+env:|\bgci\s+env:`)
 )
 
 // flowStmt reads one statement of code (lowercased; orig as written).
@@ -336,7 +335,7 @@ func (s *scanner) taintOf(expr string) taint {
 }
 
 // reSerialize: data turned into text or written out.
-var reSerialize = regexp.MustCompile(`\b(json\.dumps?|pickle\.dumps?|yaml\.dump|b64encode|base64|str|repr|print|json\.stringify|btoa|tostring)\s*\(|\.write\s*\(|\bwritefile(sync)?\s*\(`)
+var reSerialize = mustRx(`\b(json\.dumps?|pickle\.dumps?|yaml\.dump|b64encode|base64|str|repr|print|json\.stringify|btoa|tostring)\s*\(|\.write\s*\(|\bwritefile(sync)?\s*\(`)
 
 // countSecretReads counts the credential variables an expression reads by
 // name.
@@ -535,7 +534,7 @@ func (s *scanner) flowSinks(stmt string, n int, line string, c ctx) {
 		s.flowAdd(exfilSeverity(t, dest, get), n, line, c)
 		return
 	}
-	for _, re := range []*regexp.Regexp{reShellCall, reDNSCall} {
+	for _, re := range []*rx{reShellCall, reDNSCall} {
 		for _, loc := range re.FindAllStringIndex(stmt, 4) {
 			args := callArgs(stmt, loc[1]-1)
 			t := s.taintOf(args)
@@ -608,7 +607,7 @@ func callArgs(stmt string, open int) string {
 
 // reAuthArg: the parts of a call's arguments where a credential is used,
 // not sent as data: headers, auth, an Authorization value.
-var reAuthArg = regexp.MustCompile(`\b(headers|auth|cert|verify)\s*[=:]\s*(\{[^{}]*\}|\([^()]*\)|[a-z_][a-z0-9_.]*(\([^()]*\))?)|["']?authorization["']?\s*:\s*[^,}]*|["']?x-[a-z-]*(key|token|auth)[a-z-]*["']?\s*:\s*[^,}]*`)
+var reAuthArg = mustRx(`\b(headers|auth|cert|verify)\s*[=:]\s*(\{[^{}]*\}|\([^()]*\)|[a-z_][a-z0-9_.]*(\([^()]*\))?)|["']?authorization["']?\s*:\s*[^,}]*|["']?x-[a-z-]*(key|token|auth)[a-z-]*["']?\s*:\s*[^,}]*`)
 
 func stripAuth(args string) string {
 	if !strings.Contains(args, "header") && !strings.Contains(args, "auth") && !strings.Contains(args, "x-") {
@@ -652,11 +651,11 @@ func netCommandIn(cmd string) bool {
 
 // reShellVar: a variable used in a command line: $NAME, ${NAME}, and
 // $(NAME), which some write for one.
-var reShellVar = regexp.MustCompile(`\$\{?([a-z_][a-z0-9_]*)\}?|\$\(([a-z_][a-z0-9_]*)\)`)
+var reShellVar = mustRx(`\$\{?([a-z_][a-z0-9_]*)\}?|\$\(([a-z_][a-z0-9_]*)\)`)
 
 // reKVSecret: data that names what it carries ("token=$X",
 // "credential=${v}").
-var reKVSecret = regexp.MustCompile(`\b(credentials?|token|secret|password|passwd|api_?key|apikey|session|cookie)s?=["']?\$`)
+var reKVSecret = mustRx(`\b(credentials?|token|secret|password|passwd|api_?key|apikey|session|cookie)s?=["']?\$`)
 
 // shellTaint returns what command text carries: the environment dumped
 // (a substitution of env or printenv), credential variables, key=value
@@ -749,15 +748,20 @@ func shellStatements(low string) []string {
 
 // reCurlAuth: the parts of a network command where a credential is used
 // to sign in, not sent as data: headers, user:password, bearer options.
-var reCurlAuth = regexp.MustCompile(`(\s-h|--header|-u|--user|--oauth2-bearer|-headers|--proxy-user)\s*(=\s*)?("[^"]*"|'[^']*'|\S+)`)
+var reCurlAuth = mustRx(`(\s-h|--header|-u|--user|--oauth2-bearer|-headers|--proxy-user)\s*(=\s*)?("[^"]*"|'[^']*'|\S+)`)
+
+// The keywords of exfilShell's checks (has).
+var (
+	kwExfilShell1 = keys("printenv", "environ", "export -p", "env |", "env|", "(env", "`env", "env)")
+	kwExfilShell2 = keys("curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "dig ", "nslookup", "host ", "drill ", "http ", "https ", "invoke-webrequest", "invoke-restmethod", "iwr ", "irm ", "ping ", "xh ")
+)
 
 // exfilShell: a command line that sends the environment or a credential
 // out: piped into a network tool that sends what it reads (curl -d @-,
 // nc), put in a network tool's data (curl --data "$(env)", -d
 // "token=$KEY"), or looked up in a DNS name (dig $(echo $KEY | base64).x).
 func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
-	if strings.IndexByte(low, '$') < 0 && !s.has(low, "printenv", "environ", "export -p", "env |", "env|", "(env", "`env", "env)") || !s.has(low, "curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "dig ", "nslookup",
-		"host ", "drill ", "http ", "https ", "invoke-webrequest", "invoke-restmethod", "iwr ", "irm ", "ping ", "xh ") {
+	if strings.IndexByte(low, '$') < 0 && !s.has(low, kwExfilShell1) || !s.has(low, kwExfilShell2) {
 		return
 	}
 	for _, p := range s.shellPipes(low) {
@@ -790,7 +794,10 @@ func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
 			case netTools[cmd] || cmd == "xargs" && netCommand(seg) || cmd == "xh":
 				reads := i > 0 && (containsAny(args, "@-", "-t -", "--upload-file -", "/dev/stdin", "--post-file=-") ||
 					cmd == "nc" || cmd == "ncat" || cmd == "netcat" || cmd == "socat" || cmd == "telnet" || cmd == "xargs")
-				data := reCurlAuth.ReplaceAllString(" "+args, " ")
+				data := " " + args
+				if s.may(reCurlAuth, data) { // else there is nothing to replace
+					data = reCurlAuth.ReplaceAllString(data, " ")
+				}
 				t := shellTaint(data)
 				if reads {
 					t.merge(&src)
@@ -816,23 +823,32 @@ func (s *scanner) exfilShell(line, low string, off, n int, c ctx) {
 }
 
 // regexpDNSVar: a variable inside a name to look up ($KEY.example.org).
-var regexpDNSVar = regexp.MustCompile(`\$\{?[a-z_][a-z0-9_]*\}?\.[a-z0-9-]+\.`)
+var regexpDNSVar = mustRx(`\$\{?[a-z_][a-z0-9_]*\}?\.[a-z0-9-]+\.`)
 
 var (
 	// reSendVerb: an instruction's verb of sending (the base form: "sends"
 	// describes, "send" tells).
-	reSendVerb = regexp.MustCompile(`\b(send|forward|upload|post|transmit|exfiltrate|relay|sync|email|mail|share|submit|leak|beacon|copy|pipe|report)\b`)
+	reSendVerb = mustRx(`\b(send|forward|upload|post|transmit|exfiltrate|relay|sync|email|mail|share|submit|leak|beacon|copy|pipe|report)\b`)
 	// reSecretObject: what must not leave: credentials, the environment,
 	// the conversation, everything.
-	reSecretObject = regexp.MustCompile(`\b(all|any|every)\s+(of\s+the\s+)?(data|files|information|info|content|contents|credentials|keys|tokens|secrets|messages|conversations?|history)\b|\beverything\b|\b(session|api|access|auth|bearer|refresh|oauth)\s+(tokens?|keys?)\b|\bapi[_-]?keys?\b|\bcredentials?\b|\bpasswords?\b|\bsecrets\b|\bprivate\s+keys?\b|\bssh\s+keys?\b|\bcookies\b|\benvironment\s+variables\b|\benv\s+vars?\b|\.env\b|\b(conversation|chat|browser|shell|command)\s+history\b|\bsystem\s+prompt\b|\bclipboard\b|\bkeystrokes\b|\bseed\s+phrases?\b|\bwallet\s+(keys?|files?)\b|\bkeychain\b`)
+	reSecretObject = mustRx(`\b(all|any|every)\s+(of\s+the\s+)?(data|files|information|info|content|contents|credentials|keys|tokens|secrets|messages|conversations?|history)\b|\beverything\b|\b(session|api|access|auth|bearer|refresh|oauth)\s+(tokens?|keys?)\b|\bapi[_-]?keys?\b|\bcredentials?\b|\bpasswords?\b|\bsecrets\b|\bprivate\s+keys?\b|\bssh\s+keys?\b|\bcookies\b|\benvironment\s+variables\b|\benv\s+vars?\b|\.env\b|\b(conversation|chat|browser|shell|command)\s+history\b|\bsystem\s+prompt\b|\bclipboard\b|\bkeystrokes\b|\bseed\s+phrases?\b|\bwallet\s+(keys?|files?)\b|\bkeychain\b`)
 	// reUserObject: the user's own files and data.
-	reUserObject = regexp.MustCompile(`\b(the\s+)?(user'?s?|their|your|his|her)\s+([a-z]+\s+){0,3}(files|data|documents|emails|contacts|photos|notes|messages|home\s+directory|workspace|repositor(y|ies)|code\s*base|source\s+code)\b|~/`)
+	reUserObject = mustRx(`\b(the\s+)?(user'?s?|their|your|his|her)\s+([a-z]+\s+){0,3}(files|data|documents|emails|contacts|photos|notes|messages|home\s+directory|workspace|repositor(y|ies)|code\s*base|source\s+code)\b|~/`)
 	// reOutside: an address outside: a URL, a host name, an e-mail
 	// address, "our server".
-	reOutside = regexp.MustCompile(`\b(to|into|at|via)\s+(https?://\S+|[a-z0-9][a-z0-9.-]*\.(com|net|org|io|dev|app|xyz|ru|cn|top|site|online|info|biz|cc|me|co|ai|sh|link|live|tk|ml|ga|cf|gq|pw|su|to)\b|\S+@\S+\.[a-z]{2,}|(our|my|this|the\s+following|the\s+external|an\s+external|a\s+remote|the\s+remote)\s+(own\s+)?(server|endpoint|api|webhook|url|address|collector|host|bucket|analytics(\s+server)?|backend|inbox))`)
+	reOutside = mustRx(`\b(to|into|at|via)\s+(https?://\S+|[a-z0-9][a-z0-9.-]*\.(com|net|org|io|dev|app|xyz|ru|cn|top|site|online|info|biz|cc|me|co|ai|sh|link|live|tk|ml|ga|cf|gq|pw|su|to)\b|\S+@\S+\.[a-z]{2,}|(our|my|this|the\s+following|the\s+external|an\s+external|a\s+remote|the\s+remote)\s+(own\s+)?(server|endpoint|api|webhook|url|address|collector|host|bucket|analytics(\s+server)?|backend|inbox))`)
 	// reReveal: an instruction to put a credential in the reply, where
 	// whoever controls the conversation reads it.
-	reReveal = regexp.MustCompile(`\b(echo|print|output|include|reveal|show|display|repeat|return|paste|write)\s+(back\s+)?(out\s+)?(the\s+|your\s+|its\s+)?(full\s+|raw\s+|exact\s+)?(value\s+of\s+(the\s+)?|contents?\s+of\s+(the\s+)?)?(authorization\s+header|api[_ -]?keys?|(access|auth|bearer|session|api)\s+tokens?|tokens?|passwords?|secrets?|credentials?|private\s+keys?|environment\s+variables|env\s+vars)\b[^.!?]{0,60}\b(in|into|to|as)\s+(your|the|a)\s+(next\s+|final\s+)?(response|reply|answer|output|chat|message|comment)`)
+	reReveal = mustRx(`\b(echo|print|output|include|reveal|show|display|repeat|return|paste|write)\s+(back\s+)?(out\s+)?(the\s+|your\s+|its\s+)?(full\s+|raw\s+|exact\s+)?(value\s+of\s+(the\s+)?|contents?\s+of\s+(the\s+)?)?(authorization\s+header|api[_ -]?keys?|(access|auth|bearer|session|api)\s+tokens?|tokens?|passwords?|secrets?|credentials?|private\s+keys?|environment\s+variables|env\s+vars)\b[^.!?]{0,60}\b(in|into|to|as)\s+(your|the|a)\s+(next\s+|final\s+)?(response|reply|answer|output|chat|message|comment)`)
+)
+
+// The keywords of exfilProse's checks (has).
+var (
+	kwExfilProse1 = keys("send", "forward", "upload", "post", "transmit", "exfiltrat", "relay", "sync", "mail", "share", "submit", "leak", "beacon", "copy", "pipe", "report", "echo", "print", "output", "include", "reveal", "show", "display", "repeat", "return", "paste", "write")
+	kwExfilProse2 = keys("response", "reply", "answer", "chat", "message", "comment", "output")
+	kwExfilProse3 = keys("header", "key", "token", "password", "secret", "credential", "env")
+	kwExfilProse4 = keys("all ", "any ", "every", "token", "key", "credential", "password", "secret", "cookie", "env", "history", "prompt", "clipboard", "keystroke", "seed", "wallet", "keychain", "user", "their", "your", "his ", "her ", "~/")
+	kwExfilProse5 = keys("://", "@", "server", "endpoint", "webhook", " api", " url", "address", "collector", "host", "bucket", "analytics", "backend", "inbox", ".com", ".net", ".org", ".io", ".dev", ".app", ".xyz", ".ru", ".cn", ".top", ".site", ".online", ".info", ".biz", ".cc", ".me", ".co", ".ai", ".sh", ".link", ".live", ".to")
 )
 
 // exfilProse: an instruction to the agent, in prose, to send secrets or
@@ -842,27 +858,22 @@ var (
 // the skill. A line that talks about attacks, a negated one ("never send
 // your API key to …") and quoted documentation are not instructions.
 func (s *scanner) exfilProse(line, low string, n int, c ctx) {
-	if !s.has(low, "send", "forward", "upload", "post", "transmit", "exfiltrat", "relay", "sync", "mail", "share", "submit",
-		"leak", "beacon", "copy", "pipe", "report", "echo", "print", "output", "include", "reveal", "show", "display",
-		"repeat", "return", "paste", "write") {
+	if !s.has(low, kwExfilProse1) {
 		return
 	}
-	if s.has(low, "response", "reply", "answer", "chat", "message", "comment", "output") &&
-		s.has(low, "header", "key", "token", "password", "secret", "credential", "env") {
-		if loc := reReveal.FindStringIndex(low); loc != nil && !negatedBefore(low, loc[0]) {
+	if s.has(low, kwExfilProse2) &&
+		s.has(low, kwExfilProse3) {
+		if loc := s.find(reReveal, low); loc != nil && !s.negatedBefore(low, loc[0]) {
 			s.add(RuleDataExfiltration, SeverityError, c, n, line, loc[0])
 			return
 		}
 	}
 	// Something to send and somewhere outside, before the expressions.
-	if !s.has(low, "all ", "any ", "every", "token", "key", "credential", "password", "secret", "cookie", "env", "history",
-		"prompt", "clipboard", "keystroke", "seed", "wallet", "keychain", "user", "their", "your", "his ", "her ", "~/") ||
-		!s.has(low, "://", "@", "server", "endpoint", "webhook", " api", " url", "address", "collector", "host", "bucket",
-			"analytics", "backend", "inbox", ".com", ".net", ".org", ".io", ".dev", ".app", ".xyz", ".ru", ".cn", ".top",
-			".site", ".online", ".info", ".biz", ".cc", ".me", ".co", ".ai", ".sh", ".link", ".live", ".to") {
+	if !s.has(low, kwExfilProse4) ||
+		!s.has(low, kwExfilProse5) {
 		return
 	}
-	for _, v := range reSendVerb.FindAllStringIndex(low, 4) {
+	for _, v := range s.findAll(reSendVerb, low, 4) {
 		rest := low[v[1]:]
 		if k := strings.IndexAny(rest, ".!?;"); k >= 0 {
 			// The sentence: up to a stop followed by a space or the end
@@ -881,7 +892,7 @@ func (s *scanner) exfilProse(line, low string, n int, c ctx) {
 		}
 		rest = rest[:min(len(rest), 240)]
 		out := reOutside.FindStringIndex(rest)
-		if out == nil || negatedBefore(low, v[0]) {
+		if out == nil || s.negatedBefore(low, v[0]) {
 			continue
 		}
 		obj := rest[:out[0]]

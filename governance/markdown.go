@@ -53,8 +53,16 @@ type mdLine struct {
 	heading int32
 	block   int32 // for code lines: the index of the block in mdDoc.blocks
 	col     int32 // for code lines: where the code starts (after blockquote markers and list indentation)
-	spans   []span
-	titles  []int // offsets of the quotation marks that open link titles
+	// ext is 1 + the index in mdDoc.ext of the line's code spans and link
+	// titles (0: none, as on most lines): the lines of a file are one
+	// array without pointers, which the garbage collector need not read.
+	ext int32
+}
+
+// mdExt is what few lines have: inline code spans, link titles.
+type mdExt struct {
+	spans  []span
+	titles []int // offsets of the quotation marks that open link titles
 }
 
 // mdBlock is a code block: fenced, indented or an HTML <pre> block.
@@ -70,6 +78,32 @@ type mdDoc struct {
 	lines    []mdLine
 	blocks   []mdBlock
 	headings []string // each heading's text as written (an ATX heading's line, a setext heading's lines)
+	ext      []mdExt
+}
+
+// spans returns the inline code spans of a line of d.
+func (d *mdDoc) spans(l *mdLine) []span {
+	if l.ext == 0 {
+		return nil
+	}
+	return d.ext[l.ext-1].spans
+}
+
+// titles returns where the link titles of a line of d open.
+func (d *mdDoc) titles(l *mdLine) []int {
+	if l.ext == 0 {
+		return nil
+	}
+	return d.ext[l.ext-1].titles
+}
+
+// extOf returns the spans and titles of a line of d, made on first use.
+func (d *mdDoc) extOf(l *mdLine) *mdExt {
+	if l.ext == 0 {
+		d.ext = append(d.ext, mdExt{})
+		l.ext = int32(len(d.ext))
+	}
+	return &d.ext[l.ext-1]
 }
 
 // line returns what the parser says of file line i (0-based).
@@ -100,10 +134,14 @@ func parseMarkdown(lines []string, from int) *mdDoc {
 	if from >= len(lines) {
 		return d
 	}
-	var src []byte
-	starts := make([]int, 0, len(lines)-from)
-	cols := make([]int, 0, len(lines)-from)
-	fileLine := make([]int, 0, len(lines)-from)
+	size := 0
+	for _, l := range lines[from:] {
+		size += len(l) + 1
+	}
+	n := len(lines) - from
+	src := make([]byte, 0, size)
+	idx := make([]int, 3*n) // one allocation for the three
+	starts, cols, fileLine := idx[:0:n], idx[n:n], idx[2*n:2*n]
 	for i := from; i < len(lines); i++ {
 		starts = append(starts, len(src))
 		cols = append(cols, 0)
@@ -367,9 +405,15 @@ func (b *mdBuilder) codeSpan(n *ast.CodeSpan, at func(int) (*mdLine, int, int), 
 	var cur *mdLine
 	var buf []byte
 	off, end := 0, 0
+	same := "" // the line's own bytes that buf holds, when it holds one piece of it (no copy then)
 	flush := func() {
 		if cur != nil {
-			cur.spans = append(cur.spans, span{strings.TrimSpace(string(buf)), off, end})
+			text := same
+			if text == "" {
+				text = string(buf)
+			}
+			x := b.d.extOf(cur)
+			x.spans = append(x.spans, span{strings.TrimSpace(text), off, end})
 		}
 	}
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
@@ -379,15 +423,20 @@ func (b *mdBuilder) codeSpan(n *ast.CodeSpan, at func(int) (*mdLine, int, int), 
 		}
 		seg := t.Segment
 		l, fl, col := at(seg.Start)
+		raw := seg.Value(src)
+		v := bytes.TrimRight(raw, "\n")
 		if l != cur {
 			flush()
-			cur, buf, off = l, buf[:0], col
+			cur, buf, off, same = l, buf[:0], col, ""
 			if seg.Start > 0 && src[seg.Start-1] == ' ' && off > 0 {
 				off-- // the half space the parser trimmed
 			}
+			if line := b.lines[fl]; col+len(v) <= len(line) && line[col:col+len(v)] == string(v) {
+				same = line[col : col+len(v)]
+			}
+		} else {
+			same = ""
 		}
-		raw := seg.Value(src)
-		v := bytes.TrimRight(raw, "\n")
 		buf = append(buf, v...)
 		end = col + len(v)
 		if len(v) == len(raw) && seg.Stop < len(src) && src[seg.Stop] == ' ' {
@@ -408,7 +457,8 @@ func (b *mdBuilder) linkTitle(title []byte, pos int, at func(int) (*mdLine, int,
 	for _, q := range []byte{'"', '\'', '('} {
 		if k := bytes.Index(rest, append([]byte{q}, title...)); k >= 0 {
 			l, _, col := at(pos + k)
-			l.titles = append(l.titles, col)
+			x := b.d.extOf(l)
+			x.titles = append(x.titles, col)
 			return
 		}
 	}
@@ -418,7 +468,7 @@ func (b *mdBuilder) linkTitle(title []byte, pos int, at func(int) (*mdLine, int,
 // file line from on (after blockquote markers and list indentation), up
 // to its closing line.
 func blockCode(lines []string, d *mdDoc, b *mdBlock, from int) []string {
-	var code []string
+	code := make([]string, 0, max(0, min(b.last, len(lines)-1)-from+1))
 	for k := from; k <= b.last && k < len(lines); k++ {
 		l := d.line(k)
 		if l.kind == mdFenceEnd {
@@ -445,10 +495,10 @@ func preCode(lines []string, d *mdDoc, b *mdBlock) []string {
 	return code
 }
 
-// inSpan reports whether byte i of the line is inside an inline code
+// inSpan reports whether byte i of line l of d is inside an inline code
 // span.
-func (l *mdLine) inSpan(i int) bool {
-	for _, sp := range l.spans {
+func (d *mdDoc) inSpan(l *mdLine, i int) bool {
+	for _, sp := range d.spans(l) {
 		if i >= sp.off && i < sp.end {
 			return true
 		}

@@ -35,10 +35,10 @@ func describe(text string) string {
 		if l.heading > 0 {
 			w = append(w, "heading:"+d.headings[l.heading-1])
 		}
-		for _, sp := range l.spans {
+		for _, sp := range d.spans(l) {
 			w = append(w, fmt.Sprintf("span%d-%d:%s", sp.off, sp.end, sp.text))
 		}
-		for _, at := range l.titles {
+		for _, at := range d.titles(l) {
 			w = append(w, fmt.Sprintf("title@%d", at))
 		}
 		out = append(out, strings.Join(w, " "))
@@ -188,12 +188,12 @@ func FuzzMarkdownLines(f *testing.F) {
 					t.Fatalf("line %d: code at %d of %d bytes", i, m.col, len(l))
 				}
 			}
-			for _, sp := range m.spans {
+			for _, sp := range d.spans(m) {
 				if sp.off < 0 || sp.off > sp.end || sp.end > len(l) {
 					t.Fatalf("line %d %q: span %+v", i, l, sp)
 				}
 			}
-			for _, at := range m.titles {
+			for _, at := range d.titles(m) {
 				if at < 0 || at >= len(l) {
 					t.Fatalf("line %d %q: title at %d", i, l, at)
 				}

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,79 +16,79 @@ const homeDir = `(~|\$\{?home\}?|%userprofile%|\$env:userprofile|/root)`
 // Go's regexp is linear in the input; every expression below also runs only
 // on one (bounded) line, after a cheap keyword pre-check.
 var (
-	reSetupHeading     = regexp.MustCompile(`(?i)prerequisite|install|setup|set up|getting started|quick ?start|requirements|before you (begin|start)`)
-	reHeredoc          = regexp.MustCompile(`<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
-	reCommentDirective = regexp.MustCompile(`(?i)\b(ignore|disregard|you must|you should|you are|assistant|agent|ai model|llm|claude|chatgpt|do not tell|don'?t tell|instructions?|execute|run the|send|upload|exfiltrate|always|never)\b`)
+	reSetupHeading     = mustRx(`(?i)prerequisite|install|setup|set up|getting started|quick ?start|requirements|before you (begin|start)`)
+	reHeredoc          = mustRx(`<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
+	reCommentDirective = mustRx(`(?i)\b(ignore|disregard|you must|you should|you are|assistant|agent|ai model|llm|claude|chatgpt|do not tell|don'?t tell|instructions?|execute|run the|send|upload|exfiltrate|always|never)\b`)
 	// reCommentAddress: a comment that speaks to the agent and tells it
 	// to do something: addressed to it ("agent:", "Claude,"), "you
 	// must …", or one of the verbs of an attack. A comment with only a
 	// word of reCommentDirective ("do not execute", "always keep this
 	// table sorted", "agent-project") is a note to editors: info.
-	reCommentAddress = regexp.MustCompile(`(?i)\b(ai|agent|assistant|claude|chatgpt|llm|model|codex|copilot|gemini)\s*[:,]|\b(you|the\s+(agent|assistant|ai|model))\s+(must|should|shall|will|need\s+to|are\s+(required|instructed)\s+to|have\s+to)\s+\w|\b(ignore|disregard|exfiltrate|do\s+not\s+(tell|mention|reveal|inform|show)|don'?t\s+(tell|mention|reveal|inform|show)|without\s+(telling|informing|asking))\b|\b(send|upload|post|forward|transmit|copy)\b[^.\n]{0,80}\b(to|into)\b`)
+	reCommentAddress = mustRx(`(?i)\b(ai|agent|assistant|claude|chatgpt|llm|model|codex|copilot|gemini)\s*[:,]|\b(you|the\s+(agent|assistant|ai|model))\s+(must|should|shall|will|need\s+to|are\s+(required|instructed)\s+to|have\s+to)\s+\w|\b(ignore|disregard|exfiltrate|do\s+not\s+(tell|mention|reveal|inform|show)|don'?t\s+(tell|mention|reveal|inform|show)|without\s+(telling|informing|asking))\b|\b(send|upload|post|forward|transmit|copy)\b[^.\n]{0,80}\b(to|into)\b`)
 
 	// download-exec
-	reProcSubst   = regexp.MustCompile(`(\b((ba|z|k|da)?sh|source|python[0-9.]*|perl|ruby|node|php)|(^|[\s;&|(])\.)\s+<\(\s*(curl|wget)\b|<\s*<\(\s*(curl|wget)\b|\b((ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(\.exe)?\s+(-[a-z]+\s+)*-(c|e|r|command)\s+["']?(\$\(|` + "`" + `)\s*(curl|wget|iwr|irm)\b|\beval\s+["']?(\$\(|` + "`" + `)\s*(curl|wget)\b`)
-	reChmodRun    = regexp.MustCompile(`\b(curl|wget)\b.*&&.*chmod\s+(\+x|[0-7]*7[0-7]*)\b.*&&\s*(sudo\s+)?\.?/`)
-	rePSDownload  = regexp.MustCompile(`\b(iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient)\b.*(\|\s*iex\b|invoke-expression)|\b(iex|invoke-expression)\b\s*\(?\s*(\(?\s*new-object\s+(system\.)?net\.webclient|iwr|irm|invoke-webrequest|invoke-restmethod)`)
-	rePythonFetch = regexp.MustCompile(`\b(python[0-9.]*|python3)\s+-c\b.*(urllib|urlopen|requests\.get|http\.client).*\b(exec|eval)\b|\b(python[0-9.]*)\s+-c\b.*\b(exec|eval)\b.*(urllib|urlopen|requests\.get)`)
+	reProcSubst   = mustRx(`(\b((ba|z|k|da)?sh|source|python[0-9.]*|perl|ruby|node|php)|(^|[\s;&|(])\.)\s+<\(\s*(curl|wget)\b|<\s*<\(\s*(curl|wget)\b|\b((ba|z|k|da)?sh|python[0-9.]*|perl|ruby|node|php|pwsh|powershell)(\.exe)?\s+(-[a-z]+\s+)*-(c|e|r|command)\s+["']?(\$\(|` + "`" + `)\s*(curl|wget|iwr|irm)\b|\beval\s+["']?(\$\(|` + "`" + `)\s*(curl|wget)\b`)
+	reChmodRun    = mustRx(`\b(curl|wget)\b.*&&.*chmod\s+(\+x|[0-7]*7[0-7]*)\b.*&&\s*(sudo\s+)?\.?/`)
+	rePSDownload  = mustRx(`\b(iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient)\b.*(\|\s*iex\b|invoke-expression)|\b(iex|invoke-expression)\b\s*\(?\s*(\(?\s*new-object\s+(system\.)?net\.webclient|iwr|irm|invoke-webrequest|invoke-restmethod)`)
+	rePythonFetch = mustRx(`\b(python[0-9.]*|python3)\s+-c\b.*(urllib|urlopen|requests\.get|http\.client).*\b(exec|eval)\b|\b(python[0-9.]*)\s+-c\b.*\b(exec|eval)\b.*(urllib|urlopen|requests\.get)`)
 	// An interpreter's one-liner that fetches code and evaluates it (node
 	// -e, perl -e, ruby -e, php -r), and code that evaluates what it
 	// fetched (exec(urlopen(…).read()), eval(await (await fetch(…)).text())).
-	reInlineInterp = regexp.MustCompile(`\b(node|deno|bun|perl|ruby|php)\s+(-\S+\s+)*(-e|-p|-r|--eval|--print)\b`)
-	reInlineGet    = regexp.MustCompile(`require\(\s*['"]https?['"]\s*\)|\bfetch\(|https?\.get\(|lwp::|net::http|open-uri|uri\.open|file_get_contents\(\s*['"]https?:`)
-	reInlineRun    = regexp.MustCompile(`\beval\b|\bfunction\(|vm\.run|\bexecsync\b|instance_eval|\bsystem\(`)
-	reEvalFetch    = regexp.MustCompile(`\b(exec|eval)\s*\(\s*[^\n]*(urlopen|requests\.get|httpx\.get|urllib\.request|\bfetch\(|https?\.get\(|file_get_contents\(\s*['"]https?:|open-uri|uri\.open)|\bnew\s+function\s*\([^\n]*\bfetch\(|vm\.run\w*\([^\n]*\bfetch\(`)
+	reInlineInterp = mustRx(`\b(node|deno|bun|perl|ruby|php)\s+(-\S+\s+)*(-e|-p|-r|--eval|--print)\b`)
+	reInlineGet    = mustRx(`require\(\s*['"]https?['"]\s*\)|\bfetch\(|https?\.get\(|lwp::|net::http|open-uri|uri\.open|file_get_contents\(\s*['"]https?:`)
+	reInlineRun    = mustRx(`\beval\b|\bfunction\(|vm\.run|\bexecsync\b|instance_eval|\bsystem\(`)
+	reEvalFetch    = mustRx(`\b(exec|eval)\s*\(\s*[^\n]*(urlopen|requests\.get|httpx\.get|urllib\.request|\bfetch\(|https?\.get\(|file_get_contents\(\s*['"]https?:|open-uri|uri\.open)|\bnew\s+function\s*\([^\n]*\bfetch\(|vm\.run\w*\([^\n]*\bfetch\(`)
 	// Windows programs that run a script straight from a URL.
-	reLOLBin = regexp.MustCompile(`\bmshta(\.exe)?\s+["']?(https?:|javascript:|vbscript:)|\bregsvr32(\.exe)?\b[^\n]*/i:\s*["']?https?:|\brundll32(\.exe)?\b[^\n]*(javascript:|url\.dll[^\n]*https?:)`)
+	reLOLBin = mustRx(`\bmshta(\.exe)?\s+["']?(https?:|javascript:|vbscript:)|\bregsvr32(\.exe)?\b[^\n]*/i:\s*["']?https?:|\brundll32(\.exe)?\b[^\n]*(javascript:|url\.dll[^\n]*https?:)`)
 
 	// Reverse shells: a shell whose input and output are a network socket.
-	reRevShell = regexp.MustCompile(`\b(nc|ncat|netcat)(\.[a-z]+)?\s([^|;&\n]*?\s)?(-e\s*["']?\S|(-c|--sh-exec|--exec)\s+["']?(/bin/|/usr/bin/)?(ba|z|da|k)?sh\b)|\bmkfifo\b[^\n]*\b(nc|ncat|netcat|telnet|openssl\s+s_client)\b|\bsocat\b[^\n]*\b(exec|system):[^\n]*\btcp|\bsocat\b[^\n]*\btcp[^\n]*\b(exec|system):|\btelnet\b[^\n]*\|\s*(/bin/)?(ba)?sh\b|socket\.socket\([^\n]*(subprocess|os\.dup2|pty\.spawn)|os\.dup2\([^\n]*(pty\.spawn|subprocess\.call\(\s*\[?\s*["']/bin/)|\bfsockopen\([^\n]*\b(exec|system|shell_exec|passthru|proc_open|popen)\b|tcpsocket\.(new|open)[^\n]*\b(exec|spawn|system|popen)\b|\buse\s+socket\b[^\n]*\bexec\b|net\.sockets\.tcpclient[^\n]*(iex|invoke-expression|getstream)|\bnet\.(connect|socket|createconnection)\b[^\n]*(child_process|spawn\(\s*["'](/bin/)?(ba)?sh)|child_process[^\n]*\bnet\.(connect|socket|createconnection)\b`)
+	reRevShell = mustRx(`\b(nc|ncat|netcat)(\.[a-z]+)?\s([^|;&\n]*?\s)?(-e\s*["']?\S|(-c|--sh-exec|--exec)\s+["']?(/bin/|/usr/bin/)?(ba|z|da|k)?sh\b)|\bmkfifo\b[^\n]*\b(nc|ncat|netcat|telnet|openssl\s+s_client)\b|\bsocat\b[^\n]*\b(exec|system):[^\n]*\btcp|\bsocat\b[^\n]*\btcp[^\n]*\b(exec|system):|\btelnet\b[^\n]*\|\s*(/bin/)?(ba)?sh\b|socket\.socket\([^\n]*(subprocess|os\.dup2|pty\.spawn)|os\.dup2\([^\n]*(pty\.spawn|subprocess\.call\(\s*\[?\s*["']/bin/)|\bfsockopen\([^\n]*\b(exec|system|shell_exec|passthru|proc_open|popen)\b|tcpsocket\.(new|open)[^\n]*\b(exec|spawn|system|popen)\b|\buse\s+socket\b[^\n]*\bexec\b|net\.sockets\.tcpclient[^\n]*(iex|invoke-expression|getstream)|\bnet\.(connect|socket|createconnection)\b[^\n]*(child_process|spawn\(\s*["'](/bin/)?(ba)?sh)|child_process[^\n]*\bnet\.(connect|socket|createconnection)\b`)
 
 	// encoded-payload
-	reDecodeExec = regexp.MustCompile(`(base64\s+(-d|--decode|-di|-D)\b|\bxxd\s+(-r|-p\s+-r|-rp|-r\s*-p)\b|openssl\s+(enc\s+)?-?base64\s+-d|certutil\s+-decode|frombase64string|b64decode|atob\()[^\n]*?(\|\s*(sudo\s+)?((ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node|iex)\b|\bexec\b|\beval\b|invoke-expression|(&&|;)\s*(sudo\s+)?(((ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node|source)\s+["']?[^\s-]|\.?/\S|chmod\s+\+?[0-7]*x))`)
-	reExecDecode = regexp.MustCompile(`\b(eval|iex|invoke-expression|exec)\b[^\n]*?(base64\s+(-d|--decode|-D)\b|xxd\s+-r|frombase64string|b64decode|atob\()|\b(ba|z)?sh\s+-c\s+["']?\$\([^)]*(base64\s+(-d|--decode|-D)|xxd\s+-r)`)
-	rePSEnc      = regexp.MustCompile(`\b(powershell|pwsh)(\.exe)?\b.*\s-(e|en|enc|encodedcommand)\s+[a-z0-9+/=]{16,}`)
+	reDecodeExec = mustRx(`(base64\s+(-d|--decode|-di|-D)\b|\bxxd\s+(-r|-p\s+-r|-rp|-r\s*-p)\b|openssl\s+(enc\s+)?-?base64\s+-d|certutil\s+-decode|frombase64string|b64decode|atob\()[^\n]*?(\|\s*(sudo\s+)?((ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node|iex)\b|\bexec\b|\beval\b|invoke-expression|(&&|;)\s*(sudo\s+)?(((ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node|source)\s+["']?[^\s-]|\.?/\S|chmod\s+\+?[0-7]*x))`)
+	reExecDecode = mustRx(`\b(eval|iex|invoke-expression|exec)\b[^\n]*?(base64\s+(-d|--decode|-D)\b|xxd\s+-r|frombase64string|b64decode|atob\()|\b(ba|z)?sh\s+-c\s+["']?\$\([^)]*(base64\s+(-d|--decode|-D)|xxd\s+-r)`)
+	rePSEnc      = mustRx(`\b(powershell|pwsh)(\.exe)?\b.*\s-(e|en|enc|encodedcommand)\s+[a-z0-9+/=]{16,}`)
 
 	// obfuscation
-	reANSIC    = regexp.MustCompile(`\$'([^']*\\(x[0-9a-fA-F]{1,2}|[0-7]{3}|u[0-9a-fA-F]{4})[^']*)'`)
-	reIFS      = regexp.MustCompile(`\$\{?ifs\}?`)
-	reRev      = regexp.MustCompile(`\|\s*rev\b`)
-	reHexEsc   = regexp.MustCompile(`(\\x[0-9a-f]{2}){4,}|(\\[0-7]{3}){3,}|(\\u00[0-7][0-9a-f]){3,}`)
-	reRot13    = regexp.MustCompile(`\btr\s+['"]?(a-z|a-za-z)['"]?\s+['"]?n-za-m`)
-	reVarCat   = regexp.MustCompile(`(^|[;&|]\s*)\$\{?[a-z_][a-z0-9_]*\}?\$\{?[a-z_][a-z0-9_]*\}?`)
-	reQuoteCat = regexp.MustCompile(`["']\s*\+\s*["']|[a-z]["'][a-z]|["']["']`)
-	reExecHint = regexp.MustCompile(`\|\s*(sudo\s+)?(/bin/)?(ba|z|da|k)?sh\b|\beval\b|\biex\b|invoke-expression|\bexec\b|\b(ba|z)?sh\s+-c\b|\bsystem\(|os\.system|subprocess`)
+	reANSIC    = mustRx(`\$'([^']*\\(x[0-9a-fA-F]{1,2}|[0-7]{3}|u[0-9a-fA-F]{4})[^']*)'`)
+	reIFS      = mustRx(`\$\{?ifs\}?`)
+	reRev      = mustRx(`\|\s*rev\b`)
+	reHexEsc   = mustRx(`(\\x[0-9a-f]{2}){4,}|(\\[0-7]{3}){3,}|(\\u00[0-7][0-9a-f]){3,}`)
+	reRot13    = mustRx(`\btr\s+['"]?(a-z|a-za-z)['"]?\s+['"]?n-za-m`)
+	reVarCat   = mustRx(`(^|[;&|]\s*)\$\{?[a-z_][a-z0-9_]*\}?\$\{?[a-z_][a-z0-9_]*\}?`)
+	reQuoteCat = mustRx(`["']\s*\+\s*["']|[a-z]["'][a-z]|["']["']`)
+	reExecHint = mustRx(`\|\s*(sudo\s+)?(/bin/)?(ba|z|da|k)?sh\b|\beval\b|\biex\b|invoke-expression|\bexec\b|\b(ba|z)?sh\s+-c\b|\bsystem\(|os\.system|subprocess`)
 
 	// secrets-access. homeDir is how a command names the home directory.
-	reSecrets = regexp.MustCompile(homeDir + `[/\\]\.ssh\b([/\\](id_[a-z0-9_]+\b(\.pub)?|\*|authorized_keys|known_hosts|config)?)?|/\.ssh/id_|\.aws/credentials|\.aws/config|\.config/gcloud|application_default_credentials|security\s+(find-generic-password|find-internet-password|dump-keychain|export)|library/keychains|login\.keychain|library/application support/(google/chrome|bravesoftware|microsoft edge|firefox|exodus|electrum|atomic|ledger live)|\.mozilla/firefox|google-chrome/default|\bcookies\.sqlite\b|cookies\.binarycookies|library/cookies/|discord/local storage|telegram ?desktop/tdata|((default|profile [0-9]+|user data|chrome|chromium|edge|brave[a-z-]*)[/\\]+|["'])(login data|local state|local extension settings)\b|\bkey[34]\.db\b|\blogins\.json\b|wallet\.dat|\.electrum|\.bitcoin/|ethereum/keystore|metamask|nkbihfbeogaeaoehlefnkodbefgpgknn|bfnaelmomeimhlpmgjnjophhpkkoljpa|exodus\.wallet|solana/id\.json|\.kube/config|\.docker/config\.json|\.netrc|\.git-credentials|\.config/gh/hosts\.yml|\.gnupg/(private-keys|secring)|gpg\s+(--armor\s+)?--export-secret-keys|\.password-store/|\.npmrc|\.pypirc|(\.\./|` + homeDir + `/|/home/[^/\s]+/|/users/[^/\s]+/)[^\s'"|;]*\.env\b|-i?name\s+["']?(\*?\.env|id_rsa|id_ed25519|wallet\.dat)\b|\b(printenv|env|set|export\s+-p)\s*\|\s*(curl|wget|nc|ncat|netcat|base64)\b|\$\((printenv|env)\)|<\(\s*(printenv|env)\s*\)|/etc/shadow|/etc/passwd|["']\.ssh["'][^\n]{0,40}["']id_[a-z0-9]+["']|["']\.aws["'][^\n]{0,40}["']credentials["']|display dialog[^\n]*hidden answer|\bdscl\s+\.\s+-authonly\b`)
+	reSecrets = mustRx(homeDir + `[/\\]\.ssh\b([/\\](id_[a-z0-9_]+\b(\.pub)?|\*|authorized_keys|known_hosts|config)?)?|/\.ssh/id_|\.aws/credentials|\.aws/config|\.config/gcloud|application_default_credentials|security\s+(find-generic-password|find-internet-password|dump-keychain|export)|library/keychains|login\.keychain|library/application support/(google/chrome|bravesoftware|microsoft edge|firefox|exodus|electrum|atomic|ledger live)|\.mozilla/firefox|google-chrome/default|\bcookies\.sqlite\b|cookies\.binarycookies|library/cookies/|discord/local storage|telegram ?desktop/tdata|((default|profile [0-9]+|user data|chrome|chromium|edge|brave[a-z-]*)[/\\]+|["'])(login data|local state|local extension settings)\b|\bkey[34]\.db\b|\blogins\.json\b|wallet\.dat|\.electrum|\.bitcoin/|ethereum/keystore|metamask|nkbihfbeogaeaoehlefnkodbefgpgknn|bfnaelmomeimhlpmgjnjophhpkkoljpa|exodus\.wallet|solana/id\.json|\.kube/config|\.docker/config\.json|\.netrc|\.git-credentials|\.config/gh/hosts\.yml|\.gnupg/(private-keys|secring)|gpg\s+(--armor\s+)?--export-secret-keys|\.password-store/|\.npmrc|\.pypirc|(\.\./|` + homeDir + `/|/home/[^/\s]+/|/users/[^/\s]+/)[^\s'"|;]*\.env\b|-i?name\s+["']?(\*?\.env|id_rsa|id_ed25519|wallet\.dat)\b|\b(printenv|env|set|export\s+-p)\s*\|\s*(curl|wget|nc|ncat|netcat|base64)\b|\$\((printenv|env)\)|<\(\s*(printenv|env)\s*\)|/etc/shadow|/etc/passwd|["']\.ssh["'][^\n]{0,40}["']id_[a-z0-9]+["']|["']\.aws["'][^\n]{0,40}["']credentials["']|display dialog[^\n]*hidden answer|\bdscl\s+\.\s+-authonly\b`)
 	// The environment sent over the network by a script.
-	reEnvDump = regexp.MustCompile(`dict\(\s*os\.environ\s*\)|os\.environ\.copy\(\)|\*\*os\.environ|json\.dumps\(\s*(dict\()?os\.environ|json\.stringify\(\s*process\.env\s*\)|\.\.\.process\.env\b`)
-	reNetSend = regexp.MustCompile(`requests\.(post|put|get)\(|httpx\.|urlopen\(|urllib\.request|http\.client|aiohttp|\bfetch\(|axios|https?\.request\(|\.post\(`)
+	reEnvDump = mustRx(`dict\(\s*os\.environ\s*\)|os\.environ\.copy\(\)|\*\*os\.environ|json\.dumps\(\s*(dict\()?os\.environ|json\.stringify\(\s*process\.env\s*\)|\.\.\.process\.env\b`)
+	reNetSend = mustRx(`requests\.(post|put|get)\(|httpx\.|urlopen\(|urllib\.request|http\.client|aiohttp|\bfetch\(|axios|https?\.request\(|\.post\(`)
 	// An instruction in prose to read or send a secret.
-	reExfilVerb = regexp.MustCompile(`\b(read|include|send|upload|post|attach|copy|paste|exfiltrate|forward|append|cat|collect|grab|transmit|email|share|output|print|dump|leak|submit)\b`)
-	reDocWords  = regexp.MustCompile(`\b(attackers?|malware|malicious|stealers?|steals?|example|e\.g|such as|detects?|flags?|never|not|avoid|without)\b|n't\b`)
+	reExfilVerb = mustRx(`\b(read|include|send|upload|post|attach|copy|paste|exfiltrate|forward|append|cat|collect|grab|transmit|email|share|output|print|dump|leak|submit)\b`)
+	reDocWords  = mustRx(`\b(attackers?|malware|malicious|stealers?|steals?|example|e\.g|such as|detects?|flags?|never|not|avoid|without)\b|n't\b`)
 
 	// persistence
-	rePersist = regexp.MustCompile(`\bcrontab\s+(-e|-r|-\s|-$|[^-\s|;&][^\s|;&]*)|\|\s*crontab\b|@reboot\b|/etc/cron|>>?\s*["']?(` + homeDir + `|/home/[^/\s]+|/users/[^/\s]+|/root)?/?\.(bashrc|zshrc|bash_profile|profile|zprofile|zshenv|zlogin|bash_login|config/fish/config\.fish)\b|\btee\s+(-a\s+)?["']?` + homeDir + `/\.(bashrc|zshrc|bash_profile|profile|zprofile|zshenv)\b|library/launch(agents|daemons)|\blaunchctl\s+(load|bootstrap|submit|enable)\b|\bsystemctl\s+(--user\s+)?(enable|daemon-reload)\b|/etc/systemd/|\.config/systemd/user|\bloginitems?\b|login item|\bloginhook\b|lssharedfilelist|library/startupitems|\.config/autostart\b|/etc/xdg/autostart|\bupdate-rc\.d\b|\bchkconfig\s+\S+\s+on\b|currentversion\\+(run|runonce)\b|\bschtasks(\.exe)?\s+/create\b|\bregister-scheduledtask\b|start menu\\+programs\\+startup|shell:startup|(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?)\s+[^|;&]*\s)["']?/etc/|\b(sed|perl)\s+-i[^|;&]*\s/etc/|/etc/(rc\.local|profile\.d|init\.d|sudoers)`)
+	rePersist = mustRx(`\bcrontab\s+(-e|-r|-\s|-$|[^-\s|;&][^\s|;&]*)|\|\s*crontab\b|@reboot\b|/etc/cron|>>?\s*["']?(` + homeDir + `|/home/[^/\s]+|/users/[^/\s]+|/root)?/?\.(bashrc|zshrc|bash_profile|profile|zprofile|zshenv|zlogin|bash_login|config/fish/config\.fish)\b|\btee\s+(-a\s+)?["']?` + homeDir + `/\.(bashrc|zshrc|bash_profile|profile|zprofile|zshenv)\b|library/launch(agents|daemons)|\blaunchctl\s+(load|bootstrap|submit|enable)\b|\bsystemctl\s+(--user\s+)?(enable|daemon-reload)\b|/etc/systemd/|\.config/systemd/user|\bloginitems?\b|login item|\bloginhook\b|lssharedfilelist|library/startupitems|\.config/autostart\b|/etc/xdg/autostart|\bupdate-rc\.d\b|\bchkconfig\s+\S+\s+on\b|currentversion\\+(run|runonce)\b|\bschtasks(\.exe)?\s+/create\b|\bregister-scheduledtask\b|start menu\\+programs\\+startup|shell:startup|(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?)\s+[^|;&]*\s)["']?/etc/|\b(sed|perl)\s+-i[^|;&]*\s/etc/|/etc/(rc\.local|profile\.d|init\.d|sudoers)`)
 
 	// prompt-injection
-	reInjectOverride = regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+|these\s+|those\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|existing|other)\s+(instructions?|prompts?|rules|directions|guidelines|guidance|messages|directives|constraints|commands|context|polic(y|ies)|programming|restrictions|guardrails|safeguards|limitations)\b|\b(ignore|disregard|forget)\s+(all\s+|of\s+)?(everything|anything)\s+(above|before|prior|previously|earlier|you\s+(were|have\s+been)\s+told)\b|\b(ignore|disregard)\s+the\s+above(\s*[.,;:!]|\s+and\b|\s*$)`)
-	reInjectSecret   = regexp.MustCompile(`\b(do\s+not|don'?t|never)\s+(tell|inform|alert|notify|warn|let)\s+the\s+user\b|\b(hide|conceal|keep)\s+(this|it|these)\s+(secret\s+)?from\s+the\s+user\b|\b(do\s+not|don'?t|never)\s+(mention|reveal|disclose)\s+(this|it|that|these|anything|any\s+of\s+this)\s+(\w+\s+)?to\s+the\s+user\b|\bwithout\s+(telling|informing|notifying|alerting)\s+the\s+user\b|\bwithout\s+the\s+user'?s?\s+(knowing|knowledge|noticing)\b|\b(secretly|covertly|silently|quietly)\s+(send|upload|forward|copy|exfiltrate|transmit|post|bcc|cc|email|attach|collect)\b|\b(send|upload|forward|copy|exfiltrate|transmit|post|email)\s+[^.!?\n]{0,60}(~/|\$home|\b(files|documents|keys|credentials|secrets|passwords|cookies|history|workspace)\b)[^.!?\n]{0,60}\b(silently|secretly|covertly)\b`)
-	reInjectReveal   = regexp.MustCompile(`\b(reveal|print|output|show|repeat|leak|dump|disclose)\s+(me\s+)?(your|the)\s+(full\s+|entire\s+|complete\s+)?(system\s+prompt|initial\s+instructions|hidden\s+instructions|system\s+message)`)
-	reInjectTag      = regexp.MustCompile(`<\s*/?\s*system([-_](prompt|message|instructions?|override|reminder))?\s*>|<\|im_start\|>|<\|system\|>|\[/?inst\]|<<\s*/?sys\s*>>|new\s+instructions\s*:`)
+	reInjectOverride = mustRx(`\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+|these\s+|those\s+)*(previous|prior|above|earlier|preceding|original|system|safety|developer|existing|other)\s+(instructions?|prompts?|rules|directions|guidelines|guidance|messages|directives|constraints|commands|context|polic(y|ies)|programming|restrictions|guardrails|safeguards|limitations)\b|\b(ignore|disregard|forget)\s+(all\s+|of\s+)?(everything|anything)\s+(above|before|prior|previously|earlier|you\s+(were|have\s+been)\s+told)\b|\b(ignore|disregard)\s+the\s+above(\s*[.,;:!]|\s+and\b|\s*$)`)
+	reInjectSecret   = mustRx(`\b(do\s+not|don'?t|never)\s+(tell|inform|alert|notify|warn|let)\s+the\s+user\b|\b(hide|conceal|keep)\s+(this|it|these)\s+(secret\s+)?from\s+the\s+user\b|\b(do\s+not|don'?t|never)\s+(mention|reveal|disclose)\s+(this|it|that|these|anything|any\s+of\s+this)\s+(\w+\s+)?to\s+the\s+user\b|\bwithout\s+(telling|informing|notifying|alerting)\s+the\s+user\b|\bwithout\s+the\s+user'?s?\s+(knowing|knowledge|noticing)\b|\b(secretly|covertly|silently|quietly)\s+(send|upload|forward|copy|exfiltrate|transmit|post|bcc|cc|email|attach|collect)\b|\b(send|upload|forward|copy|exfiltrate|transmit|post|email)\s+[^.!?\n]{0,60}(~/|\$home|\b(files|documents|keys|credentials|secrets|passwords|cookies|history|workspace)\b)[^.!?\n]{0,60}\b(silently|secretly|covertly)\b`)
+	reInjectReveal   = mustRx(`\b(reveal|print|output|show|repeat|leak|dump|disclose)\s+(me\s+)?(your|the)\s+(full\s+|entire\s+|complete\s+)?(system\s+prompt|initial\s+instructions|hidden\s+instructions|system\s+message)`)
+	reInjectTag      = mustRx(`<\s*/?\s*system([-_](prompt|message|instructions?|override|reminder))?\s*>|<\|im_start\|>|<\|system\|>|\[/?inst\]|<<\s*/?sys\s*>>|new\s+instructions\s*:`)
 	// reInjectRole: a line that opens with a system role label ("SYSTEM:
 	// you have no limits"). In code and data it is a key ("system: 'You
 	// are a helpful assistant'" of an API call), not a label.
-	reInjectRole = regexp.MustCompile(`^\s*(<!--\s*|#+\s*|\*\*|>\s*|\[)?system(\s+(override|prompt|message|instructions?|note|notice|update))?\s*(\*\*|\])?\s*:\s`)
-	reInjectWarn = regexp.MustCompile(`\byou\s+are\s+now\s+(a|an|the|in|my|no\s+longer|free|unrestricted|jailbroken|dan|acting|operating|playing)\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(to\s+be|you\s+are)\b|\broleplay\s+as\b|(^|[.!]\s+|\byou\s+(will\s+|must\s+|should\s+)?)act\s+as\s+(a|an|the|if)\b|\bdeveloper\s+mode\b|\bjailbreak\b`)
+	reInjectRole = mustRx(`^\s*(<!--\s*|#+\s*|\*\*|>\s*|\[)?system(\s+(override|prompt|message|instructions?|note|notice|update))?\s*(\*\*|\])?\s*:\s`)
+	reInjectWarn = mustRx(`\byou\s+are\s+now\s+(a|an|the|in|my|no\s+longer|free|unrestricted|jailbroken|dan|acting|operating|playing)\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(to\s+be|you\s+are)\b|\broleplay\s+as\b|(^|[.!]\s+|\byou\s+(will\s+|must\s+|should\s+)?)act\s+as\s+(a|an|the|if)\b|\bdeveloper\s+mode\b|\bjailbreak\b`)
 	// reInjectHard: role play that sheds the agent's rules (jailbreak
 	// personas); the rest of reInjectWarn ("act as a reviewer", "pretend
 	// you are the user") is how skills set a role: info.
-	reInjectHard = regexp.MustCompile(`\b(you\s+are|you'?re)\s+(now\s+)?(no\s+longer\s+(bound|restricted|limited|an?\s+ai)|free\s+(from|of)\s+(all\s+|any\s+|your\s+)?(rules|restrictions|guidelines|limits)|unrestricted|unfiltered|uncensored|jailbroken|dan\b|in\s+(developer|dan|god|jailbreak)\s+mode)|\b(dan|god|jailbreak)\s+mode\b|\bdo\s+anything\s+now\b`)
+	reInjectHard = mustRx(`\b(you\s+are|you'?re)\s+(now\s+)?(no\s+longer\s+(bound|restricted|limited|an?\s+ai)|free\s+(from|of)\s+(all\s+|any\s+|your\s+)?(rules|restrictions|guidelines|limits)|unrestricted|unfiltered|uncensored|jailbroken|dan\b|in\s+(developer|dan|god|jailbreak)\s+mode)|\b(dan|god|jailbreak)\s+mode\b|\bdo\s+anything\s+now\b`)
 
 	// password-archive
-	reArchive  = regexp.MustCompile(`\.(zip|7z|rar|tar\.gz|tgz|tar|dmg|iso)\b|\b(archive|zip file)\b`)
-	rePassword = regexp.MustCompile(`(?i)(\b(password|passwd|passcode|passphrase|pass|pwd|pw|kennwort|contraseña|senha|mot de passe)|пароль|密码|密碼|パスワード)\s*(is\s*)?[:=：—–]\s*\S|\bpassword\s+is\s+\S|\bpassword\s+(for|of|to)\s+[^.\n]{0,40}?\bis\b\s*:?\s*\S|\bwith\s+(the\s+)?password\s+\S|\bpassword\s*[` + "`" + `"'*]+[^\s` + "`" + `"'*]|\b(unzip|7z|7za|unrar)\b[^|;&]*\s-p\s*\S`)
+	reArchive  = mustRx(`\.(zip|7z|rar|tar\.gz|tgz|tar|dmg|iso)\b|\b(archive|zip file)\b`)
+	rePassword = mustRx(`(?i)(\b(password|passwd|passcode|passphrase|pass|pwd|pw|kennwort|contraseña|senha|mot de passe)|пароль|密码|密碼|パスワード)\s*(is\s*)?[:=：—–]\s*\S|\bpassword\s+is\s+\S|\bpassword\s+(for|of|to)\s+[^.\n]{0,40}?\bis\b\s*:?\s*\S|\bwith\s+(the\s+)?password\s+\S|\bpassword\s*[` + "`" + `"'*]+[^\s` + "`" + `"'*]|\b(unzip|7z|7za|unrar)\b[^|;&]*\s-p\s*\S`)
 )
 
 var pasteHosts = []string{"pastebin.com", "paste.ee", "hastebin.com", "ghostbin", "rentry.co", "rentry.org",
@@ -102,6 +101,8 @@ var pasteHosts = []string{"pastebin.com", "paste.ee", "hastebin.com", "ghostbin"
 	"paste.gg", "pastie.org", "ptpb.pw", "requestcatcher.com", "pixeldrain.com", "uguu.se", "oshi.at", "anonfile", "bore.pub",
 	"lhr.life", "pinggy.link", "webhook.cool", "ngrok-free.dev", "ngrok.pizza", "localhost.run", "tunnelmole.net",
 	"pagekite.me", "telebit.cloud", "loophole.site", "localxpose.io", "expose.sh"}
+
+var pasteHostKeys = keys(pasteHosts...)
 
 // pasteHost reports a host of the paste, file-drop, tunnel and request-bin
 // services.
@@ -137,7 +138,7 @@ func chatDrop(host, path string) bool {
 // instruction\"", "the `<system-reminder>` pattern"): a match only there
 // is quoted.
 func (s *scanner) injection(line, low string, n int, c ctx) {
-	if !s.has(low, injectionKeys...) {
+	if !s.has(low, injectionKeys) {
 		return
 	}
 	sev, at := s.findInjection(low)
@@ -157,9 +158,15 @@ func (s *scanner) injection(line, low string, n int, c ctx) {
 }
 
 // injectionKeys: a line without one of them has no prompt injection.
-var injectionKeys = []string{"ignore", "disregard", "forget", "override", "bypass", "the user", "secretly", "covertly",
+var injectionKeys = keys("ignore", "disregard", "forget", "override", "bypass", "the user", "secretly", "covertly",
 	"silently", "quietly", "system", "instructions", "[inst", "[/inst", "<<sys", "<</sys", "im_start", "you are", "you're",
-	"dan mode", "god mode", "anything now", "from now on", "pretend", "roleplay", "act as", "jailbreak", "developer mode"}
+	"dan mode", "god mode", "anything now", "from now on", "pretend", "roleplay", "act as", "jailbreak", "developer mode")
+
+// The keywords of findInjection's checks (has).
+var (
+	kwFindInjection1 = keys("you are", "you're", "dan mode", "god mode", "jailbreak mode", "anything now")
+	kwFindInjection2 = keys("you are now", "from now on", "pretend", "roleplay", "act as", "developer mode", "jailbreak")
+)
 
 // findInjection runs the prompt-injection expressions over low: the
 // severity and offset of the first match, or "".
@@ -168,19 +175,19 @@ func (s *scanner) findInjection(low string) (string, int) {
 		if p.re == reInjectRole && s.code {
 			continue
 		}
-		if s.has(low, p.keys...) && (p.also == nil || p.also(low)) {
-			if loc := p.re.FindStringIndex(low); loc != nil {
+		if s.has(low, p.keys) && (p.also == nil || p.also(low)) {
+			if loc := s.find(p.re, low); loc != nil {
 				return SeverityError, loc[0]
 			}
 		}
 	}
-	if s.has(low, "you are", "you're", "dan mode", "god mode", "jailbreak mode", "anything now") {
-		if loc := reInjectHard.FindStringIndex(low); loc != nil {
+	if s.has(low, kwFindInjection1) {
+		if loc := s.find(reInjectHard, low); loc != nil {
 			return SeverityWarn, loc[0]
 		}
 	}
-	if s.has(low, "you are now", "from now on", "pretend", "roleplay", "act as", "developer mode", "jailbreak") {
-		if loc := reInjectWarn.FindStringIndex(low); loc != nil {
+	if s.has(low, kwFindInjection2) {
+		if loc := s.find(reInjectWarn, low); loc != nil {
 			return SeverityInfo, loc[0]
 		}
 	}
@@ -192,7 +199,7 @@ func (s *scanner) findInjection(low string) (string, int) {
 // of a markdown file, by linkTitle.
 func (s *scanner) linkTitleAt(low string, i int) bool {
 	if s.md != nil {
-		return slices.Contains(s.md.titles, i)
+		return slices.Contains(s.mdDoc.titles(s.md), i)
 	}
 	return linkTitle(low, i)
 }
@@ -253,20 +260,20 @@ func maskMentions(low string, title func(low string, i int) bool) string {
 
 // injectionPasses are the error-class prompt-injection expressions.
 var injectionPasses = []injectionPass{
-	{pass{reInjectOverride, []string{"ignore", "disregard", "forget", "override", "bypass"}}, nil},
+	{pass{reInjectOverride, keys("ignore", "disregard", "forget", "override", "bypass")}, nil},
 	// "the user" is in most skills: the expression runs only with a
 	// negation or a concealing word beside it.
-	{pass{reInjectSecret, []string{"the user", "secretly", "covertly", "silently", "quietly"}}, func(low string) bool {
+	{pass{reInjectSecret, keys("the user", "secretly", "covertly", "silently", "quietly")}, func(low string) bool {
 		return containsAny(low, "secretly", "covertly", "silently", "quietly", "not", "n't", "never", "hide", "conceal", "keep", "without")
 	}},
-	{pass{reInjectReveal, []string{"system prompt", "instructions", "system message"}}, func(low string) bool {
+	{pass{reInjectReveal, keys("system prompt", "instructions", "system message")}, func(low string) bool {
 		return containsAny(low, "reveal", "print", "output", "show", "repeat", "leak", "dump", "disclose")
 	}},
 	// "system" is an ordinary word; a role tag has a ":", ">" or "|" by it.
-	{pass{reInjectTag, []string{"system", "[inst", "[/inst", "instructions", "<<sys", "<</sys", "im_start"}}, func(low string) bool {
+	{pass{reInjectTag, keys("system", "[inst", "[/inst", "instructions", "<<sys", "<</sys", "im_start")}, func(low string) bool {
 		return strings.ContainsAny(low, ":>|]")
 	}},
-	{pass{reInjectRole, []string{"system"}}, func(low string) bool { return strings.IndexByte(low, ':') >= 0 }},
+	{pass{reInjectRole, keys("system")}, func(low string) bool { return strings.IndexByte(low, ':') >= 0 }},
 }
 
 // injectionPass is a pass with a second, cheap condition (nil: none).
@@ -277,8 +284,20 @@ type injectionPass struct {
 
 // pass is a regexp run only on lines holding one of its keywords.
 type pass struct {
-	re   *regexp.Regexp
-	keys []string
+	re   *rx
+	keys *keySet
+}
+
+// hostEnd and pathEnd are the bytes that end a URL's host and its path
+// (tables: urls reads every byte of every URL).
+var hostEnd, pathEnd = byteSet("/?#\"'`<>()[]{} \t|\\,;*"), byteSet("\"'`<> \t|\\)")
+
+// byteSet is the table of the bytes of set.
+func byteSet(set string) (t [256]bool) {
+	for i := 0; i < len(set); i++ {
+		t[set[i]] = true
+	}
+	return t
 }
 
 // urls: raw-ip-url, paste-host and network-egress over every http(s) URL.
@@ -295,7 +314,7 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 			continue
 		}
 		end := off
-		for end < len(low) && !strings.ContainsRune("/?#\"'`<>()[]{} \t|\\,;*", rune(low[end])) {
+		for end < len(low) && !hostEnd[low[end]] {
 			end++
 		}
 		if end < len(low) && low[end] == '[' { // IPv6 literal
@@ -316,7 +335,7 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 		}
 		host = strings.TrimRight(host, ".")
 		pend := end
-		for pend < len(low) && pend-end < 256 && !strings.ContainsRune("\"'`<> \t|\\)", rune(low[pend])) {
+		for pend < len(low) && pend-end < 256 && !pathEnd[low[pend]] {
 			pend++
 		}
 		if chatDrop(host, low[end:pend]) {
@@ -331,12 +350,8 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 		s.host(host, line, n, j, c, s.frontmatter && metadataURL(low, j))
 	}
 	// A bare paste host (no URL on the line: URLs were classified above).
-	if c != ctxProse && len(low) >= 3 && !strings.Contains(low, "://") {
-		g := s.gramsOf(low)
+	if c != ctxProse && len(low) >= 3 && !strings.Contains(low, "://") && s.has(low, pasteHostKeys) {
 		for _, p := range pasteHosts {
-			if len(p) >= 3 && !g.may(p) {
-				continue
-			}
 			if k := strings.Index(low, p); k >= 0 && (k == 0 || !isAlnum(low[k-1]) && low[k-1] != '-') {
 				s.add(RulePasteHost, SeverityError, c, n, line, k)
 				break
@@ -349,7 +364,7 @@ func (s *scanner) urls(line, low string, n int, c ctx) {
 // (its homepage, repository, documentation, licence, author), as the key
 // ends just before a URL: YAML ("homepage: https://…") or JSON
 // ("homepage": "https://…").
-var reMetaKey = regexp.MustCompile(`(^|[\s{,"'])(homepage|home|repository|repo|source|sourceurl|source_url|website|docs|documentation|doc|bugs|issues|changelog|funding|author|authors|license|licence|support|icon|logo|readme|project|projecturl|project_url)["']?\s*:\s*["']?[a-z]*$`)
+var reMetaKey = mustRx(`(^|[\s{,"'])(homepage|home|repository|repo|source|sourceurl|source_url|website|docs|documentation|doc|bugs|issues|changelog|funding|author|authors|license|licence|support|icon|logo|readme|project|projecturl|project_url)["']?\s*:\s*["']?[a-z]*$`)
 
 // metadataURL reports a URL (its "://" at j of the lowercased line low)
 // that is the value of a metadata key of the frontmatter.
@@ -449,17 +464,21 @@ func exampleHost(h string) bool {
 	return false
 }
 
+// archiveKeys and passwordKeys: a line without one of them names no
+// archive, or no password.
+var (
+	archiveKeys  = keys("zip", "7z", "rar", "tar", "archive", ".dmg", ".iso")
+	passwordKeys = keys("pass", "pw", " -p", "kennwort", "contrase", "mot de", "senha", "ароль", "密", "パスワード")
+)
+
 // passwordArchive: an archive and its password within three lines.
 func (s *scanner) passwordArchive(line, low string, n int, c ctx) {
 	if n < s.pwCheckedTo {
 		s.arcLine, s.pwLine, s.pwPending = 0, 0, s.pwPending[:0]
 	}
 	s.pwCheckedTo = n
-	hasArc := (strings.Contains(low, "zip") || strings.Contains(low, "7z") || strings.Contains(low, "rar") ||
-		strings.Contains(low, "tar") || strings.Contains(low, "archive") || strings.Contains(low, ".dmg") || strings.Contains(low, ".iso")) && reArchive.MatchString(low)
-	pwCand := strings.Contains(low, "pass") || strings.Contains(low, "pw") || strings.Contains(low, " -p") ||
-		strings.Contains(low, "kennwort") || strings.Contains(low, "contrase") || strings.Contains(low, "mot de") || strings.Contains(low, "senha") ||
-		strings.Contains(low, "ароль") || strings.Contains(low, "密") || strings.Contains(low, "パスワード")
+	hasArc := s.has(low, archiveKeys) && s.match(reArchive, low)
+	pwCand := s.has(low, passwordKeys)
 	if hasArc {
 		s.arcLine = n
 	}
@@ -468,13 +487,13 @@ func (s *scanner) passwordArchive(line, low string, n int, c ctx) {
 	hasPw := false
 	switch {
 	case pwCand && s.arcLine > 0 && n-s.arcLine <= 3:
-		hasPw = rePassword.MatchString(low)
+		hasPw = s.match(rePassword, low)
 	case pwCand:
 		s.pwPending = append(s.pwPending, pwCandidate{n, low})
 	}
 	if hasArc {
 		for i := len(s.pwPending) - 1; i >= 0 && !hasPw; i-- {
-			if p := s.pwPending[i]; n-p.n <= 3 && rePassword.MatchString(p.low) {
+			if p := s.pwPending[i]; n-p.n <= 3 && s.match(rePassword, p.low) {
 				s.pwLine = p.n
 				break
 			}
@@ -512,107 +531,54 @@ func abs(x int) int {
 	return x
 }
 
-// has is containsAny for the lowercased line low, with a filter first: the
-// 3-byte sequences of low are kept in a bitmap (built once per line), and
-// a keyword whose first three bytes are not among them cannot be in low.
-// Most keywords are absent from most lines; checking each with
-// strings.Contains was a third of a scan.
-func (s *scanner) has(low string, subs ...string) bool {
-	if len(low) < 3 {
-		return containsAny(low, subs...)
-	}
-	g := s.gramsOf(low)
-	for _, x := range subs {
-		if len(x) >= 3 && !g.may(x) {
-			continue
-		}
-		if strings.Contains(low, x) {
-			return true
-		}
-	}
-	return false
-}
-
-// gramsOf returns the bitmap of low, built when low is not the line it
-// was last built for.
-func (s *scanner) gramsOf(low string) *grams {
-	g := &s.grams
-	if !g.valid || g.of != low {
-		g.build(low)
-	}
-	return g
-}
-
-// grams is the bitmap of has: one bit per hash of a 3-byte sequence.
-type grams struct {
-	of    string
-	valid bool
-	bits  [64]uint64
-}
-
-func gramHash(a, b, c byte) uint { return (uint(a)*961 + uint(b)*31 + uint(c)) & 4095 }
-
-func (g *grams) build(s string) {
-	clear(g.bits[:])
-	for i := 0; i+2 < len(s); i++ {
-		h := gramHash(s[i], s[i+1], s[i+2])
-		g.bits[h>>6] |= 1 << (h & 63)
-	}
-	g.of, g.valid = s, true
-}
-
-// may reports whether x (3 bytes or more) may be in the line: its first
-// three bytes are among the line's.
-func (g *grams) may(x string) bool {
-	h := gramHash(x[0], x[1], x[2])
-	return g.bits[h>>6]&(1<<(h&63)) != 0
-}
-
-func containsAny(s string, subs ...string) bool {
-	for _, x := range subs {
-		if strings.Contains(s, x) {
-			return true
-		}
-	}
-	return false
-}
+// The keywords of downloadExec's checks (has).
+var (
+	kwDownloadExec1   = keys("curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring")
+	kwDownloadExec2   = keys("exec", "eval", "function", "vm.run", "system(")
+	kwDownloadExec3   = keys("mshta", "regsvr32", "rundll32")
+	kwDownloadExec4   = keys("run", "execute", "launch", "double")
+	kwDownloadExecAny = keys(slices.Concat(kwDownloadExec1.words, kwDownloadExec2.words, kwDownloadExec3.words, kwDownloadExec4.words)...)
+)
 
 // downloadExec: fetch-and-run. In prose (needURL) a fetch piped into a
 // shell counts only with something to fetch (a URL, a host, a variable),
 // and a negated clause ("never pipe curl into sh") is documentation.
 func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx, prose bool) {
-	if s.has(low, "curl", "wget", "iwr", "irm", "invoke-", "fetch", "python", "webclient", "downloadstring") {
+	if !s.has(low, kwDownloadExecAny) {
+		return // none of the checks below can match
+	}
+	if s.has(low, kwDownloadExec1) {
 		if at := fetchPipe(low, prose); at >= 0 {
 			s.addExec(RuleDownloadExec, s.vendorSeverity(low), c, n, line, low, off, at, prose)
 			return
 		}
 		for _, p := range fetchPasses {
-			if !s.has(low, p.keys...) {
+			if !s.has(low, p.keys) {
 				continue
 			}
-			if loc := p.re.FindStringIndex(low); loc != nil {
+			if loc := s.find(p.re, low); loc != nil {
 				s.addExec(RuleDownloadExec, s.vendorSeverity(low), c, n, line, low, off, loc[0], prose)
 				return
 			}
 		}
 	}
-	if s.has(low, "exec", "eval", "function", "vm.run", "system(") {
-		if loc := reInlineInterp.FindStringIndex(low); loc != nil && reInlineGet.MatchString(low) && reInlineRun.MatchString(low) {
+	if s.has(low, kwDownloadExec2) {
+		if loc := s.find(reInlineInterp, low); loc != nil && s.match(reInlineGet, low) && s.match(reInlineRun, low) {
 			s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
 			return
 		}
-		if loc := reEvalFetch.FindStringIndex(low); loc != nil {
-			s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
-			return
-		}
-	}
-	if s.has(low, "mshta", "regsvr32", "rundll32") {
-		if loc := reLOLBin.FindStringIndex(low); loc != nil {
+		if loc := s.find(reEvalFetch, low); loc != nil {
 			s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
 			return
 		}
 	}
-	if s.has(low, "run", "execute", "launch", "double") {
+	if s.has(low, kwDownloadExec3) {
+		if loc := s.find(reLOLBin, low); loc != nil {
+			s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
+			return
+		}
+	}
+	if s.has(low, kwDownloadExec4) {
 		if at := runURL(low); at >= 0 {
 			s.addExec(RuleDownloadExec, s.vendorSeverity(low), c, n, line, low, off, at, prose)
 		}
@@ -620,8 +586,8 @@ func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx, prose 
 }
 
 var (
-	reRunVerb = regexp.MustCompile(`\b(run|execute|launch|double-click|double click)\b`)
-	reRunIt   = regexp.MustCompile(`^[^.;!?]*\b(and|then)\s+(run|execute|launch|double-click|open)\s+(it|this|the\s+(installer|file|app|binary|setup|program))\b`)
+	reRunVerb = mustRx(`\b(run|execute|launch|double-click|double click)\b`)
+	reRunIt   = mustRx(`^[^.;!?]*\b(and|then)\s+(run|execute|launch|double-click|open)\s+(it|this|the\s+(installer|file|app|binary|setup|program))\b`)
 )
 
 // execExt are file types that run when opened or executed.
@@ -692,10 +658,10 @@ func clauseBefore(low string, at, max int) string {
 
 // fetchPasses are the fetch-and-run expressions besides a plain pipe.
 var fetchPasses = []pass{
-	{reProcSubst, []string{"<(", "$(", "\"`", "'`", "eval `", "-c `", "-e `", "-r `", "-command `"}},
-	{reChmodRun, []string{"chmod"}},
-	{rePSDownload, []string{"iex", "invoke-expression"}},
-	{rePythonFetch, []string{"exec", "eval"}},
+	{reProcSubst, keys("<(", "$(", "\"`", "'`", "eval `", "-c `", "-e `", "-r `", "-command `")},
+	{reChmodRun, keys("chmod")},
+	{rePSDownload, keys("iex", "invoke-expression")},
+	{rePythonFetch, keys("exec", "eval")},
 }
 
 // assetStem is a file name up to its first _, - or . ("gh" of
@@ -731,36 +697,41 @@ const (
 // addExec adds an execution-rule finding at low[at:] (offset off in line);
 // in prose a match in a negated clause counts as quoted documentation.
 func (s *scanner) addExec(rule, sev string, c ctx, n int, line, low string, off, at int, prose bool) {
-	if prose && negatedBefore(low, at) {
+	if prose && s.negatedBefore(low, at) {
 		c = ctxQuoted
 	}
 	s.add(rule, sev, c, n, line, off+at)
 }
 
+// The keywords of revShell's checks (has).
+var (
+	kwRevShell = keys("/dev/tcp/", "/dev/udp/", "nc ", "ncat", "netcat", "mkfifo", "socat", "socket", "fsockopen", "tcpclient", "telnet", "net.connect", "net.create")
+)
+
 // revShell: a shell bound to a network socket (bash -i >& /dev/tcp/…,
 // nc -e, mkfifo … | nc, socat exec:, socket + dup2 one-liners). It is
 // remote code execution, reported as download-exec.
 func (s *scanner) revShell(line, low string, off, n int, c ctx, prose bool) {
-	if !s.has(low, "/dev/tcp/", "/dev/udp/", "nc ", "ncat", "netcat", "mkfifo", "socat", "socket", "fsockopen", "tcpclient", "telnet", "net.connect", "net.create") {
+	if !s.has(low, kwRevShell) {
 		return
 	}
 	if at := devTCPShell(low); at >= 0 {
 		s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, at, prose)
 		return
 	}
-	if loc := reRevShell.FindStringIndex(low); loc != nil {
+	if loc := s.find(reRevShell, low); loc != nil {
 		s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
 		return
 	}
 	// A bind shell: what a listener receives piped into a shell.
-	if loc := reBindShell.FindStringIndex(low); loc != nil {
+	if loc := s.find(reBindShell, low); loc != nil {
 		s.addExec(RuleDownloadExec, SeverityError, c, n, line, low, off, loc[0], prose)
 	}
 }
 
 // reBindShell: a network listener whose input a shell runs (nc -l -p 4444
 // | /bin/bash).
-var reBindShell = regexp.MustCompile(`\b(nc|ncat|netcat)(\.[a-z]+)?\s+(-[a-z]+\s+(\d+\s+)?)*-[a-z]*l[a-z]*\b[^|;&\n]*\|\s*(sudo\s+)?(/usr)?(/bin/)?(ba|z|da|k)?sh\b`)
+var reBindShell = mustRx(`\b(nc|ncat|netcat)(\.[a-z]+)?\s+(-[a-z]+\s+(\d+\s+)?)*-[a-z]*l[a-z]*\b[^|;&\n]*\|\s*(sudo\s+)?(/usr)?(/bin/)?(ba|z|da|k)?sh\b`)
 
 // devTCPShell finds /dev/tcp/HOST/PORT (or udp) to a host that is not the
 // machine itself or the local network, on a line that binds a shell's
@@ -795,11 +766,15 @@ func devTCPShell(low string) int {
 	return -1
 }
 
+// The keywords of bareIPs's checks (has).
+var (
+	kwBareIPs = keys("curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "/dev/tcp", "/dev/udp", "iwr", "invoke-web", "connect(", "fsockopen", "tcpclient", "tcpsocket", "ftp", "urlopen", "requests.", "fetch(")
+)
+
 // bareIPs: a public IPv4 address without a scheme given to a network tool
 // (wget 1.2.3.4/x, nc 1.2.3.4 4444, /dev/tcp/1.2.3.4/…, connect(("1.2.3.4", …))).
 func (s *scanner) bareIPs(line, low string, off, n int, c ctx) {
-	if !s.has(low, "curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "/dev/tcp", "/dev/udp", "iwr", "invoke-web",
-		"connect(", "fsockopen", "tcpclient", "tcpsocket", "ftp", "urlopen", "requests.", "fetch(") {
+	if !s.has(low, kwBareIPs) {
 		return
 	}
 	for i := 0; i < len(low); i++ {
@@ -1046,7 +1021,7 @@ var vendorInstallers = []string{
 // script.rpm.sh): it adds the repository to apt, dnf or apk. Its text is
 // the service's, not the repository owner's, so running it is a vendor's
 // install script.
-var reRepoSetup = regexp.MustCompile(`^(dl\.cloudsmith\.io/public/[a-z0-9._-]+/[a-z0-9._-]+/(setup|config)\.(deb|rpm|alpine)\.sh|packagecloud\.io/install/repositories/[a-z0-9._-]+/[a-z0-9._-]+/script\.(deb|rpm|python|node|gem)\.sh)$`)
+var reRepoSetup = mustRx(`^(dl\.cloudsmith\.io/public/[a-z0-9._-]+/[a-z0-9._-]+/(setup|config)\.(deb|rpm|alpine)\.sh|packagecloud\.io/install/repositories/[a-z0-9._-]+/[a-z0-9._-]+/script\.(deb|rpm|python|node|gem)\.sh)$`)
 
 // vendorInstall reports a fetch-and-run of one https URL that is a tool's
 // own installer: a well-known official install script, a script on a code
@@ -1126,33 +1101,53 @@ func releaseInstaller(p string) bool {
 	return stem == parts[1] || stem == parts[1]+"-installer" || stem == parts[1]+"-install"
 }
 
+// The keywords of encoded's checks (has).
+var (
+	kwEncoded = keys("base64", "xxd", "frombase64", "b64decode", "atob(", "certutil", "-e", "-en")
+)
+
 func (s *scanner) encoded(line, low string, off, n int, c ctx, prose bool) {
-	if !s.has(low, "base64", "xxd", "frombase64", "b64decode", "atob(", "certutil", "-e", "-en") {
+	if !s.has(low, kwEncoded) {
 		return
 	}
-	for _, re := range []*regexp.Regexp{reDecodeExec, reExecDecode, rePSEnc} {
-		if loc := re.FindStringIndex(low); loc != nil && !regexLike(low[loc[0]:loc[1]]) {
+	for _, re := range []*rx{reDecodeExec, reExecDecode, rePSEnc} {
+		if loc := s.find(re, low); loc != nil && !regexLike(low[loc[0]:loc[1]]) {
 			s.addExec(RuleEncodedPayload, SeverityError, c, n, line, low, off, loc[0], prose)
 			return
 		}
 	}
 }
 
+// The keywords of obfuscation's checks (has).
+var (
+	kwObfuscation1   = keys(`"+`, `" +`, `'+`, `' +`, `""`, `''`)
+	kwObfuscation2   = keys("ifs", "rev", `\`, "$", "tr ")
+	kwObfuscationAny = keys(slices.Concat(ansiKey.words, kwObfuscation1.words, kwObfuscation2.words)...)
+)
+
+// obfuscationPasses are obfuscation's expressions after the ANSI-C
+// strings.
+var obfuscationPasses = []pass{
+	{reIFS, keys("ifs")}, {reRev, keys("rev")}, {reHexEsc, keys(`\`)}, {reVarCat, keys("$")}, {reRot13, keys("tr ")},
+}
+
+var ansiKey = keys("$'") // an ANSI-C string
+
 func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
-	ansi := strings.Contains(low, "$'")
-	quoteCat := s.has(low, `"+`, `" +`, `'+`, `' +`, `""`, `''`)
-	if !ansi && !quoteCat && !s.has(low, "ifs", "rev", `\`, "$", "tr ") {
+	if !s.has(low, kwObfuscationAny) {
 		return
 	}
+	ansi := s.has(low, ansiKey)
+	quoteCat := s.has(low, kwObfuscation1)
 	// Whether the line also executes decides the severity; asked only of
 	// lines that have a finding (most lines with a "$" have none).
 	sev := func() string {
-		if reExecHint.MatchString(low) {
+		if s.match(reExecHint, low) {
 			return SeverityError
 		}
 		return SeverityWarn
 	}
-	if m := reANSIC.FindStringSubmatchIndex(text); ansi && m != nil {
+	if m := s.findSubmatchIn(reANSIC, text, low, ansi); m != nil {
 		sv := sev()
 		if fetcher(unescapeANSIC(text[m[2]:m[3]])) {
 			sv = SeverityError
@@ -1160,13 +1155,11 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 		s.add(RuleObfuscation, sv, c, n, line, off+m[0])
 		return
 	}
-	for _, p := range []pass{
-		{reIFS, []string{"ifs"}}, {reRev, []string{"rev"}}, {reHexEsc, []string{`\`}}, {reVarCat, []string{"$"}}, {reRot13, []string{"tr "}},
-	} {
-		if !s.has(low, p.keys...) {
+	for _, p := range obfuscationPasses {
+		if !s.has(low, p.keys) {
 			continue
 		}
-		if loc := p.re.FindStringIndex(low); loc != nil {
+		if loc := s.find(p.re, low); loc != nil {
 			sv := sev()
 			if p.re == reHexEsc {
 				dec := unescapeANSIC(text[loc[0]:loc[1]])
@@ -1184,7 +1177,7 @@ func (s *scanner) obfuscation(line, text, low string, off, n int, c ctx) {
 	if !quoteCat {
 		return
 	}
-	if loc := reQuoteCat.FindStringIndex(low); loc != nil {
+	if loc := s.find(reQuoteCat, low); loc != nil {
 		collapsed := strings.NewReplacer(`"`, "", `'`, "", "+", "", " ", "").Replace(low)
 		plain := strings.ReplaceAll(low, " ", "")
 		for _, w := range []string{"http://", "https://", "curl", "wget", "|sh", "|bash", "base64", "eval"} {
@@ -1245,25 +1238,28 @@ func unescapeANSIC(s string) string {
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
+// The keywords of secrets's checks (has).
+var (
+	kwSecrets1 = keys(".ssh", ".aws", "gcloud", "find-generic-password", "find-internet-password", "dump-keychain", "security export", "keychain", "library/", "mozilla", "google/chrome", "google-chrome", "cookies", "login data", "local state", "wallet", "electrum", "bitcoin", "ethereum", "metamask", "solana", ".kube", ".docker", "netrc", "default_credentials", "git-credentials", ".npmrc", ".pypirc", ".env", "printenv", "/etc/", "extension settings", "key3.db", "key4.db", "logins.json", "nkbihf", "bfnaelm", "exodus", "gh/hosts", ".gnupg", "export-secret", ".password-store", "hidden answer", "authonly", "environ", "discord", "tdata", "export -p", "-name", "-iname")
+	kwSecrets2 = keys("environ", "process.env")
+)
+
+var envKey = keys("env")
+
 func (s *scanner) secrets(line, low string, off, n int, c ctx) {
 	// The keywords are each alternative's own words, so that ordinary
 	// prose ("environment", "security", "credentials") does not run the
 	// expression; "env" alone only where a pipe or substitution follows.
-	if !s.has(low, ".ssh", ".aws", "gcloud", "find-generic-password", "find-internet-password", "dump-keychain",
-		"security export", "keychain", "library/", "mozilla", "google/chrome", "google-chrome", "cookies",
-		"login data", "local state", "wallet", "electrum", "bitcoin", "ethereum", "metamask", "solana", ".kube", ".docker",
-		"netrc", "default_credentials", "git-credentials", ".npmrc", ".pypirc", ".env", "printenv", "/etc/", "extension settings", "key3.db",
-		"key4.db", "logins.json", "nkbihf", "bfnaelm", "exodus", "gh/hosts", ".gnupg", "export-secret", ".password-store",
-		"hidden answer", "authonly", "environ", "discord", "tdata", "export -p", "-name", "-iname") &&
-		!(strings.Contains(low, "env") && strings.ContainsAny(low, "|(")) {
+	if !s.has(low, kwSecrets1) &&
+		!(s.has(low, envKey) && strings.ContainsAny(low, "|(")) {
 		return
 	}
-	if at := secretAt(low); at >= 0 {
+	if at := s.secretAt(low); at >= 0 {
 		s.add(RuleSecretsAccess, SeverityError, c, n, line, off+at)
 		return
 	}
-	if s.has(low, "environ", "process.env") && reEnvDump.MatchString(low) {
-		if loc := reNetSend.FindStringIndex(low); loc != nil {
+	if s.has(low, kwSecrets2) && s.match(reEnvDump, low) {
+		if loc := s.find(reNetSend, low); loc != nil {
 			s.add(RuleSecretsAccess, SeverityError, c, n, line, off+loc[0])
 		}
 	}
@@ -1272,7 +1268,7 @@ func (s *scanner) secrets(line, low string, off, n int, c ctx) {
 // reCredPrint matches the commands that print a stored credential: the
 // GitHub CLI's token, the AWS CLI's keys, git's credential helpers, the
 // macOS keychain, gcloud's and az's access tokens.
-var reCredPrint = regexp.MustCompile(`\bgh\s+auth\s+token\b|\bgh\s+auth\s+status\b[^|;&\n]*\s(--show-token|-t)\b|\baws\s+configure\s+get\s+(\S+\.)?aws_(secret_access_key|session_token|access_key_id)\b|\baws\s+configure\s+export-credentials\b|\bgit\s+credential\s+fill\b|\bgit\s+credential-[a-z-]+\s+get\b|\bsecurity\s+find-(generic|internet)-password\b|\bgcloud\s+auth\s+(application-default\s+)?print-(access|identity)-token\b|\baz\s+account\s+get-access-token\b`)
+var reCredPrint = mustRx(`\bgh\s+auth\s+token\b|\bgh\s+auth\s+status\b[^|;&\n]*\s(--show-token|-t)\b|\baws\s+configure\s+get\s+(\S+\.)?aws_(secret_access_key|session_token|access_key_id)\b|\baws\s+configure\s+export-credentials\b|\bgit\s+credential\s+fill\b|\bgit\s+credential-[a-z-]+\s+get\b|\bsecurity\s+find-(generic|internet)-password\b|\bgcloud\s+auth\s+(application-default\s+)?print-(access|identity)-token\b|\baz\s+account\s+get-access-token\b`)
 
 // credVendors are the hosts each credential belongs to (by the command
 // that prints it): sending a token to its own service's API is what it is
@@ -1289,6 +1285,11 @@ var netTools = map[string]bool{"curl": true, "wget": true, "nc": true, "ncat": t
 	"telnet": true, "http": true, "https": true, "xh": true, "httpie": true, "iwr": true, "irm": true,
 	"invoke-webrequest": true, "invoke-restmethod": true, "openssl": true, "ftp": true, "sftp": true, "tftp": true}
 
+// The keywords of credentialSend's checks (has).
+var (
+	kwCredentialSend = keys("auth token", "auth status", "configure get", "configure export", "credential fill", "credential-", "find-generic", "find-internet", "print-access", "print-identity", "get-access-token")
+)
+
 // credentialSend: a command that prints a stored credential (gh auth
 // token, aws configure get aws_secret_access_key, git credential fill,
 // security find-generic-password, …) whose output goes to a network tool,
@@ -1296,12 +1297,11 @@ var netTools = map[string]bool{"curl": true, "wget": true, "nc": true, "ncat": t
 // arguments (curl -H "Authorization: $(gh auth token)"), unless every URL
 // it reaches is the credential's own service. It is secrets-access.
 func (s *scanner) credentialSend(line, low string, off, n int, c ctx) {
-	if !strings.ContainsAny(low, "|`") && !strings.Contains(low, "$(") ||
-		!s.has(low, "auth token", "auth status", "configure get", "configure export", "credential fill", "credential-",
-			"find-generic", "find-internet", "print-access", "print-identity", "get-access-token") {
+	if !s.has(low, kwCredentialSend) ||
+		!strings.ContainsAny(low, "|`") && !strings.Contains(low, "$(") {
 		return
 	}
-	for _, loc := range reCredPrint.FindAllStringIndex(low, 4) {
+	for _, loc := range s.findAll(reCredPrint, low, 4) {
 		a, b := loc[0], loc[1]
 		// The pipeline the command is part of.
 		start := strings.LastIndexAny(low[:a], ";&\n") + 1
@@ -1395,9 +1395,12 @@ func ownService(text, vendor string) bool {
 // public key, a template .env (.env.example), the ~/.ssh directory named
 // without reading it, and keys used or made by the ssh tools themselves
 // (ssh -i, ssh-keygen, ssh-add, chmod 600) are not reads.
-func secretAt(low string) int {
+func (s *scanner) secretAt(low string) int {
 	best := -1
 	for _, re := range secretAlternatives {
+		if !s.may(re, low) {
+			continue
+		}
 		if at := secretMatch(re, low); at >= 0 && (best < 0 || at < best) {
 			best = at
 		}
@@ -1413,7 +1416,7 @@ var secretAlternatives = splitAlternatives(reSecrets.String())
 
 // secretMatch returns the offset of re's first match in low that is a
 // secret read (see secretAt), or -1.
-func secretMatch(re *regexp.Regexp, low string) int {
+func secretMatch(re *rx, low string) int {
 	for from, tries := 0, 0; from < len(low) && tries < 8; tries++ {
 		loc := re.FindStringIndex(low[from:])
 		if loc == nil {
@@ -1452,8 +1455,18 @@ func secretMatch(re *regexp.Regexp, low string) int {
 
 // splitAlternatives compiles each top-level alternative of a pattern (the
 // parts between "|" outside groups and classes) on its own.
-func splitAlternatives(pattern string) []*regexp.Regexp {
-	var out []*regexp.Regexp
+func splitAlternatives(pattern string) []*rx {
+	var out []*rx
+	for _, alt := range topAlternatives(pattern) {
+		out = append(out, mustRx(alt))
+	}
+	return out
+}
+
+// topAlternatives splits a pattern at its top-level "|" (outside groups
+// and classes).
+func topAlternatives(pattern string) []string {
+	var out []string
 	depth, class, start := 0, false, 0
 	for i := 0; i < len(pattern); i++ {
 		switch c := pattern[i]; {
@@ -1471,11 +1484,11 @@ func splitAlternatives(pattern string) []*regexp.Regexp {
 		case c == ')':
 			depth--
 		case c == '|' && depth == 0:
-			out = append(out, regexp.MustCompile(pattern[start:i]))
+			out = append(out, pattern[start:i])
 			start = i + 1
 		}
 	}
-	return append(out, regexp.MustCompile(pattern[start:]))
+	return append(out, pattern[start:])
 }
 
 // credentialVars are the environment variables that point a tool at its
@@ -1524,14 +1537,19 @@ func toolUse(low string, i int) bool {
 	return false
 }
 
+// The keywords of proseSecrets's checks (has).
+var (
+	kwProseSecrets = keys(".ssh", ".aws", "gcloud", "keychain", "login data", "wallet", "electrum", "metamask", "credentials", ".env", "cookies")
+)
+
 // proseSecrets: a prose instruction to read or send a secret ("read
 // ~/.aws/credentials and include it in the summary"); documentation
 // ("attackers read …", "never reads …") is not one.
 func (s *scanner) proseSecrets(line, low string, n int) {
-	if !s.has(low, ".ssh", ".aws", "gcloud", "keychain", "login data", "wallet", "electrum", "metamask", "credentials", ".env", "cookies") {
+	if !s.has(low, kwProseSecrets) {
 		return
 	}
-	if at := secretAt(low); at >= 0 && reExfilVerb.MatchString(low) && !reDocWords.MatchString(low) {
+	if at := s.secretAt(low); at >= 0 && s.match(reExfilVerb, low) && !s.match(reDocWords, low) {
 		s.add(RuleSecretsAccess, SeverityError, ctxExec, n, line, at)
 	}
 }
@@ -1546,51 +1564,62 @@ var pkgSources = []string{"/etc/apt/sources.list.d/", "/etc/apt/keyrings", "/etc
 // memory or skills in the user's home (Claude Code's settings and hooks,
 // OpenClaw's workspace, Codex's, Cursor's, Gemini's): what the agent
 // loads at every start.
-var reAgentConfig = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?|rsync)\s+[^|;&\n]*\s|\bsed\s+-i[^|;&\n]*\s|\bcat\s*>>?)\s*["']?` + homeDir + `/\.(claude/(settings(\.local)?\.json|claude\.md|hooks)|claude\.json|openclaw/(openclaw\.json|workspace/[a-z_-]*\.md|agents/[^/\s]+/agent/)|clawdbot/|moltbot/|codex/(config\.toml|agents\.md|instructions)|cursor/(mcp\.json|rules)|gemini/(settings\.json|gemini\.md)|config/(opencode|goose|aider|zed/settings)|continue/config)`)
+var reAgentConfig = mustRx(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?|rsync)\s+[^|;&\n]*\s|\bsed\s+-i[^|;&\n]*\s|\bcat\s*>>?)\s*["']?` + homeDir + `/\.(claude/(settings(\.local)?\.json|claude\.md|hooks)|claude\.json|openclaw/(openclaw\.json|workspace/[a-z_-]*\.md|agents/[^/\s]+/agent/)|clawdbot/|moltbot/|codex/(config\.toml|agents\.md|instructions)|cursor/(mcp\.json|rules)|gemini/(settings\.json|gemini\.md)|config/(opencode|goose|aider|zed/settings)|continue/config)`)
 
 // reAgentSkills: a write into the agent's skills, commands or subagents
 // in the home directory (an installer's work, or one skill replacing
 // another): a warn.
-var reAgentSkills = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?|rsync)\s+[^|;&\n]*\s|\bsed\s+-i[^|;&\n]*\s|\bcat\s*>>?)\s*["']?` + homeDir + `/\.(claude/(commands|agents|skills)|openclaw/(skills|workspace/skills)|codex/skills|cursor/skills)/`)
+var reAgentSkills = mustRx(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?|rsync)\s+[^|;&\n]*\s|\bsed\s+-i[^|;&\n]*\s|\bcat\s*>>?)\s*["']?` + homeDir + `/\.(claude/(commands|agents|skills)|openclaw/(skills|workspace/skills)|codex/skills|cursor/skills)/`)
 
 // reGitHooks: git hooks installed for every repository (error) or into
 // one (warn).
 var (
-	reGlobalHooks = regexp.MustCompile(`\bgit\s+config\s+(--global|--system)\s+core\.hookspath\b|` + homeDir + `/\.git-templates/hooks/|/usr/share/git-core/templates/hooks/`)
-	reRepoHooks   = regexp.MustCompile(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?)\s+[^|;&\n]*\s)\s*["']?(\./)?\.git/hooks/[a-z-]+`)
+	reGlobalHooks = mustRx(`\bgit\s+config\s+(--global|--system)\s+core\.hookspath\b|` + homeDir + `/\.git-templates/hooks/|/usr/share/git-core/templates/hooks/`)
+	reRepoHooks   = mustRx(`(>>?|\btee\s+(-a\s+)?|\b(cp|mv|install|ln\s+-sf?)\s+[^|;&\n]*\s)\s*["']?(\./)?\.git/hooks/[a-z-]+`)
+)
+
+// The keywords of persistence's checks (has).
+var (
+	kwPersistence1   = keys("tee ", "cp ", "mv ", "install ", "ln -", "rsync", "sed -i")
+	kwPersistence2   = keys("/.claude", "/.openclaw", "/.clawdbot", "/.moltbot", "/.codex", "/.cursor", "/.gemini", "/.config/", "/.continue")
+	kwPersistence3   = keys("skills/", "commands/", "agents/")
+	kwPersistence4   = keys("hookspath", "git/hooks/", "templates/hooks/")
+	kwPersistenceAny = keys(slices.Concat(kwPersistence2.words, kwPersistence4.words, kwPersistence5.words)...)
+	kwPersistence5   = keys("cron", "@reboot", "bashrc", "zshrc", "bash_login", "fish/config", "profile", "zshenv", "zlogin", "launch", "systemd", "systemctl", "login", "lssharedfilelist", "/etc/", "currentversion", "schtasks", "scheduledtask", "startup", "autostart", "update-rc", "chkconfig")
 )
 
 func (s *scanner) persistence(line, low string, off, n int, c ctx) {
-	if (strings.IndexByte(low, '>') >= 0 || s.has(low, "tee ", "cp ", "mv ", "install ", "ln -", "rsync", "sed -i")) &&
-		s.has(low, "/.claude", "/.openclaw", "/.clawdbot", "/.moltbot", "/.codex", "/.cursor", "/.gemini", "/.config/", "/.continue") {
-		if loc := reAgentConfig.FindStringIndex(low); loc != nil {
+	if !s.has(low, kwPersistenceAny) {
+		return // none of the three checks below can match
+	}
+	if (strings.IndexByte(low, '>') >= 0 || s.has(low, kwPersistence1)) &&
+		s.has(low, kwPersistence2) {
+		if loc := s.find(reAgentConfig, low); loc != nil {
 			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
 			return
 		}
-		if s.has(low, "skills/", "commands/", "agents/") {
-			if loc := reAgentSkills.FindStringIndex(low); loc != nil {
+		if s.has(low, kwPersistence3) {
+			if loc := s.find(reAgentSkills, low); loc != nil {
 				s.add(RulePersistence, SeverityWarn, c, n, line, off+loc[0])
 				return
 			}
 		}
 	}
-	if s.has(low, "hookspath", "git/hooks/", "templates/hooks/") {
-		if loc := reGlobalHooks.FindStringIndex(low); loc != nil {
+	if s.has(low, kwPersistence4) {
+		if loc := s.find(reGlobalHooks, low); loc != nil {
 			s.add(RulePersistence, SeverityError, c, n, line, off+loc[0])
 			return
 		}
-		if loc := reRepoHooks.FindStringIndex(low); loc != nil {
+		if loc := s.find(reRepoHooks, low); loc != nil {
 			s.add(RulePersistence, SeverityWarn, c, n, line, off+loc[0])
 			return
 		}
 	}
-	if !s.has(low, "cron", "@reboot", "bashrc", "zshrc", "bash_login", "fish/config", "profile", "zshenv", "zlogin", "launch",
-		"systemd", "systemctl", "login", "lssharedfilelist", "/etc/", "currentversion", "schtasks", "scheduledtask", "startup",
-		"autostart", "update-rc", "chkconfig") {
+	if !s.has(low, kwPersistence5) {
 		return
 	}
 	for from, tries := 0, 0; from < len(low) && tries < 4; tries++ {
-		loc := rePersist.FindStringIndex(low[from:])
+		loc := s.findFrom(rePersist, low, from)
 		if loc == nil {
 			return
 		}
@@ -1613,7 +1642,7 @@ func (s *scanner) persistence(line, low string, off, n int, c ctx) {
 // only sets the environment or loads a tool's own shell setup: an
 // exported variable without command substitution (export KEY="…",
 // PATH="$HOME/bin:$PATH"), a source of a file, eval "$(pyenv init -)".
-var reProfileSetting = regexp.MustCompile(`^\s*((export\s+)?[a-z_][a-z0-9_]*=("[^"$` + "`" + `]*(\$\{?[a-z_][a-z0-9_]*\}?[^"$` + "`" + `]*)*"|'[^']*'|[^\s;&|$` + "`" + `'"]*(\$\{?[a-z_][a-z0-9_]*\}?[^\s;&|$` + "`" + `'"]*)*)|(source|\.)\s+["']?[~$a-z0-9_{}./-]+["']?|eval\s+"\$\([a-z0-9_.-]+\s+(init|env|shellenv|completion|hook|activate)\b[^"` + "`" + `$;&|]*\)")\s*(#.*)?$`)
+var reProfileSetting = mustRx(`^\s*((export\s+)?[a-z_][a-z0-9_]*=("[^"$` + "`" + `]*(\$\{?[a-z_][a-z0-9_]*\}?[^"$` + "`" + `]*)*"|'[^']*'|[^\s;&|$` + "`" + `'"]*(\$\{?[a-z_][a-z0-9_]*\}?[^\s;&|$` + "`" + `'"]*)*)|(source|\.)\s+["']?[~$a-z0-9_{}./-]+["']?|eval\s+"\$\([a-z0-9_.-]+\s+(init|env|shellenv|completion|hook|activate)\b[^"` + "`" + `$;&|]*\)")\s*(#.*)?$`)
 
 // profileSetting reports a write to a shell profile at low[a:] (a ">>"
 // redirection or a tee) whose text (echo's or printf's argument) is only a
@@ -1731,9 +1760,10 @@ func worse(a, b string) string {
 	return a
 }
 
-func isB64(c byte) bool {
-	return isAlnum(c) || c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
-}
+func isB64(c byte) bool { return b64Byte[c] }
+
+// b64Byte are the bytes of base64 (both alphabets) and hex runs.
+var b64Byte = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_")
 
 // mixed: a run that looks encoded, not like a word or a path.
 func mixed(run string) bool {

@@ -3,10 +3,10 @@ package governance
 import (
 	"html"
 	"path"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/skillgate/skillgate/skill"
 	"mvdan.cc/sh/v3/syntax"
@@ -65,7 +65,9 @@ type scanner struct {
 	sh   shellLines // continued commands and variables of the current file's shell code
 	unit shellUnit  // the block of shell code being read (shellparse.go)
 
-	bashParser, zshParser *syntax.Parser // made on first use
+	bashParser, zshParser *syntax.Parser        // made on first use
+	parsed                map[string]shellParse // texts parsed this scan (parseShell)
+	parsedBytes           int
 
 	splitOf    string         // the last command line split (splitParse)
 	splitStmts []*syntax.Stmt // its statements
@@ -73,6 +75,7 @@ type scanner struct {
 
 	lines []string // the current file's lines
 	md    *mdLine  // what goldmark says of the markdown line being read (nil: none)
+	mdDoc *mdDoc   // the parse md is a line of
 
 	homoglyphBud int // lines of the current file still checked for look-alike letters
 	deobfBud     int // lines of the current file still read again deobfuscated
@@ -92,14 +95,22 @@ type scanner struct {
 	envDeclared map[string]bool // the environment variables the frontmatter declares (nil: no requirements block)
 	envReported map[string]bool // undeclared credentials already reported
 
-	grams grams // of the line has last looked at
+	kw  kwCache // the rules' keywords of the last texts has looked at (keywords.go)
+	pkw kwCache // the prefilters' keywords of the last texts may looked at
 
 	lowOf, low string // the last lower call: a line is checked by several passes
+	// lowLines are the current file's lines lowercased (lines[k] is
+	// lowLines[k] but for ASCII capitals), cut from one lowercased copy
+	// of the file; cur is the line being read: lower answers for it
+	// without a copy of its own.
+	lowLines []string
+	cur      int
 
 	arc arcState // what the skill's archives have used of their bounds (archive.go)
 }
 
 func newScanner(opts Options, sk *skill.Skill) *scanner {
+	keywordAutomata() // the rules' keywords and prefilters, made at the first scan
 	s := &scanner{opts: opts, bins: map[string]bool{}, hosts: map[string]bool{},
 		undecl: map[string]bool{}, perRule: map[string]int{}, decodeBud: maxDecodeBytes}
 	if req, ok := sk.Requires.(map[string]any); ok {
@@ -145,16 +156,16 @@ func stringsOf(v any) []string {
 // reAttackTalk: words of a text that describes attacks or their detection
 // (a security tutorial, an advisory, a detection rule's documentation)
 // rather than asks for one.
-var reAttackTalk = regexp.MustCompile(`\b(attack(s|ers?|ed|ing)?|exploit\w*|vulnerab\w*|malicious|malware|pocs?|proof[- ]of[- ]concept|exfiltrat\w*|adversar\w*|arbitrary\s+(code|commands?)|(prompt|command|code|sql|shell|template)\s+injection|backdoor\w*|compromis\w*|cve-\d{4}|stealers?|infostealers?|weaponi[sz]\w*|rce|threat\s+actors?|ransomware|trojans?|red[- ]team\w*|ioc|iocs|indicators?\s+of)\b`)
+var reAttackTalk = mustRx(`\b(attack(s|ers?|ed|ing)?|exploit\w*|vulnerab\w*|malicious|malware|pocs?|proof[- ]of[- ]concept|exfiltrat\w*|adversar\w*|arbitrary\s+(code|commands?)|(prompt|command|code|sql|shell|template)\s+injection|backdoor\w*|compromis\w*|cve-\d{4}|stealers?|infostealers?|weaponi[sz]\w*|rce|threat\s+actors?|ransomware|trojans?|red[- ]team\w*|ioc|iocs|indicators?\s+of)\b`)
 
 // attackWords are the keywords of reAttackTalk, a cheap check first.
-var attackWords = []string{"attack", "exploit", "vulnerab", "malicious", "malware", "poc", "proof", "exfiltrat", "adversar",
+var attackWords = keys("attack", "exploit", "vulnerab", "malicious", "malware", "poc", "proof", "exfiltrat", "adversar",
 	"arbitrary", "injection", "backdoor", "compromis", "cve-", "stealer", "weaponi", "rce", "threat", "ransomware",
-	"trojan", "red team", "red-team", "ioc", "indicator"}
+	"trojan", "red team", "red-team", "ioc", "indicator")
 
 // attackTalk reports a line (lowercased) whose words, outside its code
 // spans and its URLs, host names and paths, talk about attacks.
-func attackTalk(low string, spans []span) bool {
+func (s *scanner) attackTalk(low string, spans []span) bool {
 	b := []byte(low)
 	for _, sp := range spans {
 		for k := sp.off; k < sp.off+len(sp.text) && k < len(b); k++ {
@@ -183,7 +194,8 @@ func attackTalk(low string, spans []span) bool {
 		}
 		i = j
 	}
-	return reAttackTalk.Match(b)
+	// b is not written again: the string shares its bytes.
+	return s.match(reAttackTalk, unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 // add records a finding. In quoted context (documentation that quotes an
@@ -191,7 +203,9 @@ func attackTalk(low string, spans []span) bool {
 // run) a match is evidence of nothing: an info finding, kept for the
 // reviewer and the score's record but neither flagged nor held.
 func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
-	f := Finding{Rule: rule, Severity: sev, File: s.file, Line: line, Excerpt: excerpt(text, at)}
+	// The excerpt is made only for a finding that is kept (most of a
+	// long file's are past the rule's cap).
+	f := Finding{Rule: rule, Severity: sev, File: s.file, Line: line}
 	r := ruleByID[rule]
 	if r == nil {
 		r = &Rule{} // not in the registry: TestRuleIDs fails first
@@ -218,6 +232,7 @@ func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 		for k := len(*dst) - 1; k >= 0 && k >= len(*dst)-8; k-- {
 			if g := &(*dst)[k]; g.Rule == rule && g.File == f.File && g.Line == f.Line {
 				if g.Severity != SeverityError && f.Severity == SeverityError {
+					f.Excerpt = excerpt(text, at)
 					*g = f
 				}
 				return
@@ -225,6 +240,7 @@ func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 		}
 	}
 	if s.sink != nil {
+		f.Excerpt = excerpt(text, at)
 		*s.sink = append(*s.sink, f)
 		return
 	}
@@ -232,6 +248,7 @@ func (s *scanner) add(rule, sev string, c ctx, line int, text string, at int) {
 		return
 	}
 	s.perRule[rule]++
+	f.Excerpt = excerpt(text, at)
 	s.findings = append(s.findings, f)
 }
 
@@ -242,17 +259,44 @@ func (s *scanner) addFile(rule, sev, msg string) {
 
 // splitLines splits normalized text into lines (LF, CRLF and CR ends).
 func splitLines(data []byte) []string {
+	text := normalizeLines(data)
+	if text == "" {
+		return nil
+	}
+	return strings.Split(text, "\n")
+}
+
+// normalizeLines is text with LF line ends, without a byte order mark or
+// a last line end.
+func normalizeLines(data []byte) string {
 	text := string(data)
 	text = strings.TrimPrefix(text, "\uFEFF")
 	if strings.IndexByte(text, '\r') >= 0 {
 		text = strings.ReplaceAll(text, "\r\n", "\n")
 		text = strings.ReplaceAll(text, "\r", "\n")
 	}
-	text = strings.TrimSuffix(text, "\n")
+	return strings.TrimSuffix(text, "\n")
+}
+
+// readLines splits a file into lines as splitLines does and makes them
+// the current file's, with their lowercased forms (lowLines).
+func (s *scanner) readLines(data []byte) []string {
+	text := normalizeLines(data)
 	if text == "" {
+		s.lines, s.lowLines = nil, nil
 		return nil
 	}
-	return strings.Split(text, "\n")
+	s.lines = strings.Split(text, "\n")
+	// lowerASCII keeps every byte's place, so the lowercased text splits
+	// at the same offsets.
+	low := lowerASCII(text)
+	s.lowLines = make([]string, len(s.lines))
+	off := 0
+	for k, l := range s.lines {
+		s.lowLines[k] = low[off : off+len(l)]
+		off += len(l) + 1
+	}
+	return s.lines
 }
 
 func (s *scanner) startFile(name string) {
@@ -264,7 +308,7 @@ func (s *scanner) startFile(name string) {
 	s.drop = dropped{}
 	s.sh = shellLines{budget: maxExpandBytes}
 	s.unit = shellUnit{}
-	s.lines, s.md = nil, nil
+	s.lines, s.lowLines, s.cur, s.md, s.mdDoc = nil, nil, -1, nil, nil
 	s.homoglyphBud = maxHomoglyphLines
 	s.deobfBud = maxDeobfLines
 	s.keyBlock = 0
@@ -292,7 +336,7 @@ var (
 
 // reEndpointKey: a configuration key whose value is an address the code
 // connects to (base_url:, "endpoint":, webhook =).
-var reEndpointKey = regexp.MustCompile(`^\s*(-\s*)?["']?[a-z0-9_.-]*(url|uri|endpoint|host|server|webhook|callback|proxy|upstream|remote|origin)[a-z0-9_]*["']?\s*[:=]`)
+var reEndpointKey = mustRx(`^\s*(-\s*)?["']?[a-z0-9_.-]*(url|uri|endpoint|host|server|webhook|callback|proxy|upstream|remote|origin)[a-z0-9_]*["']?\s*[:=]`)
 
 // commentMark is how a line comment starts in the files (by extension)
 // and code blocks (by language) whose comments the scanner knows; "" for
@@ -319,11 +363,11 @@ func commentLine(line, mark string) bool {
 // the body is scanned as the body.
 func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) {
 	s.startFile(SkillFile)
-	lines := splitLines(data)
-	s.lines = lines
+	lines := s.readLines(data)
 	body := min(max(at.Body-1, 0), len(lines))
 	s.frontmatter = true
 	for i := 0; i < body; i++ {
+		s.cur = i
 		s.checkLine(lines[i], i+1, ctxProse)
 		s.strongProse(lines[i], lines[i], i+1)
 	}
@@ -337,7 +381,7 @@ func (s *scanner) scanSkillMD(data []byte, sk *skill.Skill, at skill.TextLines) 
 	if at.Name > 0 {
 		s.promptText(sk.Name, at.Name, 1, body)
 		s.discoveryAbuse(sk.Name, at.Name)
-		s.impersonation(sk.Name, at.Name, []byte(lowerASCII(string(data[:min(len(data), 64<<10)]))))
+		s.impersonation(sk.Name, at.Name, data)
 	}
 	s.discoveryAbuse(sk.Description, at.Description)
 	if at.DescriptionFromBody {
@@ -367,17 +411,19 @@ func (s *scanner) promptText(text string, line, first, last int) {
 	if len(parts) > 1 {
 		parts = append(parts, strings.Join(strings.Fields(text), " "))
 	}
-	save := s.md
-	defer func() { s.md = save }()
+	save, saveDoc := s.md, s.mdDoc
+	defer func() { s.md, s.mdDoc = save, saveDoc }()
 	s.extra(line, first, last, func() {
 		for _, p := range parts {
 			// Out of a blockquote, a table or a bulleted list: the
 			// prompt holds the text, not its markdown.
 			t := strings.TrimLeft(p, " \t>|")
-			s.md = &parseMarkdown([]string{t}, 0).lines[0]
+			s.mdDoc = parseMarkdown([]string{t}, 0)
+			s.md = &s.mdDoc.lines[0]
 			if s.md.item == mdBullet {
 				t = strings.TrimLeft(t[1:], " \t")
-				s.md = &parseMarkdown([]string{t}, 0).lines[0]
+				s.mdDoc = parseMarkdown([]string{t}, 0)
+				s.md = &s.mdDoc.lines[0]
 			}
 			s.md.quote, s.md.table = false, false
 			s.checkMarkdownLine(t, line, false, false, false, false)
@@ -490,15 +536,14 @@ func (s *scanner) scanFile(f File) {
 	if s.bundled(f) { // not text: media, executable, archive (filetype.go, archive.go)
 		return
 	}
-	lines := splitLines(f.Data)
-	s.lines = lines
+	lines := s.readLines(f.Data)
 	switch {
 	case isScript(f.Path, lines):
-		s.lines = lines
 		if variant := shellScript(f.Path, lines); variant != "" {
 			// A shell script: parsed (shellparse.go).
 			s.shellBegin(lines, 1, ctxExec, variant, false)
 			for i, l := range lines {
+				s.cur = i
 				s.checkLine(l, i+1, ctxExec)
 				s.shellLine(l, i+1)
 			}
@@ -506,6 +551,7 @@ func (s *scanner) scanFile(f File) {
 			return
 		}
 		for i, l := range lines {
+			s.cur = i
 			s.checkLine(l, i+1, ctxExec)
 			s.shell(l, i+1, ctxExec, false)
 		}
@@ -525,13 +571,14 @@ var dataExt = map[string]bool{".json": true, ".jsonc": true, ".json5": true, ".y
 // reCmdKey is a key whose value is a command: package.json scripts (the
 // install hooks run by npm install), devcontainer and CI commands, systemd
 // Exec lines.
-var reCmdKey = regexp.MustCompile(`^(-\s*)?["']?((pre|post)?(install|uninstall|prepare|publish|pack|version|start|test|build|dev|serve|run)|command|commands|cmd|exec|execstart\w*|execstop\w*|entrypoint|script|scripts|shell|hooks?|postcreatecommand|oncreatecommand|poststartcommand|postattachcommand|initializecommand|updatecontentcommand|before_script|after_script|before_install)["']?\s*[:=]`)
+var reCmdKey = mustRx(`^(-\s*)?["']?((pre|post)?(install|uninstall|prepare|publish|pack|version|start|test|build|dev|serve|run)|command|commands|cmd|exec|execstart\w*|execstop\w*|entrypoint|script|scripts|shell|hooks?|postcreatecommand|oncreatecommand|poststartcommand|postattachcommand|initializecommand|updatecontentcommand|before_script|after_script|before_install)["']?\s*[:=]`)
 
 // scanData scans a data file: quoted context, but a command key's value
 // (and a block under it: "run: |", "scripts:") in execution context.
 func (s *scanner) scanData(lines []string) {
 	block := -1
 	for i, l := range lines {
+		s.cur = i
 		t := strings.TrimLeft(l, " \t")
 		ind := len(l) - len(t)
 		c := ctxQuoted
@@ -543,7 +590,7 @@ func (s *scanner) scanData(lines []string) {
 			}
 		}
 		if block < 0 {
-			if m := reCmdKey.FindStringIndex(lowerASCII(t)); m != nil {
+			if m := s.find(reCmdKey, lowerASCII(t)); m != nil {
 				c = ctxExec
 				if rest := strings.TrimSpace(t[m[1]:]); rest == "" || rest[0] == '|' || rest[0] == '>' {
 					block = ind
@@ -661,7 +708,8 @@ func binaryKind(p string, data []byte) (kind string, image bool) {
 // gives it.
 func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 	doc := parseMarkdown(lines, from)
-	defer func() { s.md = nil }()
+	s.mdDoc = doc
+	defer func() { s.md, s.mdDoc = nil, nil }()
 	var (
 		fenceCtx     ctx
 		fenceCmds    bool // a fence labeled as shell: its commands are checked against requires
@@ -692,6 +740,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			line = line[:maxLineScan]
 		}
 		n := i + 1
+		s.cur = i
 		ml := doc.line(i)
 		s.md = ml
 		switch ml.kind {
@@ -715,7 +764,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			// A shell block runs; a block of code in another language, or
 			// of plain text, runs when the text introduces it as something
 			// to run ("Run this:") or it is under a setup heading.
-			intro := introducesCode(lastText, lastOrdered)
+			intro := s.introducesCode(lastText, lastOrdered)
 			if fenceShell || (codeLangs[lang] || plainLangs[lang]) && !negSection && (section || intro) {
 				fenceCtx = ctxExec
 			}
@@ -726,8 +775,8 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 			// reader to run it.
 			lt := s.lower(lastText)
 			shown := negSection || strings.Contains(lt, "❌") ||
-				s.has(lt, badExampleWords...) && reBadExample.MatchString(lt) ||
-				s.has(lt, attackWords...) && attackTalk(lt, lastSpans)
+				s.has(lt, badExampleWords) && s.match(reBadExample, lt) ||
+				s.has(lt, attackWords) && s.attackTalk(lt, lastSpans)
 			if shown && !intro {
 				fenceCtx = ctxQuoted
 			}
@@ -773,7 +822,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 				preCtx, preRun = ctxExec, true
 				if lang != "" && !shellLangs[lang] && !plainLangs[lang] {
 					preCtx, preRun = ctxQuoted, false
-					if codeLangs[lang] && !negSection && (section || introducesCode(lastText, lastOrdered)) {
+					if codeLangs[lang] && !negSection && (section || s.introducesCode(lastText, lastOrdered)) {
 						preCtx = ctxExec
 					}
 				}
@@ -832,7 +881,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 				continue
 			}
 			j := strings.Index(rest, "<!--")
-			if j < 0 || ml.inSpan(len(line)-len(rest)+j) {
+			if j < 0 || doc.inSpan(ml, len(line)-len(rest)+j) {
 				break
 			}
 			inComment, commentStart, commentLine, hadComment = true, n, line, true
@@ -843,7 +892,7 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		}
 		s.checkMarkdownLine(line, n, section, negSection, hadComment, isSkillMD)
 		if !blank {
-			lastText, lastOrdered, lastSpans = line, ml.item == mdOrdered, ml.spans
+			lastText, lastOrdered, lastSpans = line, ml.item == mdOrdered, doc.spans(ml)
 		}
 	}
 	if inComment {
@@ -864,37 +913,43 @@ func (s *scanner) commentDirective(text string, line int, excerpt string) {
 	}
 }
 
+// The keywords of headingKind's checks (has).
+var (
+	kwHeadingKind1 = keys("prerequisite", "install", "setup", "set up", "getting started", "quick", "requirements", "before you")
+	kwHeadingKind2 = keys("not", "n't", "doesnt", "wont", "dont", "never", "scope", "non-goal", "limitations")
+	kwHeadingKind3 = keys("malicious", "attack", "flag", "indicator", "ioc", "detect", "suspicious", "threat", "example", "warning", "pattern", "looks")
+)
+
 // headingKind says what a heading opens: a setup section (its steps are
 // steps), or one about what the skill does not do or what attacks look
 // like (its blocks and bullets are examples). Each expression runs only
 // when one of its words is there.
 func (s *scanner) headingKind(h string) (section, neg bool) {
 	lh := lowerASCII(h)
-	section = s.has(lh, "prerequisite", "install", "setup", "set up", "getting started", "quick", "requirements", "before you") &&
-		reSetupHeading.MatchString(h)
-	neg = s.has(lh, "not", "n't", "doesnt", "wont", "dont", "never", "scope", "non-goal", "limitations") &&
-		reNegHeading.MatchString(lh) && !reNotNegHeading.MatchString(lh) ||
-		!section && s.has(lh, "malicious", "attack", "flag", "indicator", "ioc", "detect", "suspicious", "threat", "example",
-			"warning", "pattern", "looks") && reDocHeading.MatchString(lh)
+	section = s.has(lh, kwHeadingKind1) &&
+		s.may(reSetupHeading, lh) && reSetupHeading.MatchString(h)
+	neg = s.has(lh, kwHeadingKind2) &&
+		s.match(reNegHeading, lh) && !s.match(reNotNegHeading, lh) ||
+		!section && s.has(lh, kwHeadingKind3) && s.match(reDocHeading, lh)
 	return section, neg
 }
 
 var (
 	// rePragma: tool directives in comments (prettier-ignore,
 	// markdownlint-disable MD013, eslint-disable-next-line).
-	rePragma = regexp.MustCompile(`(?i)\b[a-z]+-(ignore|disable|enable)[a-z0-9-]*\b`)
+	rePragma = mustRx(`(?i)\b[a-z]+-(ignore|disable|enable)[a-z0-9-]*\b`)
 	// reDocHeading: a section that describes attacks or what a scanner
 	// flags; its steps and bullets are examples, not instructions.
-	reDocHeading    = regexp.MustCompile(`\b(malicious|attacks?|attackers?|red\s+flags?|indicators?|iocs?|detects?|detection|detected|flags|flagged|suspicious|threats?|examples?\s+of|warning\s+signs|anti-?patterns?|looks\s+for)\b`)
-	reNegHeading    = regexp.MustCompile(`\b(does\s+not|doesn'?t|will\s+not|won'?t|do\s+not|don'?t|never|out\s+of\s+scope|non-goals?|limitations)\b`)
-	reNotNegHeading = regexp.MustCompile(`\b(forget|skip|ignore|optional|required|must|important|work|working|load|loading|start|found|open|connect|respond|show|appear|fail|error|troubleshoot\w*)\b|\?`)
+	reDocHeading    = mustRx(`\b(malicious|attacks?|attackers?|red\s+flags?|indicators?|iocs?|detects?|detection|detected|flags|flagged|suspicious|threats?|examples?\s+of|warning\s+signs|anti-?patterns?|looks\s+for)\b`)
+	reNegHeading    = mustRx(`\b(does\s+not|doesn'?t|will\s+not|won'?t|do\s+not|don'?t|never|out\s+of\s+scope|non-goals?|limitations)\b`)
+	reNotNegHeading = mustRx(`\b(forget|skip|ignore|optional|required|must|important|work|working|load|loading|start|found|open|connect|respond|show|appear|fail|error|troubleshoot\w*)\b|\?`)
 	// reBadExample: a line that introduces a block of code as what not to
 	// do, or as an attack shown.
-	reBadExample = regexp.MustCompile(`\b(vulnerable|insecure|unsafe|bad|wrong|incorrect|don'?t|do\s+not|avoid|never|anti-?pattern|malicious|attack\w*|exploit\w*|before|dangerous)\b|❌`)
+	reBadExample = mustRx(`\b(vulnerable|insecure|unsafe|bad|wrong|incorrect|don'?t|do\s+not|avoid|never|anti-?pattern|malicious|attack\w*|exploit\w*|before|dangerous)\b|❌`)
 	// badExampleWords: a line without one of them is no reBadExample.
-	badExampleWords = []string{"vulnerab", "insecure", "unsafe", "bad", "wrong", "incorrect", "don't", "dont", "do not",
-		"avoid", "never", "pattern", "malicious", "attack", "exploit", "before", "dangerous"}
-	reIntroRun = regexp.MustCompile(`\b(run|execute|paste|install|save|register|set ?up|enter|type|launch|start|once|first)\b`)
+	badExampleWords = keys("vulnerab", "insecure", "unsafe", "bad", "wrong", "incorrect", "don't", "dont", "do not",
+		"avoid", "never", "pattern", "malicious", "attack", "exploit", "before", "dangerous")
+	reIntroRun = mustRx(`\b(run|execute|paste|install|save|register|set ?up|enter|type|launch|start|once|first)\b`)
 )
 
 // codeLangs are code-fence languages whose code an agent can run.
@@ -906,13 +961,13 @@ var codeLangs = map[string]bool{"python": true, "py": true, "python3": true, "js
 // something to run: an imperative line, a step (it opens an item of an
 // ordered list), or one ending in a colon that says to run, paste or
 // install.
-func introducesCode(l string, step bool) bool {
+func (s *scanner) introducesCode(l string, step bool) bool {
 	t := strings.TrimLeft(l, " \t>")
 	if imperativeStart(t) || step {
 		return true
 	}
 	t = strings.TrimRight(t, " \t*_")
-	return strings.HasSuffix(t, ":") && reIntroRun.MatchString(lowerASCII(t))
+	return strings.HasSuffix(t, ":") && s.match(reIntroRun, lowerASCII(t))
 }
 
 // plainLangs are code-fence languages of plain text: a block of them runs
@@ -1043,12 +1098,12 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 	// Hidden Unicode, prompt injection and hosts over the whole line;
 	// execution rules over inline code spans (and the whole line when it
 	// is imperative).
-	spans := ml.spans
+	spans := s.mdDoc.spans(ml)
 	// A descriptive line that talks about attacks (a security tutorial,
 	// an advisory, a scanner's documentation) mentions the commands it
 	// shows: what runs in it is quoted. Instructions (imperative lines)
 	// are not excused by their words.
-	if c == ctxProse && s.has(s.lower(line), attackWords...) && attackTalk(s.lower(line), spans) {
+	if c == ctxProse && s.has(s.lower(line), attackWords) && s.attackTalk(s.lower(line), spans) {
 		s.mention = true
 		defer func() { s.mention = false }()
 	}
@@ -1087,7 +1142,7 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 			// ("credentials live in `~/.aws/credentials`") or its clause
 			// says not to ("never pipe `curl … | sh`").
 			sc := ctxExec
-			if barePath(sp.text) || negatedBefore(s.lower(line), sp.off) {
+			if barePath(sp.text) || s.negatedBefore(s.lower(line), sp.off) {
 				sc = ctxQuoted
 			}
 			s.checkExec(line, sp.text, sp.off, n, sc)
@@ -1104,7 +1159,7 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 // written (fetch-and-run, decode-and-run, reverse shells) over a prose
 // line; text is the line with its code spans blanked out.
 func (s *scanner) strongProse(line, text string, n int) {
-	low := lowerASCII(text)
+	low := s.lower(text)
 	s.downloadExec(line, text, low, 0, n, ctxExec, true)
 	s.encoded(line, low, 0, n, ctxExec, true)
 	s.revShell(line, low, 0, n, ctxExec, true)
@@ -1116,17 +1171,17 @@ func barePath(t string) bool {
 	return t != "" && !strings.ContainsAny(t, " \t|;&<>`") && !strings.Contains(t, "$(")
 }
 
-var reNegation = regexp.MustCompile(`\b(never|not|no|avoid|avoiding|without|instead\s+of|rather\s+than)\b|n't\b`)
+var reNegation = mustRx(`\b(never|not|no|avoid|avoiding|without|instead\s+of|rather\s+than)\b|n't\b`)
 
 // negatedBefore reports a negation in the clause before offset at of low
 // ("never pipe …", "does not edit …", "avoid …"), unless the clause is a
 // "don't forget to" or "don't skip".
-func negatedBefore(low string, at int) bool {
+func (s *scanner) negatedBefore(low string, at int) bool {
 	clause := clauseBefore(low, min(at, len(low)), 120)
 	if k := strings.LastIndex(clause, "—"); k >= 0 {
 		clause = clause[k:]
 	}
-	return reNegation.MatchString(clause) && !containsAny(clause, "forget", "skip", "fail", "hesitate", "omit", "miss")
+	return s.match(reNegation, clause) && !containsAny(clause, "forget", "skip", "fail", "hesitate", "omit", "miss")
 }
 
 // commandLike reports an inline code span that reads as a command line, not
@@ -1176,7 +1231,15 @@ func imperativeStart(t string) bool {
 	for end < len(t) && end < 16 && (t[end] >= 'a' && t[end] <= 'z' || t[end] >= 'A' && t[end] <= 'Z') {
 		end++
 	}
-	return end > 0 && imperativeVerbs[strings.ToLower(t[:end])]
+	var word [16]byte // the word lowercased, without a copy on the heap
+	for i := 0; i < end; i++ {
+		c := t[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		word[i] = c
+	}
+	return end > 0 && imperativeVerbs[string(word[:end])]
 }
 
 // checkLine runs the line rules over one line in context c.
@@ -1204,7 +1267,7 @@ func (s *scanner) checkLine(line string, n int, c ctx) {
 	low := s.lower(text)
 	s.injection(line, low, n, c)
 	uc := c
-	if s.dataFile && c == ctxQuoted && reEndpointKey.MatchString(low) {
+	if s.dataFile && c == ctxQuoted && s.match(reEndpointKey, low) {
 		// A configuration's endpoint is where the code connects, not an
 		// example: a paste host or an address there counts in full.
 		uc = ctxExec
@@ -1220,6 +1283,9 @@ func (s *scanner) checkLine(line string, n int, c ctx) {
 
 // lower is lowerASCII, remembering the last line it lowercased.
 func (s *scanner) lower(t string) string {
+	if k := s.cur; k >= 0 && k < len(s.lines) && len(t) == len(s.lines[k]) && t == s.lines[k] {
+		return s.lowLines[k]
+	}
 	if t != s.lowOf || s.low == "" && t != "" {
 		s.lowOf, s.low = t, lowerASCII(t)
 	}
@@ -1236,7 +1302,9 @@ func lowerASCII(s string) string {
 					b[j] += 'a' - 'A'
 				}
 			}
-			return string(b)
+			// b is not written again: the string can share its bytes
+			// (string(b) would copy them, a second copy of every line).
+			return unsafe.String(unsafe.SliceData(b), len(b))
 		}
 	}
 	return s
@@ -1248,6 +1316,14 @@ func lowerASCII(s string) string {
 // scripts that need them (Persian, Indic), bidi marks next to right-to-left
 // text, and the visible Arabic number signs are text, not hiding.
 func (s *scanner) hiddenUnicode(line string, n int) {
+	// Every character it looks for is beyond ASCII; most lines have none.
+	ascii := true
+	for i := 0; i < len(line) && ascii; i++ {
+		ascii = line[i] < 0x80
+	}
+	if ascii {
+		return
+	}
 	var prev rune
 	vs := 0 // variation selectors in a row
 	for i, r := range line {
@@ -1400,8 +1476,10 @@ func (s *scanner) commands(line string, n int, inline bool) (heredoc string) {
 		return ""
 	}
 	t = strings.TrimPrefix(strings.TrimPrefix(t, "$ "), "> ")
-	if m := reHeredoc.FindStringSubmatch(t); m != nil {
-		heredoc = m[1]
+	if strings.Contains(t, "<<") {
+		if m := reHeredoc.FindStringSubmatch(t); m != nil {
+			heredoc = m[1]
+		}
 	}
 	segs := splitShellAt(t)
 	if inline {

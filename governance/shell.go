@@ -19,6 +19,12 @@ type dropped struct {
 // dropWindow is how many lines after a download running the file counts.
 const dropWindow = 8
 
+// The keywords of dropRun's checks (has).
+var (
+	kwDropRun1 = keys("curl", "wget", "iwr", "invoke-webrequest", "irm", "certutil", "bitsadmin", "bitstransfer")
+	kwDropRun2 = keys(">", "tee ", "urlcache", "transfer", "destination", "remote-name")
+)
+
 // dropRun finds a download to a file and a later command (on this line or
 // one of the next few) that runs it: chmod +x and ./file, sh file, nohup
 // /tmp/file, Start-Process file.
@@ -26,8 +32,8 @@ func (s *scanner) dropRun(line, text, low string, off, n int, c ctx) {
 	if s.drop.name != "" && (n < s.drop.line || n-s.drop.line > dropWindow) {
 		s.drop = dropped{}
 	}
-	if s.drop.name == "" && !(s.has(low, "curl", "wget", "iwr", "invoke-webrequest", "irm", "certutil", "bitsadmin", "bitstransfer") &&
-		(strings.Contains(low, "wget") || outputFlag(low) || s.has(low, ">", "tee ", "urlcache", "transfer", "destination", "remote-name"))) {
+	if s.drop.name == "" && !(s.has(low, kwDropRun1) &&
+		(strings.Contains(low, "wget") || outputFlag(low) || s.has(low, kwDropRun2))) {
 		return
 	}
 	fetched := false // the previous segment downloaded to stdout
@@ -276,9 +282,14 @@ func maskSearchPatterns(line, low string) string {
 	return string(b)
 }
 
+// The keywords of searchLine's checks (has).
+var (
+	kwSearchLine = keys("grep", "rg ", "ag ", "ack ", "findstr", "select-string")
+)
+
 // searchLine reports a line that may run a search command.
 func (s *scanner) searchLine(low string) bool {
-	return s.has(low, "grep", "rg ", "ag ", "ack ", "findstr", "select-string")
+	return s.has(low, kwSearchLine)
 }
 
 func isSearchCommand(words []string) bool {

@@ -117,6 +117,11 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 	// The block's text, with a console prompt ("$ ") blanked: offsets
 	// stay those of the lines.
 	var b strings.Builder
+	size := 0
+	for _, l := range code {
+		size += len(l) + 1
+	}
+	b.Grow(min(size, maxShellUnit+1))
 	starts := make([]int, len(code))
 	for k, l := range code {
 		starts[k] = b.Len()
@@ -133,7 +138,6 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 	if len(src) > maxShellUnit {
 		return
 	}
-	p := s.shParser(variant)
 	// Parse from the block's first line; where a statement does not
 	// parse, its lines are left to the heuristics and parsing starts again
 	// on the next line.
@@ -144,7 +148,7 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 		for k := range t.starts {
 			t.starts[k] = starts[from+k] - starts[from]
 		}
-		stmts, err := parseStmts(p, t.src)
+		stmts, err := s.parseShell(variant, t.src)
 		good := len(code) // lines of the block the statements read cover, from from
 		var pe syntax.ParseError
 		bad := -1
@@ -229,7 +233,7 @@ func (s *scanner) shellStmt(st *syntax.Stmt, t *shellText, depth int) {
 // last ≥ 0 every command is reported on those lines (a string on a
 // command's line); else on its own lines (a here-document).
 func (s *scanner) shellSub(code string, t *shellText, first, last int, variant string, depth int) {
-	stmts, err := parseStmts(s.shParser(variant), code)
+	stmts, err := s.parseShell(variant, code)
 	if err != nil {
 		if first >= 0 {
 			// Not shell: the string is checked as it is.
@@ -297,6 +301,14 @@ func (s *scanner) callWords(call *syntax.CallExpr, t *shellText) []string {
 func (s *scanner) wordValue(w *syntax.Word, t *shellText) string {
 	if w == nil {
 		return ""
+	}
+	if len(w.Parts) == 1 { // most words: one piece, as it is
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			return p.Value
+		case *syntax.SglQuoted:
+			return p.Value
+		}
 	}
 	var b strings.Builder
 	var part func(p syntax.WordPart)
@@ -624,7 +636,7 @@ func (s *scanner) spanCommand(code string, n int) {
 		return
 	}
 	t := &shellText{src: code, line: n}
-	stmts, err := parseStmts(s.shParser("bash"), code)
+	stmts, err := s.parseShell("bash", code)
 	var first *syntax.CallExpr
 	for _, st := range stmts {
 		syntax.Walk(st, func(nd syntax.Node) bool {
@@ -648,6 +660,43 @@ func (s *scanner) spanCommand(code string, n int) {
 // shellMeta are the characters that make a command line more than the
 // words it splits into at blanks.
 const shellMeta = "\"'`$|&;<>()\\#\n{}*?[]~="
+
+// Bounds of the parse cache (scanner.parseShell): a parse takes tens of
+// times its text's size, and a scan keeps the cached ones to its end.
+const (
+	maxCachedSrc   = 4 << 10  // a longer text is parsed each time
+	maxCachedBytes = 64 << 10 // texts kept per scan
+)
+
+// shellParse is a text's parse, kept for the scan.
+type shellParse struct {
+	stmts []*syntax.Stmt
+	err   error
+}
+
+// parseShell parses src as variant ("bash", "zsh"), once per scan: a
+// skill repeats its commands (the same install line in several blocks,
+// the same span in a table), and what the parser makes of a text
+// depends on the text alone. The statements are only read afterwards
+// (their offsets are the text's; a shellText places them in a file).
+func (s *scanner) parseShell(variant, src string) ([]*syntax.Stmt, error) {
+	if len(src) > maxCachedSrc {
+		return parseStmts(s.shParser(variant), src)
+	}
+	key := variant + "\x00" + src
+	if p, ok := s.parsed[key]; ok {
+		return p.stmts, p.err
+	}
+	stmts, err := parseStmts(s.shParser(variant), src)
+	if s.parsedBytes+len(src) <= maxCachedBytes {
+		if s.parsed == nil {
+			s.parsed = map[string]shellParse{}
+		}
+		s.parsed[key] = shellParse{stmts, err}
+		s.parsedBytes += len(src)
+	}
+	return stmts, err
+}
 
 // parseStmts parses src: its statements, up to the first error. The
 // loop never stops early: mvdan.cc/sh v3.14.1's iterator yields the error
@@ -784,7 +833,7 @@ func (s *scanner) splitParse(text string) ([]*syntax.Stmt, bool) {
 	if text == s.splitOf && s.splitStmts != nil {
 		return s.splitStmts, s.splitOK
 	}
-	stmts, err := parseStmts(s.shParser("bash"), text)
+	stmts, err := s.parseShell("bash", text)
 	s.splitOf, s.splitStmts, s.splitOK = text, stmts, err == nil
 	if s.splitStmts == nil {
 		s.splitStmts = []*syntax.Stmt{}

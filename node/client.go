@@ -94,6 +94,12 @@ type Client struct {
 	pingTimeout            time.Duration
 	closeGrace             time.Duration
 	interestPace           time.Duration
+
+	// Moving back to a preferred replica (moveback.go): how long it must
+	// stay ready, and the window the random extra wait is drawn from. 0
+	// moveBack: never.
+	moveBack, moveBackWindow time.Duration
+	readyURLs                []string // each replica's /readyz, as urls
 }
 
 // New checks cfg, fills in its defaults and returns a client. A
@@ -119,6 +125,12 @@ func New(cfg Config) (*Client, error) {
 		return nil, &ConfigError{"gateway", err}
 	}
 	urls = ReplicaOrder(cfg.ID, urls)
+	readyURLs := make([]string, len(urls))
+	for i, u := range urls {
+		if readyURLs[i], err = readyURL(u); err != nil {
+			return nil, &ConfigError{"gateway", err}
+		}
+	}
 	cur := 0
 	tf := &tlsFiles{caFile: cfg.CAFile, certFile: cfg.CertFile, keyFile: cfg.KeyFile, log: cfg.Logger}
 	if tf.last, err = tf.load(); err != nil {
@@ -140,10 +152,16 @@ func New(cfg Config) (*Client, error) {
 		pingTimeout:    pingTimeout,
 		closeGrace:     closeGrace,
 		interestPace:   interestPace,
+		moveBack:       max(cfg.MoveBack, 0),
+		moveBackWindow: max(cfg.MoveBackWindow, 0),
+		readyURLs:      readyURLs,
 	}, nil
 }
 
-// URL returns the WebSocket URL the client connects to.
+// URL returns the WebSocket URL the client connects to: before Run, the
+// first of its replica order; after Run, the one it was last on. Run
+// changes it as the node moves between replicas, so it is not to be read
+// while Run runs.
 func (c *Client) URL() string { return c.url }
 
 // Run connects to the gateway and keeps the session alive until ctx ends,
@@ -224,10 +242,62 @@ type inbound struct {
 	err  error
 }
 
-// runConn dials, runs one connection until it fails or ctx ends, and
-// returns when connect succeeded on it (zero if it never did) and why it
-// ended.
+// runConn connects to the replica at c.url and runs the session until it
+// fails or ctx ends, moving it to a replica the node prefers when one is
+// back (moveback.go); it returns when connect last succeeded (zero if it
+// never did) and why the session ended.
 func (c *Client) runConn(ctx context.Context) (connectedAt time.Time, err error) {
+	g, err := c.open(ctx, c.cur)
+	if g == nil {
+		return time.Time{}, err
+	}
+	// The connections left behind close in the background; Run returns
+	// only once they have.
+	var leaving sync.WaitGroup
+	defer leaving.Wait()
+	defer func() { g.end() }()
+	if err != nil {
+		return g.connectedAt, err
+	}
+	for {
+		next, err := g.serve(ctx)
+		if next == nil {
+			return g.connectedAt, err
+		}
+		// The preferred replica has answered connect and has the facts:
+		// only now is the old connection closed, so that the node is never
+		// connected nowhere. (The old replica closes it too, with 1008
+		// replaced, once it sees the newer connection.)
+		old := g
+		g = next
+		c.cur, c.url = g.idx, g.url
+		leaving.Go(old.leave)
+	}
+}
+
+// link is one WebSocket connection to a gateway replica, with its read and
+// ping goroutines.
+type link struct {
+	idx     int    // in c.urls
+	url     string // c.urls[idx]
+	conn    *websocket.Conn
+	frames  chan inbound
+	pingErr chan error
+	// hard is the connection's own lifetime: it outlives the session's
+	// context by closeGrace, so that a close handshake can complete, and
+	// then ends everything.
+	hard context.Context
+	// cut ends hard and the raw TCP connection, whatever the WebSocket
+	// library is blocked on.
+	cut func()
+	// end stops the goroutines and drops the socket, and waits for them.
+	end func()
+}
+
+// dial opens a WebSocket to c.urls[idx] and starts reading and pinging
+// on it.
+func (c *Client) dial(ctx context.Context, idx int) (*link, error) {
+	gw := c.urls[idx]
 	// The raw TCP connection is kept so that shutdown can cut it after the
 	// grace period, whatever the WebSocket library is blocked on.
 	var (
@@ -249,7 +319,6 @@ func (c *Client) runConn(ctx context.Context) (connectedAt time.Time, err error)
 		}
 		return conn, err
 	}
-	defer transport.CloseIdleConnections()
 	cutRaw := func() {
 		rawMu.Lock()
 		defer rawMu.Unlock()
@@ -259,7 +328,7 @@ func (c *Client) runConn(ctx context.Context) (connectedAt time.Time, err error)
 	}
 
 	dctx, cancel := context.WithTimeout(ctx, c.connectTimeout)
-	conn, resp, err := websocket.Dial(dctx, c.url, &websocket.DialOptions{
+	conn, resp, err := websocket.Dial(dctx, gw, &websocket.DialOptions{
 		HTTPClient: &http.Client{
 			Transport: transport,
 			// Never follow a redirect: the connect frame carries the token,
@@ -269,39 +338,50 @@ func (c *Client) runConn(ctx context.Context) (connectedAt time.Time, err error)
 		HTTPHeader: http.Header{"User-Agent": {clientName()}},
 	})
 	cancel()
+	transport.CloseIdleConnections() // a WebSocket's connection is not idle
 	if err != nil {
 		if resp != nil && resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			if loc, lerr := resp.Location(); lerr == nil {
-				return time.Time{}, c.redirectError(resp.StatusCode, loc)
+				return nil, c.redirectError(gw, resp.StatusCode, loc)
 			}
 		}
-		if fe := c.tlsFatal(err, resp); fe != nil {
-			return time.Time{}, fe
+		if fe := c.tlsFatal(gw, err, resp); fe != nil {
+			return nil, fe
 		}
-		return time.Time{}, err
+		return nil, err
 	}
 	conn.SetReadLimit(protocol.ReadLimit)
 
-	// hard is the connection's own lifetime: it outlives ctx by closeGrace,
-	// so that the close handshake can complete, and then ends everything.
 	hard, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
-	stopGrace := context.AfterFunc(ctx, func() {
-		time.AfterFunc(c.closeGrace, func() { hardCancel(); cutRaw() })
-	})
-	frames := make(chan inbound)
-	pingErr := make(chan error, 1)
+	cut := func() { hardCancel(); cutRaw() }
+	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(c.closeGrace, cut) })
+	l := &link{idx: idx, url: gw, conn: conn, frames: make(chan inbound), pingErr: make(chan error, 1), hard: hard, cut: cut}
 	var wg sync.WaitGroup
-	wg.Go(func() { readLoop(hard, conn, frames) })
-	wg.Go(func() { c.pingLoop(hard, conn, pingErr) })
-	defer func() {
-		stopGrace()
-		hardCancel()
-		conn.CloseNow()
-		wg.Wait()
-	}()
+	wg.Go(func() { readLoop(hard, conn, l.frames) })
+	wg.Go(func() { c.pingLoop(hard, conn, l.pingErr) })
+	var once sync.Once
+	l.end = func() {
+		once.Do(func() {
+			stopGrace()
+			hardCancel()
+			conn.CloseNow()
+			wg.Wait()
+		})
+	}
+	return l, nil
+}
 
-	g := &gatewayConn{client: c, conn: conn, hard: hard, pending: map[string]string{}}
-	return g.run(ctx, frames, pingErr)
+// open dials c.urls[idx] and runs connect on it: it returns once the
+// gateway answered connect and the first facts.update is sent. On an
+// error the session is nil if the dial failed; otherwise the caller ends
+// it (its connectedAt says whether connect was answered).
+func (c *Client) open(ctx context.Context, idx int) (*gatewayConn, error) {
+	l, err := c.dial(ctx, idx)
+	if err != nil {
+		return nil, err
+	}
+	g := &gatewayConn{client: c, link: l, pending: map[string]string{}}
+	return g, g.connect(ctx)
 }
 
 func clientName() string { return "skillgate-node/" + Version }
@@ -310,7 +390,7 @@ func clientName() string { return "skillgate-node/" + Version }
 // Following it silently would hand the token to whatever server it names
 // (an attacker on a plain-http path, a misrouted proxy), and retrying would
 // get the same answer: the operator decides whether to trust the location.
-func (c *Client) redirectError(status int, loc *url.URL) *FatalError {
+func (c *Client) redirectError(gw string, status int, loc *url.URL) *FatalError {
 	where := clip(loc.String())
 	hint := "point --gateway at the gateway's final URL"
 	if strings.HasSuffix(loc.Path, ConnectPath) {
@@ -321,7 +401,7 @@ func (c *Client) redirectError(status int, loc *url.URL) *FatalError {
 	}
 	return &FatalError{Code: CodeRedirected, Message: fmt.Sprintf(
 		"%s answered %d, a redirect to %s; the node never follows redirects, so that its token goes only to the gateway it was given: %s",
-		c.url, status, where, hint)}
+		gw, status, where, hint)}
 }
 
 // clip bounds a string that comes from the gateway before it goes into a
@@ -375,9 +455,8 @@ func (c *Client) pingLoop(ctx context.Context, conn *websocket.Conn, errc chan<-
 // gatewayConn is one connection to the gateway: what was sent and
 // answered on it, and what the gateway asked for.
 type gatewayConn struct {
-	client  *Client
-	conn    *websocket.Conn
-	hard    context.Context
+	client *Client
+	*link
 	nextID  int
 	pending map[string]string // request id → method, for answers
 
@@ -389,7 +468,9 @@ type gatewayConn struct {
 	sentFacts   bool
 }
 
-func (g *gatewayConn) run(ctx context.Context, frames <-chan inbound, pingErr <-chan error) (time.Time, error) {
+// connect sends connect and waits for its answer; once answered, the
+// first facts.update is sent (handleRes) and it returns nil.
+func (g *gatewayConn) connect(ctx context.Context) error {
 	c := g.client
 	params := protocol.ConnectParams{
 		Protocol: protocol.Version,
@@ -400,50 +481,77 @@ func (g *gatewayConn) run(ctx context.Context, frames <-chan inbound, pingErr <-
 		},
 	}
 	if err := g.send(protocol.MethodConnect, params); err != nil {
-		return time.Time{}, err
+		return err
 	}
-	connectDeadline := time.NewTimer(c.connectTimeout)
-	defer connectDeadline.Stop()
-	var recheck <-chan time.Time // armed once connected
+	deadline := time.NewTimer(c.connectTimeout)
+	defer deadline.Stop()
+	for g.connectedAt.IsZero() {
+		select {
+		case <-ctx.Done():
+			g.closeGoingAway()
+			return ctx.Err()
+		case err := <-g.pingErr:
+			return fmt.Errorf("gateway did not answer a ping: %w", err)
+		case <-deadline.C:
+			return fmt.Errorf("gateway did not answer connect within %v", c.connectTimeout)
+		case in := <-g.frames:
+			if in.err != nil {
+				return in.err
+			}
+			if err := g.handle(in); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// serve runs a connected session until it fails or ctx ends, or until the
+// node moved to a replica it prefers: next is then the session there,
+// connected, and this one is left for the caller to close.
+func (g *gatewayConn) serve(ctx context.Context) (next *gatewayConn, err error) {
+	c := g.client
+	recheck := time.NewTicker(c.cfg.Recheck)
+	defer recheck.Stop()
 	pace := time.NewTimer(c.interestPace)
 	pace.Stop()
 	defer pace.Stop()
 	var paceC <-chan time.Time // pace.C while an answer to interest waits
+	mb := c.watchPreferred(ctx, g.idx)
+	defer mb.stop()
 	for {
 		select {
 		case <-ctx.Done():
 			g.closeGoingAway()
-			return g.connectedAt, ctx.Err()
-		case err := <-pingErr:
-			return g.connectedAt, fmt.Errorf("gateway did not answer a ping: %w", err)
-		case <-connectDeadline.C:
-			if g.connectedAt.IsZero() {
-				return g.connectedAt, fmt.Errorf("gateway did not answer connect within %v", c.connectTimeout)
-			}
-		case <-recheck:
+			return nil, ctx.Err()
+		case err := <-g.pingErr:
+			return nil, fmt.Errorf("gateway did not answer a ping: %w", err)
+		case <-recheck.C:
 			// With an interest due, the pace timer probes soon anyway.
 			if !g.interestDue {
 				if err := g.report(false); err != nil {
-					return g.connectedAt, err
+					return nil, err
 				}
 			}
 		case <-paceC:
 			paceC = nil
 			if err := g.answerInterest(); err != nil {
-				return g.connectedAt, err
+				return nil, err
 			}
-		case in := <-frames:
+		case idx := <-mb.move:
+			if n := mb.moveTo(ctx, idx); n != nil {
+				return n, nil
+			}
+			if ctx.Err() != nil {
+				g.closeGoingAway()
+				return nil, ctx.Err()
+			}
+		case in := <-g.frames:
 			if in.err != nil {
-				return g.connectedAt, in.err
+				return nil, in.err
 			}
-			wasConnected := !g.connectedAt.IsZero()
 			if err := g.handle(in); err != nil {
-				return g.connectedAt, err
-			}
-			if !wasConnected && !g.connectedAt.IsZero() {
-				t := time.NewTicker(c.cfg.Recheck)
-				defer t.Stop()
-				recheck = t.C
+				return nil, err
 			}
 			if g.interestDue && paceC == nil {
 				// At once if the last answer is older than the pace,
@@ -453,7 +561,7 @@ func (g *gatewayConn) run(ctx context.Context, frames <-chan inbound, pingErr <-
 					pace.Reset(d)
 					paceC = pace.C
 				} else if err := g.answerInterest(); err != nil {
-					return g.connectedAt, err
+					return nil, err
 				}
 			}
 		}
@@ -467,12 +575,24 @@ func (g *gatewayConn) answerInterest() error {
 }
 
 // closeGoingAway closes the socket with 1001. It is bounded by the grace
-// timer of runConn, which cuts the connection if the gateway does not
-// answer the close.
+// timer of dial, which cuts the connection if the gateway does not answer
+// the close.
 func (g *gatewayConn) closeGoingAway() {
 	if err := g.conn.Close(protocol.CloseGoingAway, protocol.CloseReasonNodeStop); err != nil {
 		g.client.log.Debug("close handshake incomplete", "err", err.Error())
 	}
+}
+
+// leave closes a connection the node moved away from, with 1001 and
+// protocol.CloseReasonNodeMoved, cut after closeGrace if the gateway does
+// not answer, and ends it.
+func (g *gatewayConn) leave() {
+	t := time.AfterFunc(g.client.closeGrace, g.cut)
+	if err := g.conn.Close(protocol.CloseGoingAway, protocol.CloseReasonNodeMoved); err != nil {
+		g.client.log.Debug("close handshake incomplete", "gateway", g.url, "err", err.Error())
+	}
+	t.Stop()
+	g.end()
 }
 
 // handle processes one message from the gateway. An error ends the
@@ -546,7 +666,7 @@ func (g *gatewayConn) handleRes(f protocol.Frame) error {
 	}
 	g.connectedAt = time.Now()
 	g.interest = r.Interest
-	log.Info("connected to gateway", "id", g.client.cfg.ID, "interest_bins", len(r.Interest.Bins), "interest_env", len(r.Interest.Env))
+	log.Info("connected to gateway", "gateway", g.url, "id", g.client.cfg.ID, "interest_bins", len(r.Interest.Bins), "interest_env", len(r.Interest.Env))
 	return g.report(true)
 }
 

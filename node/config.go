@@ -73,6 +73,16 @@ type Config struct {
 	// for a gateway that requires one (mTLS). They are read again at each
 	// dial, and are only for https:// and wss:// gateway URLs.
 	CAFile, CertFile, KeyFile string
+	// MoveBack is how long a replica the node prefers to the one it is
+	// connected to (an earlier one in ReplicaOrder) must answer its
+	// /readyz with 200 before the node moves back to it, after a random
+	// extra wait in [0, MoveBackWindow). Default: DefaultMoveBack; at
+	// least MinMoveBack; negative: never move back.
+	MoveBack time.Duration
+	// MoveBackWindow spreads the moves back of many nodes: the extra
+	// wait is drawn from [0, MoveBackWindow). Default:
+	// DefaultMoveBackWindow; negative: no extra wait.
+	MoveBackWindow time.Duration
 	// Logger receives the client's logs. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -80,7 +90,8 @@ type Config struct {
 // ConfigError is an invalid configuration value. Field is the name of the
 // config-file key it came from, which is also the flag's ("gateway", "id",
 // "roles", "capabilities", "path", "recheck", "cert", "key"; "caFile" is
-// --ca-file), so that a caller can name the flag or the file.
+// --ca-file, "moveBack" --move-back), so that a caller can name the flag
+// or the file.
 type ConfigError struct {
 	Field string
 	Err   error
@@ -141,6 +152,15 @@ func (c Config) withDefaults() (Config, error) {
 	case c.Recheck < MinRecheck:
 		return c, &ConfigError{"recheck", fmt.Errorf("%v is shorter than %v", c.Recheck, MinRecheck)}
 	}
+	switch {
+	case c.MoveBack == 0:
+		c.MoveBack = DefaultMoveBack
+	case c.MoveBack > 0 && c.MoveBack < MinMoveBack:
+		return c, &ConfigError{"moveBack", fmt.Errorf("%v is shorter than %v (0 turns moving back off)", c.MoveBack, MinMoveBack)}
+	}
+	if c.MoveBackWindow == 0 {
+		c.MoveBackWindow = DefaultMoveBackWindow
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -190,6 +210,10 @@ type FileConfig struct {
 	Capabilities []string
 	Path         []string
 	Recheck      time.Duration
+	// MoveBack and MoveBackWindow (keys moveBack, moveBackWindow) are
+	// durations as Config's; "0s" turns moving back, or its extra wait,
+	// off (Set tells it from unset).
+	MoveBack, MoveBackWindow time.Duration
 	// TokenFile is absolute, or resolved against the config file's
 	// directory, so that the file can sit next to its token.
 	TokenFile string
@@ -201,7 +225,8 @@ type FileConfig struct {
 }
 
 // LoadFile reads a HuJSON node config file. Keys: gateway, id, roles,
-// capabilities, path, recheck ("10s"), tokenFile, caFile, cert, key. roles, capabilities and
+// capabilities, path, recheck ("10s"), moveBack ("30s"), moveBackWindow
+// ("60s"), tokenFile, caFile, cert, key. roles, capabilities and
 // path are lists of strings, or one string split like the flag value.
 // Unknown keys are errors (a typo must not silently fall back to a
 // default). Errors name the file and the key.
@@ -222,36 +247,13 @@ func LoadFile(name string) (FileConfig, error) {
 			return FileConfig{}, fmt.Errorf("%s: %s: %s", name, key, fmt.Sprintf(format, args...))
 		}
 		switch key {
-		case "gateway", "id", "recheck", "tokenFile", "caFile", "cert", "key":
+		case "gateway", "id", "recheck", "moveBack", "moveBackWindow", "tokenFile", "caFile", "cert", "key":
 			var s string
 			if json.Unmarshal(raw, &s) != nil {
 				return fail("must be a string")
 			}
-			switch key {
-			case "gateway":
-				fc.Gateway = s
-			case "id":
-				fc.ID = s
-			case "recheck":
-				d, err := time.ParseDuration(s)
-				if err != nil || d <= 0 {
-					return fail("%q is not a positive duration (e.g. \"10s\")", s)
-				}
-				fc.Recheck = d
-			case "tokenFile", "caFile", "cert", "key":
-				if s != "" && !filepath.IsAbs(s) {
-					s = filepath.Join(filepath.Dir(name), s)
-				}
-				switch key {
-				case "tokenFile":
-					fc.TokenFile = s
-				case "caFile":
-					fc.CAFile = s
-				case "cert":
-					fc.CertFile = s
-				case "key":
-					fc.KeyFile = s
-				}
+			if msg := fc.setString(name, key, s); msg != "" {
+				return fail("%s", msg)
 			}
 		case "roles", "capabilities", "path":
 			sep := ","
@@ -273,11 +275,54 @@ func LoadFile(name string) (FileConfig, error) {
 		case "token":
 			return fail("secrets do not belong in the config file; put the token in a file and set tokenFile, or use SKILLGATE_NODE_TOKEN")
 		default:
-			return fail("unknown key (expected gateway, id, roles, capabilities, path, recheck, tokenFile, caFile, cert or key)")
+			return fail("unknown key (expected gateway, id, roles, capabilities, path, recheck, moveBack, moveBackWindow, tokenFile, caFile, cert or key)")
 		}
 		fc.Set[key] = true
 	}
 	return fc, nil
+}
+
+// setString sets the string-valued key of a node config file, file
+// paths resolved against the file's directory; it returns what is wrong
+// with the value ("" when nothing).
+func (fc *FileConfig) setString(name, key, s string) string {
+	switch key {
+	case "gateway":
+		fc.Gateway = s
+	case "id":
+		fc.ID = s
+	case "recheck":
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Sprintf("%q is not a positive duration (e.g. \"10s\")", s)
+		}
+		fc.Recheck = d
+	case "moveBack", "moveBackWindow":
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return fmt.Sprintf("%q is not a duration of 0 or more (e.g. \"30s\"; \"0s\" turns it off)", s)
+		}
+		if key == "moveBack" {
+			fc.MoveBack = d
+		} else {
+			fc.MoveBackWindow = d
+		}
+	case "tokenFile", "caFile", "cert", "key":
+		if s != "" && !filepath.IsAbs(s) {
+			s = filepath.Join(filepath.Dir(name), s)
+		}
+		switch key {
+		case "tokenFile":
+			fc.TokenFile = s
+		case "caFile":
+			fc.CAFile = s
+		case "cert":
+			fc.CertFile = s
+		case "key":
+			fc.KeyFile = s
+		}
+	}
+	return ""
 }
 
 // stringList decodes a list of strings, or one string split at sep.

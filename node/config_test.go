@@ -49,7 +49,8 @@ func TestConfigDefaults(t *testing.T) {
 	host, _ := os.Hostname()
 	if c.ID != host || !reflect.DeepEqual(c.Roles, []string{"execution"}) ||
 		!reflect.DeepEqual(c.Capabilities, protocol.BaselineCapabilities) ||
-		c.Recheck != 10*time.Second || c.Logger == nil || !reflect.DeepEqual(c.Path, []string{"/usr/bin", "/bin"}) {
+		c.Recheck != 10*time.Second || c.Logger == nil || !reflect.DeepEqual(c.Path, []string{"/usr/bin", "/bin"}) ||
+		c.MoveBack != 30*time.Second || c.MoveBackWindow != time.Minute {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -71,6 +72,7 @@ func TestConfigErrors(t *testing.T) {
 		{"relative path", func(c *Config) { c.Path = []string{"bin"} }, "path", `"bin" is not an absolute directory`},
 		{"tiny recheck", func(c *Config) { c.Recheck = time.Millisecond }, "recheck", "shorter than 10ms"},
 		{"negative recheck", func(c *Config) { c.Recheck = -time.Second }, "recheck", "shorter than"},
+		{"tiny move back", func(c *Config) { c.MoveBack = time.Millisecond }, "moveBack", "shorter than 100ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,6 +108,8 @@ func TestLoadFile(t *testing.T) {
   "capabilities": "filesystem.list, filesystem.read,filesystem.write,shell.exec,text.search",
   "path": ["/opt/bin", "/usr/bin"],
   "recheck": "30s",
+  "moveBack": "1m",
+  "moveBackWindow": "0s",
   "tokenFile": "token", /* next to this file */
 }`
 	if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
@@ -119,9 +123,10 @@ func TestLoadFile(t *testing.T) {
 		Gateway: "https://gw.example.com", ID: "mac-1", Roles: []string{"execution"},
 		Capabilities: []string{"filesystem.list", "filesystem.read", "filesystem.write", "shell.exec", "text.search"},
 		Path:         []string{"/opt/bin", "/usr/bin"}, Recheck: 30 * time.Second,
+		MoveBack: time.Minute, MoveBackWindow: 0,
 		TokenFile: filepath.Join(dir, "token"),
 		Set: map[string]bool{"gateway": true, "id": true, "roles": true, "capabilities": true,
-			"path": true, "recheck": true, "tokenFile": true},
+			"path": true, "recheck": true, "moveBack": true, "moveBackWindow": true, "tokenFile": true},
 	}
 	if !reflect.DeepEqual(fc, want) {
 		t.Fatalf("LoadFile\n got %+v\nwant %+v", fc, want)
@@ -143,6 +148,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{`{"recheck": "10"}`, `: recheck: "10" is not a positive duration`},
 		{`{"recheck": "-1s"}`, `: recheck: "-1s" is not a positive duration`},
 		{`{"roles": [1]}`, `: roles: must be a list of strings or one string`},
+		{`{"moveBack": "-1s"}`, `: moveBack: "-1s" is not a duration of 0 or more`},
+		{`{"moveBackWindow": "soon"}`, `: moveBackWindow: "soon" is not a duration of 0 or more`},
 		{`{"gatway": "x"}`, `: gatway: unknown key`},
 		{`{"token": "x"}`, `: token: secrets do not belong in the config file`},
 		{`[]`, `: must be one JSON object`},

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/skillgate/skillgate/internal/cli"
 )
@@ -42,6 +43,7 @@ type tlsFiles struct {
 	caFile, certFile, keyFile string
 	log                       *slog.Logger
 
+	mu      sync.Mutex // config runs for dials and for the probes of moving back
 	last    *tls.Config
 	lastErr string // the error last logged
 }
@@ -76,6 +78,8 @@ func (f *tlsFiles) load() (*tls.Config, error) {
 
 // config returns the TLS config for a dial.
 func (f *tlsFiles) config() *tls.Config {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	cfg, err := f.load()
 	if err != nil {
 		if err.Error() != f.lastErr {
@@ -111,17 +115,17 @@ func (c Config) checkTLS() error {
 // tlsFatal returns the final error for a failed dial that retrying would
 // not fix: a TLS verification failure either way, a TLS handshake with a
 // gateway that does not speak TLS (or the reverse), or an upgrade answered
-// 401 or 403. It returns nil for any other error.
-func (c *Client) tlsFatal(err error, resp *http.Response) *FatalError {
+// 401 or 403. gw is the URL dialed. It returns nil for any other error.
+func (c *Client) tlsFatal(gw string, err error, resp *http.Response) *FatalError {
 	fatal := func(format string, args ...any) *FatalError {
 		return &FatalError{Code: CodeTLS, Message: fmt.Sprintf(format, args...)}
 	}
 	if resp != nil {
 		switch body := upgradeError(resp); {
 		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-			return &FatalError{Code: CodeForbidden, Message: fmt.Sprintf("%s answered the upgrade with %d: %s", c.url, resp.StatusCode, body)}
+			return &FatalError{Code: CodeForbidden, Message: fmt.Sprintf("%s answered the upgrade with %d: %s", gw, resp.StatusCode, body)}
 		case resp.StatusCode == http.StatusBadRequest && strings.Contains(body, "HTTP request to an HTTPS server"):
-			return fatal("%s speaks TLS: use https:// (or wss://) in --gateway", c.url)
+			return fatal("%s speaks TLS: use https:// (or wss://) in --gateway", gw)
 		}
 		return nil
 	}
@@ -147,7 +151,7 @@ func (c *Client) tlsFatal(err error, resp *http.Response) *FatalError {
 	// net/http turns a plain HTTP answer to the handshake into an error of
 	// its own, known only by its text.
 	if rhe, ok := errors.AsType[tls.RecordHeaderError](err); (ok && rhe.Conn != nil) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-		return fatal("%s does not speak TLS: use http:// (or ws://) in --gateway for a gateway without --tls-cert, or check the port", c.url)
+		return fatal("%s does not speak TLS: use http:// (or ws://) in --gateway for a gateway without --tls-cert, or check the port", gw)
 	}
 	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "remote error" && certAlert(oe.Err) {
 		if c.cfg.CertFile == "" {

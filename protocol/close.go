@@ -42,4 +42,7 @@ const (
 	CloseReasonGatewayStop    = "gateway shutting down"
 
 	CloseReasonNodeStop = "node shutting down"
+	// CloseReasonNodeMoved (with CloseGoingAway): the node is connected to
+	// a replica it prefers and leaves this one.
+	CloseReasonNodeMoved = "node moved to a preferred replica"
 )

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"sync"
 
 	"github.com/skillgate/skillgate/internal/jsonscan"
 )
@@ -242,12 +244,14 @@ func (f FactsUpdate) Validate() error {
 // Unknown keys are ignored, so that a later revision of version 1 may add
 // optional fields without breaking older peers. A JSON null counts as absent.
 func DecodeFrame(data []byte) (Frame, error) {
-	o, err := parseObject("frame", data)
+	buf := getMembers()
+	o, err := parseObjectIn(*buf, "frame", data)
+	defer putMembers(buf, o)
 	if err != nil {
 		return Frame{}, err
 	}
 	var f Frame
-	typ, present, err := o.str("type")
+	typ, present, err := o.strIn("type", knownFrameNames)
 	if !present {
 		return Frame{}, fmt.Errorf(`frame: "type" is missing`)
 	}
@@ -339,13 +343,68 @@ func decodeError(raw json.RawMessage) (*Error, error) {
 	return &Error{Code: code, Message: msg}, nil
 }
 
+// knownFrameNames are the frame types, methods and events, and the first
+// request ids a node sends: decoded without a copy of the frame's bytes.
+var knownFrameNames = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{TypeReq, TypeRes, TypeEvt, MethodConnect, MethodFactsUpdate, EventInterest} {
+		m[s] = s
+	}
+	for i := 1; i <= 16; i++ {
+		s := strconv.Itoa(i)
+		m[s] = s
+	}
+	return m
+}()
+
+// smallInt reads a JSON integer of at most nine digits, as encoding/json
+// would into an int, without its reflection; false for anything else
+// (which encoding/json then decides).
+func smallInt(b []byte) (int, bool) {
+	d := b
+	neg := len(d) > 0 && d[0] == '-'
+	if neg {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 9 || d[0] == '0' && len(d) > 1 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// knownNames are the roles, capabilities and common operating systems a
+// connect names: a node's values are these strings, shared by every node,
+// rather than copies of the frame's bytes (one allocation each, kept for
+// as long as the node is connected).
+var knownNames = func() map[string]string {
+	m := map[string]string{}
+	for _, l := range [][]string{Roles, Capabilities, {"linux", "darwin", "windows", "freebsd", "openbsd", "netbsd", "android", "ios"}} {
+		for _, s := range l {
+			m[s] = s
+		}
+	}
+	return m
+}()
+
 // ParseConnectParams decodes and validates the params of req connect. The
 // error is an *Error: CodeUnsupportedProtocol when "protocol" is another
 // version (checked first, since another version may have another shape),
 // CodeBadRequest when the params are malformed, CodeInvalidFacts when the
 // node's facts are invalid. Unknown keys are ignored, as in DecodeFrame.
 func ParseConnectParams(raw json.RawMessage) (ConnectParams, error) {
-	o, err := parseObject("connect", raw)
+	buf, nbuf := getMembers(), getMembers()
+	o, err := parseObjectIn(*buf, "connect", raw)
+	defer putMembers(buf, o)
 	if err != nil {
 		return ConnectParams{}, &Error{Code: CodeBadRequest, Message: err.Error()}
 	}
@@ -354,7 +413,9 @@ func ParseConnectParams(raw json.RawMessage) (ConnectParams, error) {
 	if pr == nil {
 		return p, errorf(CodeBadRequest, `connect: "protocol" is missing`)
 	}
-	if err := json.Unmarshal(pr, &p.Protocol); err != nil {
+	if n, ok := smallInt(pr); ok {
+		p.Protocol = n
+	} else if err := json.Unmarshal(pr, &p.Protocol); err != nil {
 		return p, errorf(CodeBadRequest, `connect: "protocol" must be an integer`)
 	}
 	if p.Protocol != Version {
@@ -373,7 +434,8 @@ func ParseConnectParams(raw json.RawMessage) (ConnectParams, error) {
 	if nr == nil {
 		return bad(fmt.Errorf(`connect: "node" is missing`))
 	}
-	n, err := parseObject("connect", nr)
+	n, err := parseObjectIn(*nbuf, "connect", nr)
+	defer putMembers(nbuf, n)
 	if err != nil {
 		return bad(fmt.Errorf(`connect: "node" must be an object`))
 	}
@@ -382,13 +444,13 @@ func ParseConnectParams(raw json.RawMessage) (ConnectParams, error) {
 	if p.Node.ID, _, err = n.str("id"); err != nil {
 		return bad(err)
 	}
-	if p.Node.OS, _, err = n.str("os"); err != nil {
+	if p.Node.OS, _, err = n.strIn("os", knownNames); err != nil {
 		return bad(err)
 	}
-	if p.Node.Roles, err = n.strings("roles"); err != nil {
+	if p.Node.Roles, err = n.stringsIn("roles", knownNames); err != nil {
 		return bad(err)
 	}
-	if p.Node.Capabilities, err = n.strings("capabilities"); err != nil {
+	if p.Node.Capabilities, err = n.stringsIn("capabilities", knownNames); err != nil {
 		return bad(err)
 	}
 	if err := p.Validate(); err != nil {
@@ -499,13 +561,41 @@ func NewRes(id string, payload any) ([]byte, error) {
 // the answer to connect once per interest, not once per node. The bytes
 // are those NewRes would write.
 func NewResRaw(id string, payload json.RawMessage) []byte {
-	qid, _ := json.Marshal(id) // a string always encodes
-	b := make([]byte, 0, len(`{"type":"res","id":,"ok":true,"payload":}`)+len(qid)+len(payload))
+	b := make([]byte, 0, len(`{"type":"res","id":"","ok":true,"payload":}`)+len(id)+len(payload))
 	b = append(b, `{"type":"res","id":`...)
-	b = append(b, qid...)
+	b = appendQuoted(b, id)
 	b = append(b, `,"ok":true,"payload":`...)
 	b = append(b, payload...)
 	return append(b, '}')
+}
+
+// NewResOK returns what NewRes(id, nil) returns, a res with ok true and
+// no payload (the answer to every facts.update), without encoding/json's
+// reflection.
+func NewResOK(id string) []byte {
+	if id == "" {
+		b, _ := NewRes(id, nil) // "id" omitted
+		return b
+	}
+	b := make([]byte, 0, len(`{"type":"res","id":"","ok":true}`)+len(id))
+	b = append(b, `{"type":"res","id":`...)
+	b = appendQuoted(b, id)
+	return append(b, `,"ok":true}`...)
+}
+
+// appendQuoted appends s as encoding/json encodes a string: quoted as it
+// is when it is printable ASCII that json escapes nothing of, else by
+// encoding/json.
+func appendQuoted(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // NewErr encodes a failed res frame. id may be empty when the frame being
@@ -550,11 +640,34 @@ type object struct {
 }
 
 func parseObject(what string, data []byte) (object, error) {
+	return parseObjectIn(make([]jsonscan.Member, 0, 8), what, data)
+}
+
+// memberBufs hold the members of the objects DecodeFrame and
+// ParseConnectParams split: nothing they return refers to them, so a
+// buffer goes back (cleared) when they return, instead of one allocated
+// per object of every frame.
+var memberBufs = sync.Pool{New: func() any { return new([]jsonscan.Member) }}
+
+// getMembers takes a buffer from memberBufs; putMembers gives it back.
+func getMembers() *[]jsonscan.Member { return memberBufs.Get().(*[]jsonscan.Member) }
+
+func putMembers(b *[]jsonscan.Member, o object) {
+	if cap(o.members) > cap(*b) && cap(o.members) <= 64 {
+		*b = o.members // grown by a larger object: keep the larger one
+	}
+	clear((*b)[:cap(*b)]) // no frame bytes kept alive from the pool
+	*b = (*b)[:0]
+	memberBufs.Put(b)
+}
+
+// parseObjectIn is parseObject with the members appended to buf.
+func parseObjectIn(buf []jsonscan.Member, what string, data []byte) (object, error) {
 	data = bytes.Trim(data, " \t\r\n") // JSON's whitespace only, as encoding/json
 	if len(data) == 0 || data[0] != '{' {
 		return object{}, fmt.Errorf("%s: must be a JSON object", what)
 	}
-	if ms, ok := jsonscan.SplitObject(make([]jsonscan.Member, 0, 8), data); ok {
+	if ms, ok := jsonscan.SplitObject(buf, data); ok {
 		return object{what: what, members: ms}, nil
 	}
 	var m map[string]json.RawMessage
@@ -592,10 +705,19 @@ func (o object) forbid(keys ...string) error {
 }
 
 // str returns a string member; present reports whether it was there.
-func (o object) str(key string) (s string, present bool, err error) {
+func (o object) str(key string) (s string, present bool, err error) { return o.strIn(key, nil) }
+
+// strIn is str that takes a value found in known (as a key) as known's
+// string for it (see knownNames).
+func (o object) strIn(key string, known map[string]string) (s string, present bool, err error) {
 	r := o.raw(key)
 	if r == nil {
 		return "", false, nil
+	}
+	if len(r) >= 2 && r[0] == '"' && r[len(r)-1] == '"' {
+		if k, ok := known[string(r[1:len(r)-1])]; ok {
+			return k, true, nil
+		}
 	}
 	if s, ok := jsonscan.PlainString(r); ok {
 		return s, true, nil
@@ -606,9 +728,10 @@ func (o object) str(key string) (s string, present bool, err error) {
 	return s, true, nil
 }
 
-// name returns a required, non-empty string member of at most max bytes.
+// name returns a required, non-empty string member of at most max bytes
+// (one of knownFrameNames is that string).
 func (o object) name(key string, max int) (string, error) {
-	s, present, err := o.str(key)
+	s, present, err := o.strIn(key, knownFrameNames)
 	switch {
 	case err != nil:
 		return "", err
@@ -639,12 +762,16 @@ func (o object) boolean(key string) (b, present bool, err error) {
 }
 
 // strings returns a list-of-strings member, nil when absent.
-func (o object) strings(key string) ([]string, error) {
+func (o object) strings(key string) ([]string, error) { return o.stringsIn(key, nil) }
+
+// stringsIn is strings that takes a value found in known (as a key) as
+// known's string for it (see knownNames).
+func (o object) stringsIn(key string, known map[string]string) ([]string, error) {
 	r := o.raw(key)
 	if r == nil {
 		return nil, nil
 	}
-	if l, ok := jsonscan.PlainStrings(r); ok {
+	if l, ok := jsonscan.PlainStringsIn(r, known); ok {
 		return l, nil
 	}
 	var l []string

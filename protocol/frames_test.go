@@ -1,11 +1,14 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/coder/websocket"
 )
@@ -390,6 +393,73 @@ func TestNewResRaw(t *testing.T) {
 		}
 		if got := NewResRaw(id, payload); string(got) != string(want) {
 			t.Errorf("NewResRaw(%q) = %s, NewRes %s", id, got, want)
+		}
+	}
+}
+
+// TestSmallInt: smallInt agrees with encoding/json on what it reads, and
+// leaves the rest to it.
+func TestSmallInt(t *testing.T) {
+	for _, in := range []string{"0", "1", "-1", "-0", "7", "42", "123456789", "1234567890", "01", "-", "", "1.0", "1e0", " 1", "1 ", "+1", "- 1", "--1", "9x"} {
+		n, ok := smallInt([]byte(in))
+		var want int
+		err := json.Unmarshal([]byte(in), &want)
+		if ok && (err != nil || n != want) {
+			t.Errorf("smallInt(%q) = %d, but encoding/json: %d, %v", in, n, want, err)
+		}
+		if !ok && len(in) <= 3 && !strings.Contains(in, " ") && err == nil {
+			t.Errorf("smallInt(%q) leaves to encoding/json a short integer it reads as %d", in, want)
+		}
+	}
+}
+
+// TestConnectSharesKnownNames: the roles, capabilities and OS of a connect
+// are the package's strings, not copies of the frame's bytes; unknown
+// ones are read as before.
+func TestConnectSharesKnownNames(t *testing.T) {
+	raw := []byte(`{"protocol":1,"node":{"id":"n","os":"linux","roles":["execution"],"capabilities":["shell.exec","filesystem.list","filesystem.read","filesystem.write"]}}`)
+	a, err := ParseConnectParams(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseConnectParams(bytes.Clone(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	if !same(a.Node.OS, b.Node.OS) || !same(a.Node.Roles[0], b.Node.Roles[0]) || !same(a.Node.Capabilities[0], b.Node.Capabilities[0]) ||
+		!same(a.Node.Capabilities[3], Capabilities[2]) {
+		t.Errorf("the names of two connects are not shared: %+v %+v", a.Node, b.Node)
+	}
+	if want := []string{"shell.exec", "filesystem.list", "filesystem.read", "filesystem.write"}; !slices.Equal(a.Node.Capabilities, want) {
+		t.Errorf("capabilities %v, want %v", a.Node.Capabilities, want)
+	}
+	c, err := ParseConnectParams([]byte(`{"protocol":1,"node":{"id":"n","os":"plan9","roles":["execution"],"capabilities":["filesystem.list","filesystem.read","filesystem.write","shell.exec"]}}`))
+	if err != nil || c.Node.OS != "plan9" {
+		t.Errorf("an OS of no list: %+v, %v", c.Node, err)
+	}
+}
+
+// TestResFastPaths: NewResOK and NewResRaw write what encoding/json
+// writes, whatever the id.
+func TestResFastPaths(t *testing.T) {
+	payload := json.RawMessage(`{"protocol":1,"interest":{"bins":["gh"],"env":[]}}`)
+	for _, id := range []string{"1", "42", "", "a-b_c.d", `q"uote`, `back\slash`, "<tag>&", "tab\there", "é", "\u2028", "~ !#$%'()*+,/:;=?@[]^`{|}"} {
+		want, err := NewRes(id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := NewResOK(id); !bytes.Equal(got, want) {
+			t.Errorf("NewResOK(%q) = %s, want %s", id, got, want)
+		}
+		qid, _ := json.Marshal(id)
+		wantRaw := `{"type":"res","id":` + string(qid) + `,"ok":true,"payload":` + string(payload) + `}`
+		if got := NewResRaw(id, payload); string(got) != wantRaw {
+			t.Errorf("NewResRaw(%q) = %s, want %s", id, got, wantRaw)
+		}
+		var f Frame
+		if err := json.Unmarshal(NewResRaw(id, payload), &f); err != nil || f.ID != id {
+			t.Errorf("NewResRaw(%q) decodes to id %q, %v", id, f.ID, err)
 		}
 	}
 }

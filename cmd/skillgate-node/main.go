@@ -4,7 +4,7 @@
 //
 //	skillgate-node --gateway URL [--id ID] [--roles execution] [--capabilities a,b,…]
 //	               [--path DIR:DIR…] [--recheck 10s] [--token-file FILE] [--config FILE]
-//	               [--ca-file FILE] [--cert FILE --key FILE]
+//	               [--ca-file FILE] [--cert FILE --key FILE] [--move-back 30s] [--move-back-window 60s]
 //	skillgate-node facts [--bins a,b,…] [--env A,B,…] [--path …] [--roles …] [--capabilities …]
 //
 // The token comes from SKILLGATE_NODE_TOKEN or --token-file, never from a
@@ -100,7 +100,7 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.roles, "roles", "", "host `roles`, comma-separated: execution, specialized (default: execution)")
 	fs.StringVar(&s.caps, "capabilities", "", "capability `ids`, comma-separated (default: filesystem.list,filesystem.read,filesystem.write,shell.exec)")
 	fs.StringVar(&s.path, "path", "", "binary search path `DIR"+string(os.PathListSeparator)+"DIR…`; replaces the default (the login shell's PATH, /usr/local/bin, /opt/homebrew/bin)")
-	fs.StringVar(&s.configPath, "config", "", "HuJSON config `FILE` with the same keys as the flags (gateway, id, roles, capabilities, path, recheck, tokenFile, caFile, cert, key)")
+	fs.StringVar(&s.configPath, "config", "", "HuJSON config `FILE` with the same keys as the flags (gateway, id, roles, capabilities, path, recheck, moveBack, moveBackWindow, tokenFile, caFile, cert, key)")
 }
 
 // parse parses args and loads the config file.
@@ -133,6 +133,10 @@ func (s *settings) source(field string) string {
 		flagName = "token-file"
 	case "caFile":
 		flagName = "ca-file"
+	case "moveBack":
+		flagName = "move-back"
+	case "moveBackWindow":
+		flagName = "move-back-window"
 	}
 	return cli.Source(s.fs, flagName, s.configPath, field, s.file.Set[field])
 }
@@ -184,11 +188,13 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	caFile := fs.String("ca-file", "", "PEM `FILE` of the CA certificates that verify an https:// gateway (default: the system's roots)")
 	certFile := fs.String("cert", "", "PEM `FILE` of this node's TLS client certificate, for a gateway with --tls-client-ca")
 	keyFile := fs.String("key", "", "PEM `FILE` of the client certificate's private key")
+	moveBack := fs.Duration("move-back", node.DefaultMoveBack, "with several --gateway replicas: move back to a replica ranked above the one connected to once its /readyz has answered 200 this long (0: never)")
+	moveBackWindow := fs.Duration("move-back-window", node.DefaultMoveBackWindow, "and after a random extra wait of up to this long, so that the nodes of a replica that came back return over this window (0: no extra wait)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	s.register(fs)
 	s.setUsage(stderr, "skillgate-node --gateway URL [--id ID] [--roles execution] [--capabilities a,b,…]\n"+
 		"                      [--path DIR:DIR…] [--recheck 10s] [--token-file FILE] [--config FILE]\n"+
-		"                      [--ca-file FILE] [--cert FILE --key FILE]\n"+
+		"                      [--ca-file FILE] [--cert FILE --key FILE] [--move-back 30s] [--move-back-window 60s]\n"+
 		"       skillgate-node facts [--bins a,b,…] [--env A,B,…] [--path …] [--roles …] [--capabilities …]")
 	if err := s.parse(args); err != nil {
 		return err
@@ -208,6 +214,24 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cli.Usagef("--recheck: must be a positive duration, e.g. 10s")
 	}
 	cfg.Recheck = cli.FlagOverFile(s.fs, "recheck", *recheck, s.file.Recheck, true)
+	for _, d := range []struct {
+		flag, key string
+		val       time.Duration
+		inFile    time.Duration
+		dst       *time.Duration
+	}{
+		{"move-back", "moveBack", *moveBack, s.file.MoveBack, &cfg.MoveBack},
+		{"move-back-window", "moveBackWindow", *moveBackWindow, s.file.MoveBackWindow, &cfg.MoveBackWindow},
+	} {
+		if cli.Given(s.fs, d.flag) && d.val < 0 {
+			return cli.Usagef("--%s: must be a duration of 0 or more, e.g. 30s (0 turns it off)", d.flag)
+		}
+		v := cli.FlagOverFile(s.fs, d.flag, d.val, d.inFile, s.file.Set[d.key])
+		if v == 0 {
+			v = -1 // off: node.Config's zero is the default
+		}
+		*d.dst = v
+	}
 	logger := logging.New(stderr, slog.LevelInfo)
 	cfg.Logger = logger
 

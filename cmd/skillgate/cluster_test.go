@@ -327,11 +327,37 @@ func TestClusterReplicaRestarted(t *testing.T) {
 	// second than every first connection, so that old records cannot
 	// pass for new ones.
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+	// c keeps counting every node while a restarts within the TTL (issue
+	// 23): the restarted a takes its records back; none is dropped.
+	low := make(chan int, 1)
+	stop := make(chan struct{})
+	go func() {
+		least := n
+		for {
+			select {
+			case <-stop:
+				low <- least
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			code, body := httpGet(c.base + "/readyz")
+			var r struct {
+				RemoteNodes *int `json:"remoteNodes"`
+			}
+			if code == http.StatusOK && json.Unmarshal([]byte(body), &r) == nil && r.RemoteNodes != nil {
+				least = min(least, *r.RemoteNodes)
+			}
+		}
+	}()
 	a.kill(t)
 	restarted := time.Now()
 	a = startReplica(t, bins, store, cfg, ns, "a", portA)
 	for _, g := range []*replica{a, c} {
 		waitHTTP(t, func() (string, bool) { return allOn(g.base, "a", restarted) }, fleet, a.proc)
+	}
+	close(stop)
+	if least := <-low; least != n {
+		t.Errorf("replica c counted %d of the %d nodes at the least while a restarted", least, n)
 	}
 }
 

@@ -95,10 +95,10 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return viewErr
 	}
 	if *asJSON {
-		_, err := evaluate(v, hosts.index, *agent, stdout)
+		_, err := evaluate(v, hosts, *agent, stdout)
 		return err
 	}
-	rep, _ := evaluate(v, hosts.index, *agent, nil)
+	rep, _ := evaluate(v, hosts, *agent, nil)
 	printReport(stdout, &rep, hosts.index.Len())
 	return nil
 }
@@ -110,7 +110,9 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // listing order; with a writer, the JSON answer is written to it
 // meanwhile, skill by skill: listing and writing the hosts of each skill
 // is most of the work.
-func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) (report.Report, error) {
+func evaluate(v *evalView, hosts *hostSet, agent string, w io.Writer) (report.Report, error) {
+	index := hosts.index
+	prepared := make([]*eligibility.Prepared, len(v.skills))
 	var rw *reportWriter
 	var each func(*report.SkillReport)
 	if w != nil && len(v.skills) > 0 {
@@ -124,7 +126,8 @@ func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) 
 		// The scan runs in Build's workers, as the gateway's runs on every
 		// core; the policy decides whether there is one (off: none).
 		Prepare: func(i int) *eligibility.Prepared {
-			return eligibility.Prepare(v.skills[i], v.cfg.Governance.Scan(v.inputs[i]), v.cfg).ForAgent(v.cfg, agent)
+			prepared[i] = eligibility.Prepare(v.skills[i], v.cfg.Governance.Scan(v.inputs[i]), v.cfg).ForAgent(v.cfg, agent)
+			return prepared[i]
 		},
 		Diagnostics: v.diags,
 		Budget:      promptbuild.Budget{MaxChars: v.prompt.MaxChars, MaxSkills: v.prompt.MaxSkills},
@@ -136,6 +139,16 @@ func evaluate(v *evalView, index *eligibility.Index, agent string, w io.Writer) 
 			return nil
 		},
 	}, index, runtime.GOMAXPROCS(0), each)
+	// Binaries the hosts were not asked yet: said once per skill that
+	// reaches the host filter, after the other diagnostics.
+	for i, p := range prepared {
+		if p == nil || !p.FiltersHosts() || index.Len() == 0 {
+			continue
+		}
+		if msg := hosts.unknownBins(&p.Req); msg != "" {
+			rep.Diagnostics = append(rep.Diagnostics, skill.Diagnostic{Location: v.skills[i].Key, Level: skill.LevelWarn, Message: msg})
+		}
+	}
 	switch {
 	case rw != nil:
 		return rep, rw.tail(rep.Prompt, rep.Diagnostics)

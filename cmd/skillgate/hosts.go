@@ -50,6 +50,12 @@ type hostSet struct {
 	index    *eligibility.Index
 	skipped  []string // ids of the first maxSkipNotes nodes left out
 	nskipped int
+	// nodes counts the hosts read from answers of GET /v1/nodes, and
+	// answered, for each binary name, how many of them list it in
+	// hostBinStatus (present or absent): a node lists exactly the names
+	// it was asked, so that the others are not known yet (unknownBins).
+	nodes    int
+	answered map[string]int
 }
 
 // readHosts reads --hosts: a host-facts file, or the URL of GET /v1/nodes
@@ -121,6 +127,26 @@ type hostCollector struct {
 	n        int            // position of the next element in the input
 	skipped  []string
 	nskipped int
+	nodes    int // hosts of GET /v1/nodes answers
+
+	mu       sync.Mutex     // guards answered, which decodeList's workers add to
+	answered map[string]int // see hostSet
+}
+
+// addAnswered adds one worker's counts of the binary names its hosts
+// answered.
+func (c *hostCollector) addAnswered(counts map[string]int) {
+	if len(counts) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answered == nil {
+		c.answered = make(map[string]int, len(counts))
+	}
+	for name, n := range counts {
+		c.answered[name] += n
+	}
 }
 
 // hostItem is one decoded element of a hosts list: a host, or the id of a
@@ -128,6 +154,7 @@ type hostCollector struct {
 type hostItem struct {
 	host    *eligibility.Host
 	skipped string
+	node    bool // of a GET /v1/nodes answer
 }
 
 // add takes the next element.
@@ -147,6 +174,9 @@ func (c *hostCollector) add(it hostItem) error {
 	}
 	c.seen[it.host.ID] = i
 	c.hosts = append(c.hosts, it.host)
+	if it.node {
+		c.nodes++
+	}
 	return nil
 }
 
@@ -158,13 +188,15 @@ func (c *hostCollector) finish() *hostSet {
 	for _, h := range c.hosts {
 		x.Put(h)
 	}
-	return &hostSet{index: x, skipped: c.skipped, nskipped: c.nskipped}
+	return &hostSet{index: x, skipped: c.skipped, nskipped: c.nskipped, nodes: c.nodes, answered: c.answered}
 }
 
 // decodeHost decodes and validates the element at position pos of a hosts
 // list: hostParser, or encoding/json for shapes that parser leaves to it.
-// Hosts are validated as the gateway validates a node's facts.
-func decodeHost(p *hostParser, raw []byte, nodes bool, pos int) (hostItem, error) {
+// Hosts are validated as the gateway validates a node's facts. With nodes
+// (a GET /v1/nodes answer), each binary name the host lists is counted in
+// answered.
+func decodeHost(p *hostParser, raw []byte, nodes bool, pos int, answered map[string]int) (hostItem, error) {
 	var n nodeFacts // fresh each time: decoding merges into existing maps
 	if !p.parse(raw, &n, nodes) {
 		n = nodeFacts{}
@@ -184,8 +216,47 @@ func decodeHost(p *hostParser, raw []byte, nodes bool, pos int) (hostItem, error
 	if err := n.Validate(); err != nil {
 		return hostItem{}, fmt.Errorf("host %d (id %q): %w", pos, n.ID, err)
 	}
-	return hostItem{host: eligibility.NewHost(&n.HostFacts)}, nil
+	if nodes {
+		for name := range n.HostBinStatus {
+			answered[name]++
+		}
+	}
+	return hostItem{host: eligibility.NewHost(&n.HostFacts), node: nodes}, nil
 }
+
+// unknownBins is the diagnostic of one skill whose binaries some hosts of
+// a GET /v1/nodes answer were not asked yet (so not listed in their
+// hostBinStatus): not known is not absent, but such a host does not count
+// as having it, in eval as in the gateway. A gateway asks its nodes for a
+// binary when a skill first needs it (a new skill, or a held one
+// approved), and they answer within moments. "" when every host answered
+// every binary the skill needs, or no host came from GET /v1/nodes.
+func (hs *hostSet) unknownBins(req *eligibility.Requirements) string {
+	if hs == nil || hs.nodes == 0 {
+		return ""
+	}
+	var parts []string
+	seen := map[string]bool{}
+	for _, names := range [][]string{req.Bins, req.AnyBins} {
+		for _, name := range names {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			if n := hs.nodes - hs.answered[name]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s (%d of %d hosts)", name, n, hs.nodes))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return unknownBinsPrefix + strings.Join(parts, ", ") +
+		": they count as not having it until they answer, as in the gateway (a gateway asks its nodes when a skill first needs a binary; run eval again in a few seconds)"
+}
+
+// unknownBinsPrefix starts the diagnostic of unknownBins.
+const unknownBinsPrefix = "not asked yet whether hosts have "
 
 // errNoNodes is the complaint about a document of neither accepted form.
 var errNoNodes = errors.New(`expected a JSON array of host facts, or an object with "nodes" (the answer of GET /v1/nodes)`)
@@ -299,10 +370,12 @@ func decodeList(dec *json.Decoder, c *hostCollector, nodes bool) error {
 	for range workers {
 		wg.Go(func() {
 			p := newHostParser()
+			answered := map[string]int{}
+			defer func() { c.addAnswered(answered) }()
 			for b := range work {
 				start := 0
 				for k, end := range b.ends {
-					it, err := decodeHost(p, b.buf[start:end], nodes, b.pos+k)
+					it, err := decodeHost(p, b.buf[start:end], nodes, b.pos+k, answered)
 					if err != nil {
 						b.err = err
 						break

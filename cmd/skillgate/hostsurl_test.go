@@ -30,7 +30,13 @@ const wsWait = 10 * time.Second
 // agent token; it returns the base URL.
 func startGateway(t *testing.T, agentToken string) string {
 	t.Helper()
-	st, err := r2store.NewDir(bucket)
+	return startGatewayOn(t, bucket, agentToken)
+}
+
+// startGatewayOn is startGateway on the store directory dir.
+func startGatewayOn(t *testing.T, dir, agentToken string) string {
+	t.Helper()
+	st, err := r2store.NewDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,5 +239,87 @@ func TestEvalHostsURL(t *testing.T) {
 	out, errOut, code := runCmd(t, "status", "--gateway", front.URL)
 	if code != 0 || !strings.HasPrefix(out, fmt.Sprintf("6 nodes connected to %s\n", front.URL)) {
 		t.Errorf("status: exit %d, %s\n%s", code, errOut, out)
+	}
+}
+
+// TestEvalHostsURLNotAsked: a skill needing a binary no skill needed
+// before is added to the store; the gateway asks its nodes, which have not
+// answered yet. eval --hosts URL does not take the binary for absent
+// without saying so: a diagnostic names the binary and the hosts not
+// asked, and the skill is not offered on them (as by the gateway, until
+// they answer).
+func TestEvalHostsURLNotAsked(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(bucket)); err != nil {
+		t.Fatal(err)
+	}
+	base := startGatewayOn(t, dir, "")
+	caps := protocol.BaselineCapabilities
+	for _, id := range []string{"l1", "l2"} {
+		rawNode(t, base, protocol.HostFacts{ID: id, OS: "linux", Roles: []string{"execution"}, Capabilities: caps,
+			HostBinStatus: map[string]bool{"gh": true, "zz-new": true}}, true)
+	}
+	evalURL := func() string {
+		out, errOut, code := runCmd(t, "eval", "--store", dir, "--config", gwConfig, "--hosts", base+"/v1/nodes", "--agent", "main", "--json")
+		if code != 0 {
+			t.Fatalf("eval: exit %d: %s", code, errOut)
+		}
+		return out
+	}
+	if out := evalURL(); strings.Contains(out, unknownBinsPrefix) {
+		t.Fatalf("a diagnostic of binaries not asked, before any new skill:\n%s", out)
+	}
+	md := "---\nname: zz\ndescription: Uses zz-new.\nmetadata: '{\"gsv\": {\"requires\": {\"bins\": [\"zz-new\"]}}}'\n---\n\n# zz\n"
+	if err := os.MkdirAll(filepath.Join(dir, "skills", "zz"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "skills", "zz", "SKILL.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The gateway polls the store every second, and asks its nodes (which
+	// do not answer: they are raw sockets that read nothing more).
+	deadline := time.Now().Add(wsWait)
+	for {
+		var answer struct {
+			Skills []struct{ Name string } `json:"skills"`
+		}
+		if err := getJSON(t.Context(), http.DefaultClient, base+"/v1/agents/main/skills", &answer); err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(answer.Skills, func(s struct{ Name string }) bool { return s.Name == "zz" }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the gateway never listed the new skill")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var rep struct {
+		Skills []struct {
+			Name     string   `json:"name"`
+			Eligible bool     `json:"eligible"`
+			Hosts    []string `json:"hosts"`
+		} `json:"skills"`
+		Diagnostics []struct{ Location, Level, Message string } `json:"diagnostics"`
+	}
+	if err := json.Unmarshal([]byte(evalURL()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rep.Skills {
+		if s.Name == "zz" && (s.Eligible || len(s.Hosts) != 0) {
+			t.Errorf("zz offered on hosts not asked for zz-new: %+v", s)
+		}
+	}
+	found := false
+	for _, d := range rep.Diagnostics {
+		if d.Location == "skills/zz/SKILL.md" {
+			found = true
+			if d.Level != "warn" || !strings.HasPrefix(d.Message, unknownBinsPrefix+"zz-new (2 of 2 hosts): ") {
+				t.Errorf("diagnostic %+v", d)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no diagnostic of zz-new, not asked of the hosts: %+v", rep.Diagnostics)
 	}
 }

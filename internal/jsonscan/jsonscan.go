@@ -9,6 +9,8 @@
 // most of the cost. It imports nothing of the project.
 package jsonscan
 
+import "bytes"
+
 // A Scanner reads JSON from a byte slice. The zero value scans nothing;
 // Reset gives it input.
 type Scanner struct {
@@ -41,9 +43,18 @@ func (s *Scanner) Space() {
 	}
 }
 
+// space is Space for the hot paths: JSON's whitespace is all at or below
+// ' ', so a byte above it (the common case: compact JSON) ends it without
+// a call.
+func (s *Scanner) space() {
+	if s.i < len(s.b) && s.b[s.i] <= ' ' {
+		s.Space()
+	}
+}
+
 // Consume skips space and then c, reporting whether c was there.
 func (s *Scanner) Consume(c byte) bool {
-	s.Space()
+	s.space()
 	if s.i < len(s.b) && s.b[s.i] == c {
 		s.i++
 		return true
@@ -57,6 +68,15 @@ func (s *Scanner) End() bool {
 	return s.i == len(s.b)
 }
 
+// plain marks the bytes a string may hold as they are: printable ASCII
+// but the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // Plain reads a string of printable ASCII without escapes and returns its
 // bytes (a slice of the input).
 func (s *Scanner) Plain() ([]byte, bool) {
@@ -64,33 +84,43 @@ func (s *Scanner) Plain() ([]byte, bool) {
 		return nil, false
 	}
 	start := s.i
-	for ; s.i < len(s.b); s.i++ {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			s.i++
-			return s.b[start : s.i-1], true
-		case c < 0x20 || c >= 0x7f || c == '\\':
-			return nil, false
-		}
+	for s.i < len(s.b) && plain[s.b[s.i]] {
+		s.i++
+	}
+	if s.i < len(s.b) && s.b[s.i] == '"' {
+		s.i++
+		return s.b[start : s.i-1], true
 	}
 	return nil, false
 }
 
 // Literal reads true, false or null.
 func (s *Scanner) Literal() (string, bool) {
-	s.Space()
-	for _, lit := range [...]string{"true", "false", "null"} {
-		if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
-			s.i += len(lit)
-			return lit, true
-		}
+	s.space()
+	if s.i >= len(s.b) {
+		return "", false
+	}
+	var lit string
+	switch s.b[s.i] {
+	case 't':
+		lit = "true"
+	case 'f':
+		lit = "false"
+	case 'n':
+		lit = "null"
+	default:
+		return "", false
+	}
+	if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
+		s.i += len(lit)
+		return lit, true
 	}
 	return "", false
 }
 
 // skip checks and skips one value of any kind, at nesting depth.
 func (s *Scanner) skip(depth int) bool {
-	s.Space()
+	s.space()
 	if s.i >= len(s.b) || depth > MaxDepth {
 		return false
 	}
@@ -137,7 +167,7 @@ func (s *Scanner) skip(depth int) bool {
 }
 
 func (s *Scanner) skipKey() bool {
-	s.Space()
+	s.space()
 	return s.i < len(s.b) && s.b[s.i] == '"' && s.skipString()
 }
 
@@ -146,6 +176,9 @@ func (s *Scanner) skipKey() bool {
 func (s *Scanner) skipString() bool {
 	s.i++ // '"'
 	for ; s.i < len(s.b); s.i++ {
+		if plain[s.b[s.i]] {
+			continue
+		}
 		switch c := s.b[s.i]; {
 		case c == '"':
 			s.i++
@@ -269,21 +302,31 @@ func PlainString(raw []byte) (string, bool) {
 
 // PlainStrings returns the values of raw, a JSON list of strings of
 // printable ASCII without escapes, or false.
-func PlainStrings(raw []byte) ([]string, bool) {
+func PlainStrings(raw []byte) ([]string, bool) { return PlainStringsIn(raw, nil) }
+
+// PlainStringsIn is PlainStrings that takes a value found in known (as a
+// key) as known's string for it, without allocating: lists from a small
+// vocabulary (a node's roles and capabilities) then share their strings.
+func PlainStringsIn(raw []byte, known map[string]string) ([]string, bool) {
 	s := Scanner{b: raw}
 	if !s.Consume('[') {
 		return nil, false
 	}
-	l := []string{}
 	if s.Consume(']') {
-		return l, s.End()
+		return []string{}, s.End()
 	}
+	// Plain strings hold no quote: two per value.
+	l := make([]string, 0, bytes.Count(raw, []byte{'"'})/2)
 	for {
 		b, ok := s.Plain()
 		if !ok {
 			return nil, false
 		}
-		l = append(l, string(b))
+		if k, ok := known[string(b)]; ok {
+			l = append(l, k)
+		} else {
+			l = append(l, string(b))
+		}
 		if s.Consume(']') {
 			return l, s.End()
 		}

@@ -1,0 +1,352 @@
+package governance
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// The rules ask of most lines whether they hold one of a few keywords
+// before anything costlier runs ("curl", "wget" … before the fetch-and-run
+// expressions), and most lines hold none of them. Checking each keyword
+// with strings.Contains (later behind a 3-byte hash filter) was a sixth
+// of a scan. Instead every keyword of every rule is compiled, once, into
+// one Aho-Corasick automaton; one pass over a (lowercased) line finds
+// them all, and marks in a bitmap, with a bit per set of keywords, the
+// sets that have one in the line: a rule's check is then one bit. The
+// answer is strings.Contains's for each keyword of the set, exactly:
+// only the cost changes.
+//
+// The literals of the expressions' prefilters (prefilter.go) are a
+// second index of their own: asked of a line only when an expression is
+// about to run on it (a tenth of the text), they would make the first
+// automaton, read for every line, three times larger.
+
+// kwWords bounds the sets of keywords of an index: kwWords*64.
+const kwWords = 32
+
+// keySet is a set of keywords: has(low, ks) reports whether low holds one
+// of them. Sets are made by keys (the rules' own) and prefilterKeys (an
+// expression's clauses): the automata are built from every set
+// registered when the first scan asks.
+type keySet struct {
+	words []string
+	id    int    // its bit in kwBits (sets of the same words share one)
+	w     int    // id's word in kwBits
+	m     uint64 // and its bit there
+}
+
+// kwBits is the bitmap of the sets of keywords a text holds one of.
+type kwBits [kwWords]uint64
+
+// kwIndex is an index of sets of keywords and its automaton.
+type kwIndex struct {
+	sets  map[string]*keySet // by their words, sorted
+	words map[string][]int   // each keyword's sets
+	n     int
+	ac    *automaton
+}
+
+var (
+	ruleKeys, prefilterKeys = &kwIndex{sets: map[string]*keySet{}, words: map[string][]int{}},
+		&kwIndex{sets: map[string]*keySet{}, words: map[string][]int{}}
+	kwOnce  sync.Once
+	kwBuilt bool
+)
+
+// keys registers a set of the rules' keywords and returns it.
+func keys(words ...string) *keySet { return ruleKeys.add(words) }
+
+// add registers a set of keywords and returns it.
+func (x *kwIndex) add(words []string) *keySet {
+	if kwBuilt {
+		panic("governance: keys after the automata were built")
+	}
+	sorted := slices.Clone(words)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	key := strings.Join(sorted, "\x00")
+	if ks := x.sets[key]; ks != nil {
+		return ks
+	}
+	if x.n >= kwWords*64 {
+		panic("governance: too many keyword sets; raise kwWords")
+	}
+	ks := &keySet{words: sorted, id: x.n, w: x.n >> 6, m: 1 << (x.n & 63)}
+	x.n++
+	x.sets[key] = ks
+	for _, w := range sorted {
+		if w == "" {
+			panic("governance: an empty keyword")
+		}
+		x.words[w] = append(x.words[w], ks.id)
+	}
+	return ks
+}
+
+// build makes the index's automaton.
+func (x *kwIndex) build() {
+	words := make([]string, 0, len(x.words))
+	for w := range x.words {
+		words = append(words, w)
+	}
+	slices.Sort(words)
+	sets := make([][]int, len(words))
+	for i, w := range words {
+		sets[i] = x.words[w]
+	}
+	x.ac = newAutomaton(words, sets)
+}
+
+// keywordAutomata builds, once, the expressions' prefilters and the two
+// automata.
+func keywordAutomata() {
+	kwOnce.Do(func() {
+		prepareRx()
+		kwBuilt = true
+		ruleKeys.build()
+		prefilterKeys.build()
+	})
+}
+
+// in reports whether bits has the set.
+func (ks *keySet) in(bits *kwBits) bool {
+	return bits[ks.w]&ks.m != 0
+}
+
+// kwCacheSize is how many texts' bitmaps a scanner keeps: a line is looked
+// at as a whole, lowercased, and in pieces (its code spans, a command)
+// by turns.
+const kwCacheSize = 4
+
+// kwCache keeps the bitmaps of the last texts looked at in an index.
+type kwCache struct {
+	of   [kwCacheSize]string
+	ok   [kwCacheSize]bool
+	bits [kwCacheSize]kwBits
+	next int
+	seen acSeen
+	// The string asked of last and its bitmap.
+	lastPtr  *byte
+	lastLen  int
+	lastBits *kwBits
+}
+
+// bitsOf returns the sets of keywords of x that low holds one of.
+func (c *kwCache) bitsOf(x *kwIndex, low string) *kwBits {
+	// Most calls ask of the very string asked of last: its bytes are
+	// where they were (a string of the same bytes elsewhere is found
+	// below).
+	if unsafe.StringData(low) == c.lastPtr && len(low) == c.lastLen && c.lastBits != nil {
+		return c.lastBits
+	}
+	k := -1
+	for j := range c.of {
+		if c.ok[j] && c.of[j] == low {
+			k = j
+			break
+		}
+	}
+	if k < 0 {
+		k = c.next
+		c.next = (k + 1) % kwCacheSize
+		c.of[k], c.ok[k] = low, true
+		c.bits[k] = kwBits{}
+		x.ac.scan(low, &c.bits[k], &c.seen)
+	}
+	c.lastPtr, c.lastLen, c.lastBits = unsafe.StringData(low), len(low), &c.bits[k]
+	return &c.bits[k]
+}
+
+// has reports whether low holds one of the keywords of ks, a set of the
+// rules' (strings.Contains of each).
+func (s *scanner) has(low string, ks *keySet) bool {
+	if unsafe.StringData(low) == s.kw.lastPtr && len(low) == s.kw.lastLen && s.kw.lastBits != nil {
+		return s.kw.lastBits[ks.w]&ks.m != 0
+	}
+	return ks.in(s.kw.bitsOf(ruleKeys, low))
+}
+
+// automaton is an Aho-Corasick automaton over bytes, as a full table of
+// transitions between byte classes (the bytes of no keyword are one
+// class). States are numbered so that those where keywords end come
+// last (from firstOut on).
+type automaton struct {
+	class    [256]uint8
+	ncls     int
+	delta    []uint16 // delta[state*ncls+class]: the next state
+	firstOut int
+	// outStart/outBits: the sets of the keywords that end at each state
+	// from firstOut on (its own and those of its suffix states), as the
+	// words of kwBits they set.
+	outStart []int32
+	outBits  []kwPart
+}
+
+// kwPart is a word of kwBits and the bits to set in it.
+type kwPart struct {
+	w int32
+	m uint64
+}
+
+// newAutomaton builds the automaton of words, sets[i] being the sets
+// words[i] is in.
+func newAutomaton(words []string, sets [][]int) *automaton {
+	a := &automaton{}
+	// Byte classes: every byte of a keyword its own, the others 0.
+	for _, w := range words {
+		for i := 0; i < len(w); i++ {
+			if a.class[w[i]] == 0 {
+				a.ncls++
+				a.class[w[i]] = uint8(a.ncls)
+			}
+		}
+	}
+	a.ncls++
+	// The trie.
+	type node struct {
+		next map[uint8]int
+		fail int
+		out  []int32 // sets
+	}
+	nodes := []node{{next: map[uint8]int{}}}
+	for i, w := range words {
+		st := 0
+		for k := 0; k < len(w); k++ {
+			c := a.class[w[k]]
+			nx, ok := nodes[st].next[c]
+			if !ok {
+				nx = len(nodes)
+				nodes = append(nodes, node{next: map[uint8]int{}})
+				nodes[st].next[c] = nx
+			}
+			st = nx
+		}
+		nodes[st].out = append(nodes[st].out, toInt32(sets[i])...)
+	}
+	if len(nodes) > 1<<16 {
+		panic("governance: too many keyword states")
+	}
+	// Failure links, breadth first; the full table at the same time.
+	n := len(nodes)
+	next := make([]int, n*a.ncls)
+	queue := []int{}
+	for c := 0; c < a.ncls; c++ {
+		if nx, ok := nodes[0].next[uint8(c)]; ok {
+			next[c] = nx
+			queue = append(queue, nx)
+		}
+	}
+	for len(queue) > 0 {
+		st := queue[0]
+		queue = queue[1:]
+		f := nodes[st].fail
+		for _, id := range nodes[f].out {
+			if !slices.Contains(nodes[st].out, id) {
+				nodes[st].out = append(nodes[st].out, id)
+			}
+		}
+		for c := 0; c < a.ncls; c++ {
+			if nx, ok := nodes[st].next[uint8(c)]; ok {
+				next[st*a.ncls+c] = nx
+				nodes[nx].fail = next[f*a.ncls+c]
+				queue = append(queue, nx)
+			} else {
+				next[st*a.ncls+c] = next[f*a.ncls+c]
+			}
+		}
+	}
+	// Renumber: the states without keywords first (the root stays 0).
+	num := make([]int, n)
+	k := 0
+	for st := range nodes {
+		if len(nodes[st].out) == 0 {
+			num[st] = k
+			k++
+		}
+	}
+	a.firstOut = k
+	for st := range nodes {
+		if len(nodes[st].out) > 0 {
+			num[st] = k
+			k++
+		}
+	}
+	a.delta = make([]uint16, n*a.ncls)
+	for st := range nodes {
+		for c := 0; c < a.ncls; c++ {
+			a.delta[num[st]*a.ncls+c] = uint16(num[next[st*a.ncls+c]])
+		}
+	}
+	a.outStart = make([]int32, n-a.firstOut+1)
+	order := make([]int, n)
+	for st := range nodes {
+		order[num[st]] = st
+	}
+	for i := a.firstOut; i < n; i++ {
+		a.outStart[i-a.firstOut] = int32(len(a.outBits))
+		var bits kwBits
+		for _, id := range nodes[order[i]].out {
+			bits[id>>6] |= 1 << (id & 63)
+		}
+		for w, m := range bits {
+			if m != 0 {
+				a.outBits = append(a.outBits, kwPart{int32(w), m})
+			}
+		}
+	}
+	a.outStart[n-a.firstOut] = int32(len(a.outBits))
+	return a
+}
+
+func toInt32(xs []int) []int32 {
+	out := make([]int32, len(xs))
+	for i, x := range xs {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+// acSeen marks the keyword states a scan has reported (seen[o] == gen):
+// a state met again (a common word, a quotation mark) adds nothing.
+type acSeen struct {
+	seen []uint32
+	gen  uint32
+}
+
+// scan sets the bits of the keywords text holds.
+func (a *automaton) scan(text string, bits *kwBits, sn *acSeen) {
+	if len(sn.seen) != len(a.outStart)-1 {
+		sn.seen, sn.gen = make([]uint32, len(a.outStart)-1), 0
+	}
+	sn.gen++
+	if sn.gen == 0 {
+		clear(sn.seen)
+		sn.gen = 1
+	}
+	seen, gen := sn.seen, sn.gen
+	st := 0
+	delta, class, ncls, firstOut := a.delta, &a.class, a.ncls, a.firstOut
+	for i := 0; i < len(text); i++ {
+		st = int(delta[st*ncls+int(class[text[i]])])
+		if st >= firstOut {
+			if o := st - firstOut; seen[o] != gen {
+				seen[o] = gen
+				for _, p := range a.outBits[a.outStart[o]:a.outStart[o+1]] {
+					bits[p.w] |= p.m
+				}
+			}
+		}
+	}
+}
+
+// containsAny reports whether s holds one of subs.
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
