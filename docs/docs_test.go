@@ -251,8 +251,8 @@ func TestCommandBlocks(t *testing.T) {
 	var bins string
 	ran, notRun := 0, 0
 	for _, file := range docFiles(t) {
-		fs := fences(file, readFile(t, filepath.Join(root, file)))
-		for i, f := range fs {
+		blocks := fences(file, readFile(t, filepath.Join(root, file)))
+		for i, f := range blocks {
 			where := fmt.Sprintf("%s:%d", f.file, f.line)
 			m := notRunRe.FindStringSubmatch(f.marker)
 			w := runWithRe.FindStringSubmatch(f.marker)
@@ -288,8 +288,8 @@ func TestCommandBlocks(t *testing.T) {
 			}
 			// A plain block right after this one is what it prints.
 			var want *string
-			if i+1 < len(fs) && fs[i+1].line == f.end+1 && fs[i+1].info == "" {
-				want = &fs[i+1].body
+			if i+1 < len(blocks) && blocks[i+1].line == f.end+1 && blocks[i+1].info == "" {
+				want = &blocks[i+1].body
 			}
 			if bins == "" {
 				bins = testkit.Binaries(t, programs...)
