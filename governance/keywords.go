@@ -204,90 +204,99 @@ func newAutomaton(words []string, sets [][]int) *automaton {
 		}
 	}
 	a.ncls++
-	// The trie.
-	type node struct {
-		next map[uint8]int
-		fail int
-		out  []int32 // sets
+	// The trie, as the table of its transitions (-1: none yet), and the
+	// sets of the keywords that end at each state.
+	ncls := a.ncls
+	states := 1 // at most: one a byte of the keywords, and the root
+	for _, w := range words {
+		states += len(w)
 	}
-	nodes := []node{{next: map[uint8]int{}}}
+	next := make([]int32, ncls, states*ncls)
+	for c := range next {
+		next[c] = -1
+	}
+	out := [][]int32{nil}
 	for i, w := range words {
-		st := 0
+		st := int32(0)
 		for k := 0; k < len(w); k++ {
-			c := a.class[w[k]]
-			nx, ok := nodes[st].next[c]
-			if !ok {
-				nx = len(nodes)
-				nodes = append(nodes, node{next: map[uint8]int{}})
-				nodes[st].next[c] = nx
+			c := int32(a.class[w[k]])
+			if next[st*int32(ncls)+c] < 0 {
+				next[st*int32(ncls)+c] = int32(len(out))
+				out = append(out, nil)
+				for range ncls {
+					next = append(next, -1)
+				}
 			}
-			st = nx
+			st = next[st*int32(ncls)+c]
 		}
-		nodes[st].out = append(nodes[st].out, toInt32(sets[i])...)
+		out[st] = append(out[st], toInt32(sets[i])...)
 	}
-	if len(nodes) > 1<<16 {
+	n := len(out)
+	if n > 1<<16 {
 		panic("governance: too many keyword states")
 	}
-	// Failure links, breadth first; the full table at the same time.
-	n := len(nodes)
-	next := make([]int, n*a.ncls)
-	queue := []int{}
-	for c := 0; c < a.ncls; c++ {
-		if nx, ok := nodes[0].next[uint8(c)]; ok {
-			next[c] = nx
+	// Failure links, breadth first; a missing transition is the failure
+	// state's (whose row, shallower, is complete by then): the table
+	// becomes the full automaton.
+	fail := make([]int32, n)
+	queue := make([]int32, 0, n)
+	for c := 0; c < ncls; c++ {
+		if nx := next[c]; nx < 0 {
+			next[c] = 0
+		} else {
 			queue = append(queue, nx)
 		}
 	}
 	for len(queue) > 0 {
 		st := queue[0]
 		queue = queue[1:]
-		f := nodes[st].fail
-		for _, id := range nodes[f].out {
-			if !slices.Contains(nodes[st].out, id) {
-				nodes[st].out = append(nodes[st].out, id)
+		f := fail[st]
+		for _, id := range out[f] {
+			if !slices.Contains(out[st], id) {
+				out[st] = append(out[st], id)
 			}
 		}
-		for c := 0; c < a.ncls; c++ {
-			if nx, ok := nodes[st].next[uint8(c)]; ok {
-				next[st*a.ncls+c] = nx
-				nodes[nx].fail = next[f*a.ncls+c]
+		row, frow := next[int(st)*ncls:int(st+1)*ncls], next[int(f)*ncls:int(f+1)*ncls]
+		for c := range row {
+			if nx := row[c]; nx >= 0 {
+				fail[nx] = frow[c]
 				queue = append(queue, nx)
 			} else {
-				next[st*a.ncls+c] = next[f*a.ncls+c]
+				row[c] = frow[c]
 			}
 		}
 	}
 	// Renumber: the states without keywords first (the root stays 0).
 	num := make([]int, n)
 	k := 0
-	for st := range nodes {
-		if len(nodes[st].out) == 0 {
+	for st := range out {
+		if len(out[st]) == 0 {
 			num[st] = k
 			k++
 		}
 	}
 	a.firstOut = k
-	for st := range nodes {
-		if len(nodes[st].out) > 0 {
+	for st := range out {
+		if len(out[st]) > 0 {
 			num[st] = k
 			k++
 		}
 	}
-	a.delta = make([]uint16, n*a.ncls)
-	for st := range nodes {
-		for c := 0; c < a.ncls; c++ {
-			a.delta[num[st]*a.ncls+c] = uint16(num[next[st*a.ncls+c]])
+	a.delta = make([]uint16, n*ncls)
+	for st := range out {
+		for c := 0; c < ncls; c++ {
+			a.delta[num[st]*ncls+c] = uint16(num[next[st*ncls+c]])
 		}
 	}
 	a.outStart = make([]int32, n-a.firstOut+1)
 	order := make([]int, n)
-	for st := range nodes {
+	for st := range out {
 		order[num[st]] = st
 	}
 	for i := a.firstOut; i < n; i++ {
 		a.outStart[i-a.firstOut] = int32(len(a.outBits))
 		var bits kwBits
-		for _, id := range nodes[order[i]].out {
+		for _, id := range out[order[i]] {
 			bits[id>>6] |= 1 << (id & 63)
 		}
 		for w, m := range bits {

@@ -460,6 +460,9 @@ func runeForms(r rune, fold bool) []string {
 	if r == utf8.RuneError {
 		return nil
 	}
+	if r < utf8.RuneSelf && !fold {
+		return asciiForms[r] // (shared: the callers only read it)
+	}
 	lower := func(r rune) string {
 		if r >= 'A' && r <= 'Z' {
 			r += 'a' - 'A'
@@ -476,6 +479,18 @@ func runeForms(r rune, fold bool) []string {
 	}
 	return out
 }
+
+// asciiForms are runeForms of the ASCII characters without case folding.
+var asciiForms = func() (t [utf8.RuneSelf][]string) {
+	for r := range t {
+		c := byte(r)
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		t[r] = []string{string(c)}
+	}
+	return t
+}()
 
 // cross returns every a+b, or nil when there would be more than
 // maxLitSet.

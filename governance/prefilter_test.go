@@ -75,10 +75,11 @@ func checkMay(t *testing.T, s *scanner, r *rx, text string) {
 	t.Helper()
 	low := lowerASCII(text)
 	re := r.re()
-	if (re.MatchString(text) || re.MatchString(low)) && !s.may(r, low) {
+	want := re.FindStringIndex(low)
+	if (want != nil || re.MatchString(text)) && !s.may(r, low) {
 		t.Fatalf("%s matches %q but its prefilter (%v) rules it out", r, text, r.need)
 	}
-	if got, want := s.find(r, low), re.FindStringIndex(low); !slices.Equal(got, want) {
+	if got := s.find(r, low); !slices.Equal(got, want) {
 		t.Fatalf("%s in %q: find %v, FindStringIndex %v", r, low, got, want)
 	}
 	if from := len(low) / 3; from > 0 {
@@ -86,7 +87,7 @@ func checkMay(t *testing.T, s *scanner, r *rx, text string) {
 			t.Fatalf("%s in %q from %d: findFrom %v, FindStringIndex %v", r, low, from, got, want)
 		}
 	}
-	if got, want := s.match(r, low), re.MatchString(low); got != want {
+	if got, want := s.match(r, low), want != nil; got != want {
 		t.Fatalf("%s in %q: match %v, MatchString %v", r, low, got, want)
 	}
 }
@@ -104,7 +105,7 @@ func TestPrefilterSound(t *testing.T) {
 			t.Fatal(err)
 		}
 		re = re.Simplify()
-		for range 150 {
+		for range 80 {
 			var b strings.Builder
 			if rng.IntN(2) == 0 {
 				b.WriteString("Run: x ")
@@ -120,8 +121,8 @@ func TestPrefilterSound(t *testing.T) {
 			checkMay(t, s, r, text)
 		}
 	}
-	if matched < 40*len(allRx) {
-		t.Fatalf("only %d of %d generated strings matched: the generator is broken", matched, 150*len(allRx))
+	if matched < 20*len(allRx) {
+		t.Fatalf("only %d of %d generated strings matched: the generator is broken", matched, 80*len(allRx))
 	}
 	// The labelled corpus, line by line.
 	var lines []string
@@ -141,6 +142,15 @@ func TestPrefilterSound(t *testing.T) {
 	lines = slices.Compact(lines)
 	if len(lines) < 500 {
 		t.Fatalf("%d corpus lines", len(lines))
+	}
+	if raceEnabled {
+		// One goroutine, nothing for the race detector: a sample keeps
+		// the package's race run short.
+		var sample []string
+		for i := 0; i < len(lines); i += 8 {
+			sample = append(sample, lines[i])
+		}
+		lines = sample
 	}
 	for _, r := range allRx {
 		if r.isAlt {

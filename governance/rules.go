@@ -1680,6 +1680,9 @@ func profileSetting(low string, a int) bool {
 // with the same rules; decoded executables and archives are errors; long
 // opaque runs in code are warns; images are nothing.
 func (s *scanner) blobs(line, text string, off, n int, c ctx) {
+	if len(text) < minBlobLen {
+		return // no run long enough (half the lines of a skill)
+	}
 	tried := 0
 	for i := 0; i < len(text) && tried < maxBlobsPerLine; {
 		if !isB64(text[i]) {

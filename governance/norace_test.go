@@ -1,0 +1,6 @@
+//go:build !race
+
+package governance
+
+// raceEnabled: the tests run under the race detector (-race).
+const raceEnabled = false
