@@ -17,8 +17,15 @@ const (
 	DefaultListen         = config.DefaultListen
 	DefaultPoll           = config.DefaultPoll
 	DefaultConnectTimeout = 10 * time.Second
-	DefaultPingInterval   = 15 * time.Second
-	DefaultMaxNodes       = config.DefaultMaxNodes
+	// DefaultPingInterval is how long a node may be silent before the
+	// gateway pings it: longer than the node agent's own ping period (30 s),
+	// so that a live agent is never pinged, and a simulated or foreign node
+	// that never pings is pinged every 45 s. A ping unanswered within
+	// MaxPongWait drops the node; TCP keepalive (15 s) finds dead peers too.
+	DefaultPingInterval = 45 * time.Second
+	// MaxPongWait bounds the wait for a ping's pong.
+	MaxPongWait     = 15 * time.Second
+	DefaultMaxNodes = config.DefaultMaxNodes
 
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadTimeout       = 30 * time.Second
@@ -90,7 +97,7 @@ type Config struct {
 	Version string
 
 	ConnectTimeout time.Duration // how long a node has to send connect
-	PingInterval   time.Duration // WebSocket ping period; a missed pong drops the node
+	PingInterval   time.Duration // a node silent this long is pinged; a missed pong (within min(PingInterval, MaxPongWait)) drops it
 	Logger         *slog.Logger
 }
 

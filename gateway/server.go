@@ -439,14 +439,22 @@ func (s *Server) poll(ctx context.Context) {
 func (s *Server) refreshStore(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, max(30*time.Second, 2*s.cfg.Poll))
 	defer cancel()
-	snap, err := loadSnapshot(rctx, s.store, s.loader)
+	// Only this goroutine replaces s.snap: read without the lock.
+	snap, same, err := loadSnapshot(rctx, s.store, s.loader, s.snap)
 	if err == nil {
 		s.mu.RLock()
 		pol := s.pol.cfg.Governance
 		s.mu.RUnlock()
 		// Only this goroutine changes the policy, so pol stays in force
-		// until the snapshot is published.
-		snap.reports, snap.govPolicy = s.scans.scanSkills(snap, pol), pol.Fingerprint()
+		// until the snapshot is published. An unchanged listing under an
+		// unchanged policy keeps its reports: nothing to look up.
+		if fp := pol.Fingerprint(); !same || fp != snap.govPolicy {
+			if same {
+				cp := *snap
+				snap = &cp
+			}
+			snap.reports, snap.govPolicy = s.scans.scanSkills(snap, pol), fp
+		}
 	}
 	now := time.Now()
 	s.mu.Lock()

@@ -43,8 +43,13 @@ type nodeConn struct {
 	// so that no ping runs after close.
 	pingTimer *time.Timer
 	timerMu   sync.Mutex
-	pushing   atomic.Bool
-	pushMu    sync.Mutex
+	// heard is when the node was last heard from (a frame, a ping or a
+	// pong; UnixNano): a node heard within the ping interval is not
+	// pinged, so a node agent, which pings every 30 s, costs the gateway
+	// no pings of its own.
+	heard   atomic.Int64
+	pushing atomic.Bool
+	pushMu  sync.Mutex
 }
 
 // handleNodeConnect serves GET /v1/nodes/connect.
@@ -74,7 +79,12 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Time{})
 	rc.SetWriteDeadline(time.Time{})
-	ws, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	c := &nodeConn{srv: s, log: s.log, done: make(chan struct{})}
+	ws, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{
+		CompressionMode: websocket.CompressionDisabled,
+		OnPingReceived:  c.pinged,
+		OnPongReceived:  c.ponged,
+	})
 	if err != nil {
 		s.metrics.frames.WithLabelValues("upgrade", "error").Inc()
 		return // Accept has answered
@@ -82,7 +92,7 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 	// Until connect succeeds a peer is unauthenticated: it may not make
 	// the gateway buffer megabytes (connect params are a few KiB).
 	ws.SetReadLimit(preConnectReadLimit)
-	c := &nodeConn{srv: s, conn: ws, log: s.log, done: make(chan struct{})}
+	c.conn = ws
 	// Made stopped now, armed after connect, so close never races its
 	// creation.
 	c.pingTimer = time.AfterFunc(time.Hour, c.ping)
@@ -155,8 +165,27 @@ func (c *nodeConn) armPing() {
 	default:
 	}
 	c.srv.life.armed()
-	c.pingTimer.Reset(c.srv.cfg.PingInterval)
+	c.pingTimer.Reset(c.untilPing(time.Now()))
 }
+
+// untilPing is how long from now the node may stay silent before it is
+// pinged: the ping interval after it was last heard from.
+func (c *nodeConn) untilPing(now time.Time) time.Duration {
+	return time.Duration(c.heard.Load()) + c.srv.cfg.PingInterval - time.Duration(now.UnixNano())
+}
+
+// hear notes that the node was heard from now.
+func (c *nodeConn) hear() { c.heard.Store(time.Now().UnixNano()) }
+
+// pinged is the WebSocket library's callback for a ping from the node,
+// which it answers.
+func (c *nodeConn) pinged(context.Context, []byte) bool {
+	c.hear()
+	return true
+}
+
+// ponged is the library's callback for a pong.
+func (c *nodeConn) ponged(context.Context, []byte) { c.hear() }
 
 // notifyInterest pushes the current interest to the node, coalescing
 // changes that come while a push is pending.
@@ -187,10 +216,16 @@ func (c *nodeConn) pushInterest() {
 	}
 }
 
-// ping runs from pingTimer; a missed pong drops the node at once.
+// ping runs from pingTimer: a node silent for the ping interval is
+// pinged, and a missed pong drops it at once; one heard from since the
+// timer was armed is not, and the timer is armed again.
 func (c *nodeConn) ping() {
 	defer c.srv.life.fired()
-	ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.PingInterval)
+	if c.untilPing(time.Now()) > 0 {
+		c.armPing()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), min(c.srv.cfg.PingInterval, MaxPongWait))
 	err := c.conn.Ping(ctx)
 	cancel()
 	select {
@@ -243,6 +278,7 @@ func (c *nodeConn) serve(ctx context.Context) {
 		return
 	}
 	defer c.srv.unregister(c)
+	c.hear()
 	c.armPing()
 	pace := newPacer(time.Now())
 	for {
@@ -251,6 +287,7 @@ func (c *nodeConn) serve(ctx context.Context) {
 			c.logClosed(err)
 			return
 		}
+		c.hear()
 		// A frame that came too early waits here, before processing; the
 		// next is not read meanwhile, so TCP pushes back on a node that
 		// floods, while a close is still noticed at once after the last.

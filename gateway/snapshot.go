@@ -22,7 +22,10 @@ type snapshot struct {
 	agents map[string][]*skill.Skill // agent id → local skills, sorted by key
 	all    []*skill.Skill            // every skill, sorted by key
 	diags  []skill.Diagnostic        // listing and loading findings
-	sum    string                    // fingerprint of keys and ETags
+	// listDiags are the listing's findings alone, to tell an unchanged
+	// listing (loadSnapshot).
+	listDiags []skill.Diagnostic
+	sum       string // fingerprint of keys and ETags
 
 	// inputs are the skills' directories as read, for the governance
 	// scanner; reports their scans under the policy of fingerprint
@@ -82,18 +85,18 @@ func (s *snapshot) diagsFor(agentID string) []skill.Diagnostic {
 }
 
 // loadSnapshot lists the whole bucket and loads what changed since the
-// loader's last call (conditional reads by ETag).
-func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader) (*snapshot, error) {
+// loader's last call (conditional reads by ETag). When the listing is
+// prev's (every key and ETag the same) and every entry has an ETag, prev
+// itself is returned with same set: the loader would answer every skill
+// from its cache, and hashing each skill's content again for the scan
+// cache would be the most of an unchanged poll's cost.
+func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader, prev *snapshot) (snap *snapshot, same bool, err error) {
 	objs, diags, err := r2store.ListAll(ctx, st)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	loaded, loadDiags, err := loader.Load(ctx, objs)
-	if err != nil {
-		return nil, err
-	}
-	snap := &snapshot{agents: map[string][]*skill.Skill{}, diags: append(diags, loadDiags...)}
 	h := sha256.New()
+	tagged := true
 	// Every file of a skill directory counts: governance scans them all.
 	for _, o := range objs {
 		for _, f := range append([]r2store.Object{{Key: o.Key, ETag: o.ETag}}, o.Files...) {
@@ -101,9 +104,19 @@ func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader)
 			h.Write([]byte{0})
 			h.Write([]byte(f.ETag))
 			h.Write([]byte{0})
+			tagged = tagged && f.ETag != "" && !f.NotRegular && !f.Unreadable
 		}
 	}
-	snap.sum = hex.EncodeToString(h.Sum(nil))
+	sum := hex.EncodeToString(h.Sum(nil))
+	if prev != nil && tagged && prev.inputs != nil && sum == prev.sum && slices.Equal(diags, prev.listDiags) {
+		return prev, true, nil
+	}
+	loaded, loadDiags, err := loader.Load(ctx, objs)
+	if err != nil {
+		return nil, false, err
+	}
+	snap = &snapshot{agents: map[string][]*skill.Skill{}, diags: append(slices.Clip(diags), loadDiags...), listDiags: diags}
+	snap.sum = sum
 	snap.agentDiags = map[string]bool{}
 	for _, d := range snap.diags {
 		if rest, ok := strings.CutPrefix(d.Location, skill.AgentsPrefix); ok {
@@ -122,7 +135,7 @@ func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader)
 			snap.global = append(snap.global, sk)
 		}
 	}
-	return snap, nil
+	return snap, false, nil
 }
 
 // readScanned answers GET …/read?path=p (rest: the path in the skill's

@@ -26,7 +26,7 @@ func TestSnapshotViewIsTheStoreView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := loadSnapshot(t.Context(), st, r2store.NewLoader(st))
+	snap, _, err := loadSnapshot(t.Context(), st, r2store.NewLoader(st), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
