@@ -1,4 +1,4 @@
-package r2store
+package catalog
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
+	"golang.org/x/sync/errgroup"
 )
 
 // loadConcurrency bounds the Gets one Load runs at a time.
@@ -23,7 +25,7 @@ const loadConcurrency = 16
 // costs no request, and a changed one costs a conditional Get. It is safe
 // for concurrent use; concurrent Loads run one after the other.
 type Loader struct {
-	st Store
+	st store.Store
 
 	mu    sync.Mutex // serializes Load; guards cache
 	cache map[string]cached
@@ -53,7 +55,7 @@ type LoaderStats struct {
 }
 
 // NewLoader returns a Loader reading from st.
-func NewLoader(st Store) *Loader {
+func NewLoader(st store.Store) *Loader {
 	return &Loader{st: st, cache: map[string]cached{}}
 }
 
@@ -145,7 +147,7 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		case have && o.ETag != "" && c.etag == o.ETag:
 			l.hits.Add(1)
 			results[i] = loadResult{entry: c, ok: true}
-		case o.Size > MaxFileSize:
+		case o.Size > store.MaxFileSize:
 			results[i] = loadResult{diag: tooLarge(o.Key, o.Size)}
 		default:
 			if !have {
@@ -167,7 +169,7 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 	// The other files of the loaded skills' directories.
 	type fileRead struct {
 		i, f int // index in objs and in results[i].files
-		o    Object
+		o    store.Object
 		c    cached
 		have bool
 
@@ -236,14 +238,14 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		switch {
 		case err == nil:
 			r.entry, r.read = e, true
-		case errors.Is(err, ErrTooLarge):
+		case errors.Is(err, store.ErrTooLarge):
 			r.err = errTextTooLarge
-		case errors.Is(err, errNotRegular):
+		case errors.Is(err, store.ErrNotRegular):
 			// Replaced by a named pipe, device or socket since the listing.
 			r.err = errTextNotRegular
-		case errors.Is(err, errUnreadable):
+		case errors.Is(err, store.ErrUnreadable):
 			r.err = errTextUnreadable
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, store.ErrNotFound):
 			r.gone = true // deleted since the listing
 		default:
 			return err
@@ -372,35 +374,18 @@ type keyed struct {
 // at a time. The first error cancels the rest and is returned; so is the
 // end of ctx, even when n is 0.
 func parallel(ctx context.Context, n int, f func(ctx context.Context, j int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, loadConcurrency)
-		once sync.Once
-		fail error
-	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(loadConcurrency)
 	for j := range n {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := f(ctx, j); err != nil {
-				once.Do(func() { fail = err; cancel() })
-			}
-		}()
+		g.Go(func() error { return f(gctx, j) })
 	}
-	wg.Wait()
-	if fail == nil {
-		fail = ctx.Err() // the caller's context ended
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	return fail
+	return ctx.Err() // the caller's context ended
 }
 
 // get reads key with a Get, conditional on c's ETag when there is a cached
@@ -410,7 +395,7 @@ func (l *Loader) get(ctx context.Context, key, listedETag string, c cached, have
 	l.gets.Add(1)
 	body, etag, err := l.st.Get(ctx, key, c.etag)
 	switch {
-	case errors.Is(err, ErrNotModified) && have:
+	case errors.Is(err, store.ErrNotModified) && have:
 		l.notModified.Add(1)
 		return c, false, nil
 	case err != nil:
@@ -428,19 +413,19 @@ func (l *Loader) get(ctx context.Context, key, listedETag string, c cached, have
 func (l *Loader) fetchSkill(ctx context.Context, o SkillObject, c cached, have bool) (loadResult, error) {
 	e, fresh, err := l.get(ctx, o.Key, o.ETag, c, have)
 	switch {
-	case errors.Is(err, ErrTooLarge):
+	case errors.Is(err, store.ErrTooLarge):
 		return loadResult{diag: tooLarge(o.Key, -1)}, nil
-	case errors.Is(err, errNotRegular):
+	case errors.Is(err, store.ErrNotRegular):
 		// Replaced by a named pipe, device or socket since the listing.
 		d := notRegular(o.Key)
 		return loadResult{diag: &d}, nil
-	case errors.Is(err, errUnreadable):
+	case errors.Is(err, store.ErrUnreadable):
 		return loadResult{diag: &skill.Diagnostic{
 			Location: o.Key,
 			Level:    skill.LevelWarn,
 			Message:  o.Key + " cannot be read by the gateway (permission denied); it is not loaded",
 		}}, nil
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		return loadResult{diag: &skill.Diagnostic{
 			Location: o.Key,
 			Level:    skill.LevelInfo,

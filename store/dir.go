@@ -1,4 +1,4 @@
-package r2store
+package store
 
 import (
 	"context"
@@ -127,7 +127,7 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
 			return err
 		}
 		if !fi.Mode().IsRegular() {
-			// Listed for Classify to report; it is never read.
+			// Listed for catalog.Classify to report; it is never read.
 			objs = append(objs, Object{Key: name, NotRegular: true})
 			return nil
 		}
@@ -145,7 +145,7 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
 // error about a skill directory or something in one: the entry is then
 // listed as Unreadable. A directory's key ends in "/".
 func unreadableInSkill(key string, err error) bool {
-	_, ok := skillDirPrefix(key)
+	_, ok := SkillDir(key)
 	return ok && errors.Is(err, fs.ErrPermission)
 }
 
@@ -195,7 +195,7 @@ func (d *Dir) Get(ctx context.Context, key, etag string) ([]byte, string, error)
 	// root is fine (os.Root keeps it from escaping).
 	if i := strings.LastIndexByte(key, '/'); i >= 0 {
 		if plain, err := isPlainDir(root, key[:i]); errors.Is(err, fs.ErrPermission) {
-			return nil, "", fmt.Errorf("dir get %s: %w", key, errUnreadable)
+			return nil, "", fmt.Errorf("dir get %s: %w", key, ErrUnreadable)
 		} else if err != nil {
 			return nil, "", fmt.Errorf("dir get %s: %w", key, err)
 		} else if !plain {
@@ -211,7 +211,7 @@ func (d *Dir) Get(ctx context.Context, key, etag string) ([]byte, string, error)
 			return nil, "", fmt.Errorf("dir get %s: %w", key, ErrNotFound)
 		}
 		if errors.Is(err, fs.ErrPermission) {
-			return nil, "", fmt.Errorf("dir get %s: %w", key, errUnreadable)
+			return nil, "", fmt.Errorf("dir get %s: %w", key, ErrUnreadable)
 		}
 		return nil, "", fmt.Errorf("dir get %s: %w", key, err)
 	}
@@ -221,7 +221,7 @@ func (d *Dir) Get(ctx context.Context, key, etag string) ([]byte, string, error)
 		return nil, "", fmt.Errorf("dir get %s: %w", key, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, "", fmt.Errorf("dir get %s: %w", key, errNotRegular)
+		return nil, "", fmt.Errorf("dir get %s: %w", key, ErrNotRegular)
 	}
 	cur := fileETag(fi)
 	if etag != "" && etag == cur {
@@ -273,6 +273,33 @@ func fileETag(fi fs.FileInfo) string {
 	b = strconv.AppendInt(b, fi.Size(), 16)
 	b = append(b, '"')
 	return string(b)
+}
+
+// SkillDir returns the skill directory prefix a key is under,
+// skills/{dir}/ or agents/{agentId}/skills/{dir}/ (the layout of
+// skill.GlobalPrefix and skill.AgentPrefix, which catalog's tests hold it
+// to), without checking the names (skill.ParseKey does): ok is false for
+// a key not under one. The directory store lists an unreadable entry
+// under one instead of failing; catalog matches a skill's files to it.
+func SkillDir(key string) (prefix string, ok bool) {
+	const skills, agents = "skills/", "agents/"
+	var n int // length of the part before {dir}
+	if rest, ok := strings.CutPrefix(key, agents); ok {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 || !strings.HasPrefix(rest[i+1:], skills) {
+			return "", false
+		}
+		n = len(agents) + i + 1 + len(skills)
+	} else if strings.HasPrefix(key, skills) {
+		n = len(skills)
+	} else {
+		return "", false
+	}
+	j := strings.IndexByte(key[n:], '/')
+	if j < 0 {
+		return "", false
+	}
+	return key[:n+j+1], true
 }
 
 // ValidateKey checks a key before it is read: not empty, relative, with "/"

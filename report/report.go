@@ -6,7 +6,8 @@
 // both, so that neither imports the other: eligibility decides each
 // skill's verdict, promptbuild renders the <skill> entries of the offered
 // ones, and this package puts verdicts, diagnostics and the prompt
-// together, once. It never imports gateway, r2store or the commands, which
+// together, once. It never imports gateway, store, catalog or the
+// commands, which
 // call it; it does no I/O (encoding the report is the caller's).
 package report
 
