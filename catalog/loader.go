@@ -132,7 +132,28 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 	l.mu.Lock()
 	defer l.mu.Unlock()
 
-	// SKILL.md files.
+	results, err := l.loadSkills(ctx, objs)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The other files of the loaded skills' directories.
+	fileReads := l.planFiles(objs, results)
+	err = parallel(ctx, len(fileReads), func(ctx context.Context, j int) error {
+		return l.readFile(ctx, &fileReads[j])
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	gone := applyFiles(results, fileReads)
+	loaded, diags, next := assemble(objs, results, gone)
+	l.cache = next
+	return loaded, diags, nil
+}
+
+// loadSkills reads the SKILL.md files of objs (the cached ones not
+// again), at most loadConcurrency at a time: a result for each, in objs
+// order.
+func (l *Loader) loadSkills(ctx context.Context, objs []SkillObject) ([]loadResult, error) {
 	results := make([]loadResult, len(objs))
 	type skillRead struct {
 		i    int // index in objs
@@ -162,23 +183,29 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		results[r.i] = res
 		return err
 	})
-	if err != nil {
-		return nil, nil, err
-	}
+	return results, err
+}
 
-	// The other files of the loaded skills' directories.
-	type fileRead struct {
-		i, f int // index in objs and in results[i].files
-		o    store.Object
-		c    cached
-		have bool
+// fileRead is one file of a loaded skill's directory to read, and the
+// outcome of reading it.
+type fileRead struct {
+	i, f int // index in objs and in results[i].files
+	o    store.Object
+	c    cached
+	have bool
 
-		// The outcome: read (entry), refused (err), or deleted (gone).
-		entry cached
-		read  bool
-		err   string
-		gone  bool
-	}
+	// The outcome: read (entry), refused (err), or deleted (gone).
+	entry cached
+	read  bool
+	err   string
+	gone  bool
+}
+
+// planFiles offers the other files of each loaded skill's directory to
+// the directory's budget, in path order, and fills results[i].files:
+// refused, unreadable and not regular files with their Err, cached ones
+// with their Data. It returns the files to read.
+func (l *Loader) planFiles(objs []SkillObject, results []loadResult) []fileRead {
 	var fileReads []fileRead
 	for i, o := range objs {
 		if !results[i].ok || len(o.Files) == 0 {
@@ -232,30 +259,37 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		results[i].skipped = budget.Skipped()
 		results[i].budget, results[i].admitted = budget, admits
 	}
-	err = parallel(ctx, len(fileReads), func(ctx context.Context, j int) error {
-		r := &fileReads[j]
-		e, _, err := l.get(ctx, r.o.Key, r.o.ETag, r.c, r.have)
-		switch {
-		case err == nil:
-			r.entry, r.read = e, true
-		case errors.Is(err, store.ErrTooLarge):
-			r.err = errTextTooLarge
-		case errors.Is(err, store.ErrNotRegular):
-			// Replaced by a named pipe, device or socket since the listing.
-			r.err = errTextNotRegular
-		case errors.Is(err, store.ErrUnreadable):
-			r.err = errTextUnreadable
-		case errors.Is(err, store.ErrNotFound):
-			r.gone = true // deleted since the listing
-		default:
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
+	return fileReads
+}
+
+// readFile reads one file of a skill's directory into r. A file refused
+// by what the read found, or deleted since the listing, is an outcome;
+// any other storage error is returned.
+func (l *Loader) readFile(ctx context.Context, r *fileRead) error {
+	e, _, err := l.get(ctx, r.o.Key, r.o.ETag, r.c, r.have)
+	switch {
+	case err == nil:
+		r.entry, r.read = e, true
+	case errors.Is(err, store.ErrTooLarge):
+		r.err = errTextTooLarge
+	case errors.Is(err, store.ErrNotRegular):
+		// Replaced by a named pipe, device or socket since the listing.
+		r.err = errTextNotRegular
+	case errors.Is(err, store.ErrUnreadable):
+		r.err = errTextUnreadable
+	case errors.Is(err, store.ErrNotFound):
+		r.gone = true // deleted since the listing
+	default:
+		return err
 	}
-	gone := map[int]bool{} // skills with a file deleted since the listing
+	return nil
+}
+
+// applyFiles puts the outcome of each file read into its skill's files,
+// then keeps or refuses each file read by what it is. It returns the
+// skills (by index) with a file deleted since the listing.
+func applyFiles(results []loadResult, fileReads []fileRead) (gone map[int]bool) {
+	gone = map[int]bool{}
 	for _, r := range fileReads {
 		f := &results[r.i].files[r.f]
 		switch {
@@ -285,7 +319,12 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 			}
 		}
 	}
+	return gone
+}
 
+// assemble returns the loaded skills, in objs order, the diagnostics of
+// those not loaded, and the next cache: exactly the loaded objects.
+func assemble(objs []SkillObject, results []loadResult, gone map[int]bool) ([]Loaded, []skill.Diagnostic, map[string]cached) {
 	size := len(objs)
 	for _, r := range results {
 		size += len(r.cached)
@@ -323,8 +362,7 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 			Input: governance.Input{SkillMD: r.entry.data, Skill: r.entry.skill, Lines: r.entry.lines, Files: files, Skipped: r.skipped},
 		})
 	}
-	l.cache = next
-	return loaded, diags, nil
+	return loaded, diags, next
 }
 
 func comparePaths(a, b governance.File) int { return strings.Compare(a.Path, b.Path) }

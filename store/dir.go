@@ -99,46 +99,56 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
 		if de.IsDir() || !strings.HasPrefix(name, prefix) {
 			return nil
 		}
-		var fi fs.FileInfo
-		switch {
-		case de.Type().IsRegular():
-			fi, err = de.Info()
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while listing
-			}
-		case de.Type()&fs.ModeSymlink != 0:
-			// Follow a symlink to a file inside root; skip one that
-			// escapes, dangles, loops or leads to a directory.
-			fi, err = root.Stat(name)
-			if err != nil || fi.IsDir() {
-				return nil
-			}
-		default:
-			fi, err = de.Info() // sockets, devices, pipes
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
+		o, ok, err := listed(root, name, de)
+		if ok {
+			objs = append(objs, o)
 		}
-		if err != nil {
-			if unreadableInSkill(name, err) {
-				objs = append(objs, Object{Key: name, Unreadable: true})
-				return nil
-			}
-			return err
-		}
-		if !fi.Mode().IsRegular() {
-			// Listed for catalog.Classify to report; it is never read.
-			objs = append(objs, Object{Key: name, NotRegular: true})
-			return nil
-		}
-		objs = append(objs, Object{Key: name, Size: fi.Size(), ETag: fileETag(fi)})
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dir list %q: %w", prefix, err)
 	}
 	slices.SortFunc(objs, func(a, b Object) int { return strings.Compare(a.Key, b.Key) })
 	return objs, nil
+}
+
+// listed returns the object of the file name that Dir.List's walk met
+// (de), or none (ok false): a file removed while listing, or a symlink
+// that escapes root, dangles, loops or leads to a directory. An error
+// other than a permission error inside a skill directory fails the
+// listing.
+func listed(root *os.Root, name string, de fs.DirEntry) (o Object, ok bool, err error) {
+	var fi fs.FileInfo
+	switch {
+	case de.Type().IsRegular():
+		fi, err = de.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return Object{}, false, nil // removed while listing
+		}
+	case de.Type()&fs.ModeSymlink != 0:
+		// Follow a symlink to a file inside root; skip one that
+		// escapes, dangles, loops or leads to a directory.
+		fi, err = root.Stat(name)
+		if err != nil || fi.IsDir() {
+			return Object{}, false, nil
+		}
+	default:
+		fi, err = de.Info() // sockets, devices, pipes
+		if errors.Is(err, fs.ErrNotExist) {
+			return Object{}, false, nil
+		}
+	}
+	if err != nil {
+		if unreadableInSkill(name, err) {
+			return Object{Key: name, Unreadable: true}, true, nil
+		}
+		return Object{}, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		// Listed for catalog.Classify to report; it is never read.
+		return Object{Key: name, NotRegular: true}, true, nil
+	}
+	return Object{Key: name, Size: fi.Size(), ETag: fileETag(fi)}, true, nil
 }
 
 // unreadableInSkill reports whether err, met listing key, is a permission
