@@ -418,7 +418,12 @@ func parallel(ctx context.Context, n int, f func(ctx context.Context, j int) err
 		if gctx.Err() != nil {
 			break
 		}
-		g.Go(func() error { return f(gctx, j) })
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // canceled while it waited for its turn: not started
+			}
+			return f(gctx, j)
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
