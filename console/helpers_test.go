@@ -23,7 +23,7 @@ import (
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/internal/testkit"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // waitFor bounds every wait of these tests.
@@ -91,7 +91,7 @@ func startGateway(t *testing.T, o gwOptions) *gw {
 	for k, v := range o.files {
 		g.put(t, k, v)
 	}
-	st, err := r2store.NewDir(g.store)
+	st, err := store.NewDir(g.store)
 	if err != nil {
 		t.Fatal(err)
 	}

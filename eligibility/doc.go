@@ -16,9 +16,9 @@
 // The host index is the only evaluator of a set of hosts, in the gateway
 // and in the offline eval alike. What a skill's report holds besides the
 // verdict (the prompt, the JSON shape) is built downstream, in
-// internal/report.
+// report.
 //
 // It reads protocol (host facts) and skill (the parsed SKILL.md), and
-// never imports promptbuild, internal/report, r2store, gateway or the
+// never imports promptbuild, report, store, catalog, gateway or the
 // commands: data flows from here to them, never back.
 package eligibility

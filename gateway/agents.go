@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
-	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/promptbuild"
+	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/skill"
 )
 

@@ -11,18 +11,19 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // benchServer is a gateway with nSkills global skills and nHosts hosts
 // that reported facts, shaped like the eligibility benchmarks' fleet.
 func benchServer(b *testing.B, nSkills, nHosts int) *Server {
-	st, err := r2store.NewDir(b.TempDir())
+	st, err := store.NewDir(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -245,12 +246,12 @@ func BenchmarkPollDirectory(b *testing.B) {
 		write(dir+"scripts/run.sh", fmt.Appendf(nil, "#!/bin/sh\n# copy %d\n%s", i, bytes.Repeat([]byte("echo step\n"), 150)))
 		write(dir+"references/notes.md", fmt.Appendf(nil, "# Notes %d\n\n%s", i, bytes.Repeat([]byte("Some reference text for the skill.\n"), 80)))
 	}
-	st, err := r2store.NewDir(root)
+	st, err := store.NewDir(root)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("%d files, %d bytes", files, total)
-	l := r2store.NewLoader(st)
+	l := catalog.NewLoader(st)
 	c := scanCache{scans: prometheus.NewCounter(prometheus.CounterOpts{Name: "scans"})}
 	pol := governance.DefaultPolicy()
 	snap, _, err := loadSnapshot(b.Context(), st, l, nil)

@@ -20,7 +20,7 @@ import (
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // dirGateway is a real gateway on a directory store, started by the test
@@ -40,7 +40,7 @@ func startDirGateway(t *testing.T, files map[string]string, cfg gateway.Config) 
 	for k, v := range files {
 		d.write(t, k, v)
 	}
-	st, err := r2store.NewDir(root)
+	st, err := store.NewDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/eligibility"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // Defaults of the gateway's settings.
@@ -36,7 +36,7 @@ const (
 // Config is what New needs. Store is required; the rest have defaults.
 type Config struct {
 	Listen     string        // address to listen on; DefaultListen if empty
-	Store      r2store.Store // where skills are read from
+	Store      store.Store   // where skills are read from
 	StoreName  string        // how the store is named in logs and /readyz (no secrets)
 	ConfigPath string        // gateway config file (HuJSON), reloaded on change; "" for none
 	Poll       time.Duration // storage and config polling interval

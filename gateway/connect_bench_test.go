@@ -14,7 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // writeFleetSkills writes n SKILL.md files into dir, with the mix of
@@ -67,7 +67,7 @@ func writeFleetSkills(tb testing.TB, dir string, n int) {
 func BenchmarkNodeConnect(b *testing.B) {
 	dir := b.TempDir()
 	writeFleetSkills(b, dir, 1000)
-	st, err := r2store.NewDir(dir)
+	st, err := store.NewDir(dir)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,10 +14,10 @@
 // and waits for (lifecycle.go). Handlers stay thin: they translate HTTP
 // requests and node frames into calls on the Server.
 //
-// It decides nothing itself: skills come parsed through r2store, verdicts
+// It decides nothing itself: skills come parsed through catalog, verdicts
 // from eligibility, prompt text from promptbuild, frames and close codes
 // from protocol. It must never import node or a cmd package (nodes are
 // peers on the wire, not a library), nor a storage SDK or a messaging
-// client directly: storage is an r2store.Store (internal/archtest checks
+// client directly: storage is a store.Store (internal/archtest checks
 // it).
 package gateway

@@ -13,9 +13,9 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
-	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/report"
+	"github.com/skillgate/skillgate/store"
 )
 
 // TestGatewayAgreesWithEval: a gateway on the eval fixture bucket, with the
@@ -28,7 +28,7 @@ func TestGatewayAgreesWithEval(t *testing.T) {
 	var hosts []protocol.HostFacts
 	readJSON(t, "../testdata/hosts.json", &hosts)
 
-	st, err := r2store.NewDir("../testdata/bucket")
+	st, err := store.NewDir("../testdata/bucket")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // TestSkillsFiltered: GET /v1/agents/{id}/skills says, per skill, how many
@@ -42,7 +42,7 @@ func TestSkillsFiltered(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`{"skills": {"entries": {"disabled": {"enabled": false}}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := r2store.NewDir(dir)
+	st, err := store.NewDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

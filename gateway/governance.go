@@ -7,13 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/skill"
+	"golang.org/x/sync/errgroup"
 )
 
 // The gateway scans a skill when its content changes, in the poller, before
@@ -55,16 +55,12 @@ func (c *scanCache) scanSkills(snap *snapshot, pol governance.Policy) map[*skill
 		}
 	}
 	reports := make([]*governance.Report, len(todo))
-	var wg sync.WaitGroup
-	workers := min(runtime.GOMAXPROCS(0), len(todo))
-	for w := range workers {
-		wg.Go(func() {
-			for j := w; j < len(todo); j += workers {
-				reports[j] = pol.Scan(snap.inputs[snap.all[todo[j]]])
-			}
-		})
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for j, i := range todo {
+		g.Go(func() error { reports[j] = pol.Scan(snap.inputs[snap.all[i]]); return nil })
 	}
-	wg.Wait()
+	g.Wait() // a scan returns no error
 	for j, i := range todo {
 		out[snap.all[i]], next[digests[i]] = reports[j], reports[j]
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 func TestGovFeed(t *testing.T) {
@@ -51,7 +51,7 @@ func TestGovFeed(t *testing.T) {
 }
 
 func TestGovernanceEventsBadInput(t *testing.T) {
-	st, err := r2store.NewDir(t.TempDir())
+	st, err := store.NewDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // The regression tests of issue 8 (an adversarial review of the gateway),
@@ -57,7 +57,7 @@ func startHard(t *testing.T, cfg Config, files map[string]string) *hardGW {
 	writeSkills(t, root, files)
 	g := &hardGW{dir: root, logs: &syncbuf.Buffer{}}
 	if cfg.Store == nil {
-		st, err := r2store.NewDir(root)
+		st, err := store.NewDir(root)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -522,11 +522,11 @@ func TestRevokedNodeStopsCountingAtOnce(t *testing.T) {
 // failingStore fails every listing while fail is set, with an error that
 // names a path, as OS errors do.
 type failingStore struct {
-	r2store.Store
+	store.Store
 	fail *atomic.Bool
 }
 
-func (f failingStore) List(ctx context.Context, prefix string) ([]r2store.Object, error) {
+func (f failingStore) List(ctx context.Context, prefix string) ([]store.Object, error) {
 	if f.fail.Load() {
 		return nil, &os.PathError{Op: "open", Path: "/srv/secret-store/skills", Err: syscall.EACCES}
 	}
@@ -535,7 +535,7 @@ func (f failingStore) List(ctx context.Context, prefix string) ([]r2store.Object
 
 // Degraded 6: the open /readyz showed the store's path and OS error text.
 func TestReadyzHidesInternals(t *testing.T) {
-	st, err := r2store.NewDir(t.TempDir())
+	st, err := store.NewDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ import (
 	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // waitFor bounds every wait of these tests.
@@ -89,7 +89,7 @@ type gw struct {
 	base    string // http://127.0.0.1:PORT
 	wsURL   string // ws://127.0.0.1:PORT/v1/nodes/connect
 	logs    *syncbuf.Buffer
-	store   *r2store.S3
+	store   *store.S3
 	cfgPath string
 	token   string // agent bearer token, sent by the helpers when set
 	stop    func() // cancels Serve's context and waits for it to return
@@ -109,15 +109,15 @@ type gwOptions struct {
 	silentPerAddr  int           // silent connections per address; 0: the default
 	// Replicas: a store shared with other gateways (nil: a fresh bucket
 	// with files), this one's replica name, and its cluster membership.
-	store   *r2store.S3
+	store   *store.S3
 	replica string
 	cluster *cluster.Config
 }
 
 // newBucketStore makes a fresh bucket on srv and returns its S3 store.
-func newBucketStore(t *testing.T, srv *miniotest.Server) *r2store.S3 {
+func newBucketStore(t *testing.T, srv *miniotest.Server) *store.S3 {
 	t.Helper()
-	st, err := r2store.NewS3(t.Context(), r2store.S3Config{
+	st, err := store.NewS3(t.Context(), store.S3Config{
 		Bucket:          srv.Bucket(t),
 		Endpoint:        srv.Endpoint,
 		Region:          "us-east-1",

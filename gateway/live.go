@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
-	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/skill"
 )
 

@@ -6,17 +6,17 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/eligibility"
-	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // TestLiveMatchesPipeline drives the live counts with random node events
 // and checks after each one that every agent's cached prompt block is
 // exactly what the straightforward pipeline renders for the hosts now.
 func TestLiveMatchesPipeline(t *testing.T) {
-	st, err := r2store.NewDir(t.TempDir())
+	st, err := store.NewDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

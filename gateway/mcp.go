@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/internal/search"
 	"github.com/skillgate/skillgate/mcp"
 	"github.com/skillgate/skillgate/promptbuild"
+	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/skill"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // BenchmarkMCP compares the MCP tools with the HTTP endpoints they stand
@@ -27,7 +27,7 @@ func BenchmarkMCP(b *testing.B) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte("---\nname: "+name+"\ndescription: A synthetic skill "+name+" with a description of typical length for the benchmark.\n---\n\n# "+name+"\n\nSteps of the skill, a few lines of them.\n"), 0o644)
 	}
-	st, err := r2store.NewDir(dir)
+	st, err := store.NewDir(dir)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // metrics are the gateway's Prometheus metrics, on a registry of its own
@@ -81,13 +81,13 @@ func newMetrics(s *Server) *metrics {
 
 // instrumentedStore counts storage requests.
 type instrumentedStore struct {
-	r2store.Store
+	store.Store
 	m *metrics
 }
 
-func instrumentStore(st r2store.Store, m *metrics) r2store.Store { return instrumentedStore{st, m} }
+func instrumentStore(st store.Store, m *metrics) store.Store { return instrumentedStore{st, m} }
 
-func (s instrumentedStore) List(ctx context.Context, prefix string) ([]r2store.Object, error) {
+func (s instrumentedStore) List(ctx context.Context, prefix string) ([]store.Object, error) {
 	objs, err := s.Store.List(ctx, prefix)
 	s.m.storeRequests.WithLabelValues("list", result(err)).Inc()
 	return objs, err
@@ -103,11 +103,11 @@ func result(err error) string {
 	switch {
 	case err == nil:
 		return "ok"
-	case errors.Is(err, r2store.ErrNotModified):
+	case errors.Is(err, store.ErrNotModified):
 		return "not_modified"
-	case errors.Is(err, r2store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		return "not_found"
-	case errors.Is(err, r2store.ErrTooLarge):
+	case errors.Is(err, store.ErrTooLarge):
 		return "too_large"
 	}
 	return "error"

@@ -12,14 +12,14 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/internal/syncbuf"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // TestReloadKeepsNodeAuthWhenExposed: on a gateway listening beyond
 // loopback, a config reload that would leave no node token is rejected and
 // the old tokens stay in force.
 func TestReloadKeepsNodeAuthWhenExposed(t *testing.T) {
-	st, err := r2store.NewDir(t.TempDir())
+	st, err := store.NewDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ type configuredServer struct {
 
 func newConfiguredServer(t *testing.T, cfg Config, content string) *configuredServer {
 	t.Helper()
-	st, err := r2store.NewDir(t.TempDir())
+	st, err := store.NewDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestReloadNamesRestartOnlySettings(t *testing.T) {
 // TestNewUsesTheFileAsRead: given the file serve read (Config.File), New
 // does not read it again.
 func TestNewUsesTheFileAsRead(t *testing.T) {
-	st, err := r2store.NewDir(t.TempDir())
+	st, err := store.NewDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,23 +14,24 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/mcp"
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/scanners"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // Server is a skillgate gateway.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	store   r2store.Store
-	loader  *r2store.Loader
+	store   store.Store
+	loader  *catalog.Loader
 	metrics *metrics
 	handler http.Handler
 	tls     *tlsState // nil without TLS (tls.go)
@@ -190,7 +191,7 @@ func New(cfg Config) (*Server, error) {
 	s.metrics = newMetrics(s)
 	s.scans.scans = s.metrics.govScans
 	s.store = instrumentStore(cfg.Store, s.metrics)
-	s.loader = r2store.NewLoader(s.store)
+	s.loader = catalog.NewLoader(s.store)
 	s.pol = s.newPolicy(file)
 	s.auth.Store(s.pol.auth)
 	s.reg = registry{nodes: map[string]*nodeConn{}, remote: map[string]*remoteNode{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected}
@@ -470,7 +471,7 @@ func (s *Server) refreshStore(ctx context.Context) {
 	if s.health.lastErr != nil {
 		s.log.Info("storage reachable again", "store", s.cfg.StoreName)
 	}
-	s.health.lastErr, s.health.problem = nil, r2store.Problem{}
+	s.health.lastErr, s.health.problem = nil, store.Problem{}
 	s.health.lastOK = now
 	if snap.sum != s.snap.sum {
 		for _, d := range snap.diags {
@@ -500,7 +501,7 @@ var notLoadedYet = "store not loaded: first load in progress"
 // sets the 503 answer of the agent endpoints; after one, that snapshot
 // keeps serving.
 func (s *Server) storeFailedLocked(err error, now time.Time) {
-	p := r2store.Explain(err)
+	p := store.Explain(err)
 	changed := s.health.lastErr == nil || s.health.problem.Cause != p.Cause
 	s.health.lastErr, s.health.problem = err, p
 	if s.health.lastOK.IsZero() {

@@ -19,16 +19,16 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/syncbuf"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // switchStore is a store an operator fixes while the gateway runs: each
 // call goes to the store set last.
-type switchStore struct{ cur atomic.Pointer[r2store.Store] }
+type switchStore struct{ cur atomic.Pointer[store.Store] }
 
-func (s *switchStore) set(st r2store.Store) { s.cur.Store(&st) }
+func (s *switchStore) set(st store.Store) { s.cur.Store(&st) }
 
-func (s *switchStore) List(ctx context.Context, prefix string) ([]r2store.Object, error) {
+func (s *switchStore) List(ctx context.Context, prefix string) ([]store.Object, error) {
 	return (*s.cur.Load()).List(ctx, prefix)
 }
 
@@ -37,7 +37,7 @@ func (s *switchStore) Get(ctx context.Context, key, etag string) ([]byte, string
 }
 
 // startUnready serves st (named storeName) without waiting for readiness.
-func startUnready(t *testing.T, st r2store.Store, storeName string) *gw {
+func startUnready(t *testing.T, st store.Store, storeName string) *gw {
 	t.Helper()
 	g := &gw{logs: &syncbuf.Buffer{}}
 	srv, err := gateway.New(gateway.Config{
@@ -78,8 +78,8 @@ type readyz struct {
 
 func TestStoreNotLoaded(t *testing.T) {
 	m := sharedMinio.Get(t)
-	s3 := func(t *testing.T, bucket, secret string) *r2store.S3 {
-		st, err := r2store.NewS3(t.Context(), r2store.S3Config{Bucket: bucket, Endpoint: m.Endpoint, Region: "us-east-1",
+	s3 := func(t *testing.T, bucket, secret string) *store.S3 {
+		st, err := store.NewS3(t.Context(), store.S3Config{Bucket: bucket, Endpoint: m.Endpoint, Region: "us-east-1",
 			PathStyle: true, AccessKeyID: m.AccessKey, SecretAccessKey: secret})
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +88,7 @@ func TestStoreNotLoaded(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		broken func(t *testing.T, bucket string) r2store.Store
+		broken func(t *testing.T, bucket string) store.Store
 		fix    func(t *testing.T, bucket string, sw *switchStore)
 		detail string // the 503 answer's cause, after "store not loaded: "; BUCKET and ENDPOINT replaced
 		cause  string // /readyz's error, after "store not loaded: "
@@ -96,7 +96,7 @@ func TestStoreNotLoaded(t *testing.T) {
 	}{
 		{
 			name:   "missing bucket",
-			broken: func(t *testing.T, bucket string) r2store.Store { return s3(t, bucket, m.SecretKey) },
+			broken: func(t *testing.T, bucket string) store.Store { return s3(t, bucket, m.SecretKey) },
 			fix: func(t *testing.T, bucket string, _ *switchStore) {
 				if err := m.CreateBucket(t.Context(), bucket); err != nil {
 					t.Fatal(err)
@@ -108,7 +108,7 @@ func TestStoreNotLoaded(t *testing.T) {
 		},
 		{
 			name: "refused credentials",
-			broken: func(t *testing.T, bucket string) r2store.Store {
+			broken: func(t *testing.T, bucket string) store.Store {
 				if err := m.CreateBucket(t.Context(), bucket); err != nil {
 					t.Fatal(err)
 				}

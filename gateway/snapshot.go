@@ -10,9 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
-	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // snapshot is one consistent view of the whole bucket: every global skill
@@ -38,9 +39,9 @@ type snapshot struct {
 }
 
 // view returns an agent's skills in listing order: agent-local first, then
-// global skills whose directory is not shadowed (r2store.AgentView).
+// global skills whose directory is not shadowed (catalog.AgentView).
 func (s *snapshot) view(agentID string) []*skill.Skill {
-	return r2store.AgentView(s.agents[agentID], s.global, skillDir)
+	return catalog.AgentView(s.agents[agentID], s.global, skillDir)
 }
 
 func skillDir(sk *skill.Skill) string { return sk.Dir }
@@ -54,7 +55,7 @@ func (s *snapshot) ownsAgent(agentID string) bool {
 // findDir returns the skill of directory dir in the agent's view: the
 // agent-local one if there is one, else the global one.
 func (s *snapshot) findDir(agentID, dir string) (*skill.Skill, bool) {
-	sk, _, ok := r2store.LookupDir(s.agents[agentID], s.global, skillDir, dir)
+	sk, _, ok := catalog.LookupDir(s.agents[agentID], s.global, skillDir, dir)
 	return sk, ok
 }
 
@@ -90,8 +91,8 @@ func (s *snapshot) diagsFor(agentID string) []skill.Diagnostic {
 // itself is returned with same set: the loader would answer every skill
 // from its cache, and hashing each skill's content again for the scan
 // cache would be the most of an unchanged poll's cost.
-func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader, prev *snapshot) (snap *snapshot, same bool, err error) {
-	objs, diags, err := r2store.ListAll(ctx, st)
+func loadSnapshot(ctx context.Context, st store.Store, loader *catalog.Loader, prev *snapshot) (snap *snapshot, same bool, err error) {
+	objs, diags, err := catalog.ListAll(ctx, st)
 	if err != nil {
 		return nil, false, err
 	}
@@ -99,7 +100,7 @@ func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader,
 	tagged := true
 	// Every file of a skill directory counts: governance scans them all.
 	for _, o := range objs {
-		for _, f := range append([]r2store.Object{{Key: o.Key, ETag: o.ETag}}, o.Files...) {
+		for _, f := range append([]store.Object{{Key: o.Key, ETag: o.ETag}}, o.Files...) {
 			h.Write([]byte(f.Key))
 			h.Write([]byte{0})
 			h.Write([]byte(f.ETag))
@@ -144,7 +145,7 @@ func loadSnapshot(ctx context.Context, st r2store.Store, loader *r2store.Loader,
 // not served. A file the scanner did not read (over the caps, in a
 // directory or a file the store may not read) is 403; one over the 256 KiB
 // file limit 413; one that is not a regular file, or not in the snapshot,
-// 404. in.Files and in.Skipped are in path order (r2store.Loader).
+// 404. in.Files and in.Skipped are in path order (catalog.Loader).
 func readScanned(in *governance.Input, p, rest string) (body []byte, code int, msg string) {
 	notFound := "no such file: " + p
 	if in == nil {
@@ -162,9 +163,9 @@ func readScanned(in *governance.Input, p, rest string) (body []byte, code int, m
 		switch {
 		case f.Err == "":
 			return f.Data, http.StatusOK, ""
-		case r2store.IsNotRegular(f):
+		case catalog.IsNotRegular(f):
 			return nil, http.StatusNotFound, notFound + " (not a regular file)"
-		case r2store.IsTooLarge(f):
+		case catalog.IsTooLarge(f):
 			return nil, http.StatusRequestEntityTooLarge, p + " is over the 256 KiB file limit"
 		}
 		why, _, _ := strings.Cut(f.Err, ": ") // the count cap's "…: this and N more files are not read"
@@ -184,9 +185,9 @@ func readScanned(in *governance.Input, p, rest string) (body []byte, code int, m
 
 // storeHealth is what /readyz reports about storage.
 type storeHealth struct {
-	lastOK    time.Time       // last successful snapshot
-	lastErr   error           // error of the last attempt, nil if it succeeded
-	problem   r2store.Problem // lastErr explained
+	lastOK    time.Time     // last successful snapshot
+	lastErr   error         // error of the last attempt, nil if it succeeded
+	problem   store.Problem // lastErr explained
 	lastTried time.Time
 }
 

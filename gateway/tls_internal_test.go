@@ -12,7 +12,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/internal/tlstest"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // TestCleartextWarning: a gateway listening beyond loopback without TLS
@@ -39,7 +39,7 @@ func TestCleartextWarning(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	st, err := r2store.NewDir(dir)
+	st, err := store.NewDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestTLSSettings(t *testing.T) {
 		t.Errorf("tlsCert: 1: %v", err)
 	}
 
-	st, err := r2store.NewDir(dir)
+	st, err := store.NewDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

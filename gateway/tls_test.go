@@ -22,7 +22,7 @@ import (
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/internal/tlstest"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // tlsGateway is a gateway on a directory store serving over TLS.
@@ -47,7 +47,7 @@ func startTLSGateway(t *testing.T, files map[string]string, cfg gateway.Config, 
 			t.Fatal(err)
 		}
 	}
-	st, err := r2store.NewDir(root)
+	st, err := store.NewDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}

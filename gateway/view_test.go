@@ -4,13 +4,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // TestSnapshotViewIsTheStoreView: the gateway's snapshot and
-// r2store.ListView (what the offline eval reads) give each agent the same
-// view, key for key, since both are r2store.AgentView.
+// catalog.ListView (what the offline eval reads) give each agent the same
+// view, key for key, since both are catalog.AgentView.
 func TestSnapshotViewIsTheStoreView(t *testing.T) {
 	root := t.TempDir()
 	writeSkills(t, root, map[string]string{
@@ -22,11 +23,11 @@ func TestSnapshotViewIsTheStoreView(t *testing.T) {
 		"agents/other/skills/tmux/SKILL.md":    skillWithBin("tmux", "tmux"),
 		"agents/main-2/skills/zeta-2/SKILL.md": skillWithBin("zeta", "zeta"),
 	})
-	st, err := r2store.NewDir(root)
+	st, err := store.NewDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, _, err := loadSnapshot(t.Context(), st, r2store.NewLoader(st), nil)
+	snap, _, err := loadSnapshot(t.Context(), st, catalog.NewLoader(st), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestSnapshotViewIsTheStoreView(t *testing.T) {
 		for _, sk := range snap.view(agent) {
 			got = append(got, sk.Key)
 		}
-		objs, _, err := r2store.ListView(t.Context(), st, agent)
+		objs, _, err := catalog.ListView(t.Context(), st, agent)
 		if err != nil {
 			t.Fatal(err)
 		}

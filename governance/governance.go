@@ -3,7 +3,8 @@
 // content digest, a risk score, band, verdict and enforcement mode come
 // out. It is pure and deterministic: no I/O, no clock, no configuration
 // beyond Options. It may import skill (to read SKILL.md frontmatter
-// requirements) and must never import gateway, r2store or eligibility:
+// requirements) and must never import gateway, store, catalog or
+// eligibility:
 // those apply its Report, it does not know about them.
 package governance
 

@@ -8,7 +8,7 @@
 //
 // It never sends an env value, nor a name the gateway did not ask about.
 // It speaks to the gateway only through protocol's frames, and so never
-// imports gateway, r2store, eligibility, skill or an AWS package: the
+// imports gateway, store, catalog, eligibility, skill or an AWS package: the
 // binary installed on every host links no storage code and no server.
 // Besides the standard library it imports protocol, the WebSocket
 // library, and of this module's internals only cli (the gateway URL and

@@ -2,7 +2,7 @@
 // into its system prompt: what a skill's <skill> entry holds (SkillEntry)
 // and how entries become bytes (Render, Fragment, Join), escaping
 // included. It takes plain entries, already chosen: it knows no verdicts,
-// so it never imports eligibility (nor internal/report, r2store or
+// so it never imports eligibility (nor report, store, catalog or
 // gateway, which call it).
 //
 // A block can be held to a size budget (Budgeted): entries are ordered by

@@ -2,7 +2,7 @@
 // its frames, the host-facts model and validation, and the names and codes
 // the wire carries (methods, events, error codes, close reasons). Frames
 // are decoded once, here. It does no I/O, and it never imports skill,
-// eligibility, promptbuild, r2store, gateway or node: everything else
+// eligibility, promptbuild, store, catalog, gateway or node: everything else
 // reads the wire through it, not the other way round. The id rule it
 // applies to node ids lives in internal/ident.
 package protocol

@@ -2,7 +2,7 @@
 // namespaces and requirements, diagnostics) and the storage key layout
 // skills live at: a SKILL.md's bytes become a Skill. It knows nothing of
 // hosts, stores or the wire: it never imports protocol, eligibility,
-// promptbuild, r2store or gateway (the id rule it shares with node ids is
+// promptbuild, store, catalog or gateway (the id rule it shares with node ids is
 // in internal/ident).
 package skill
 

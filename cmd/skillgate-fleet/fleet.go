@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"golang.org/x/sync/errgroup"
 )
 
 // Timing and bounds of the fleet as a whole.
@@ -179,22 +180,17 @@ func (f *fleet) signalStop() {
 // goroutines. It returns how many did not end in time.
 func (f *fleet) stop() int {
 	f.signalStop()
-	var workers sync.WaitGroup
-	next := atomic.Int64{}
-	for range min(256, len(f.nodes)) {
-		workers.Go(func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(len(f.nodes)) {
-					return
-				}
-				if c := f.nodes[i].conn.Load(); c != nil {
-					c.Close(websocket.StatusGoingAway, "fleet stopping")
-				}
+	var closing errgroup.Group
+	closing.SetLimit(256)
+	for i := range f.nodes {
+		closing.Go(func() error {
+			if c := f.nodes[i].conn.Load(); c != nil {
+				c.Close(websocket.StatusGoingAway, "fleet stopping")
 			}
+			return nil
 		})
 	}
-	workers.Wait()
+	closing.Wait() // closing returns no error
 	finished := make(chan struct{})
 	go func() { f.wg.Wait(); close(finished) }()
 	select {

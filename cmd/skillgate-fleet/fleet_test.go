@@ -21,12 +21,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/internal/version"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // waitFor bounds every wait of these tests.
@@ -56,7 +57,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // base URL. cfg may set tokens.
 func startGateway(t *testing.T, storeDir string, cfg gateway.Config) string {
 	t.Helper()
-	st, err := r2store.NewDir(storeDir)
+	st, err := store.NewDir(storeDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,12 +402,12 @@ func TestNodesChurn(t *testing.T) {
 // with the node agent's backoff and all connect once it is up.
 func TestNodesRetryWithBackoff(t *testing.T) {
 	const nNodes = 20
-	store := makeStore(t, 10)
-	st, err := r2store.NewDir(store)
+	storeDir := makeStore(t, 10)
+	st, err := store.NewDir(storeDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gateway.New(gateway.Config{Store: st, StoreName: store, Poll: time.Second})
+	srv, err := gateway.New(gateway.Config{Store: st, StoreName: storeDir, Poll: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,15 +471,15 @@ func TestSkillsStoreLoads(t *testing.T) {
 	const n = 300
 	dir := makeStore(t, n)
 	ctx := context.Background()
-	st, err := r2store.NewDir(dir)
+	st, err := store.NewDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, diags, err := r2store.ListAll(ctx, st)
+	objs, diags, err := catalog.ListAll(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
+	loaded, loadDiags, err := catalog.NewLoader(st).Load(ctx, objs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,8 +66,8 @@
 // and the summary (report.go), the nodes' facts (mix.go), the probe
 // (probe.go), the long polls and their flips (longpoll.go), and the
 // `skills`, `hosts` and `load` commands. It talks to a gateway only over HTTP and WebSockets,
-// as real nodes and agents do: it never imports gateway, r2store or
-// eligibility (tests start an in-process gateway). It shares the node
+// as real nodes and agents do: it never imports gateway, store, catalog
+// or eligibility (tests start an in-process gateway). It shares the node
 // agent's reconnect backoff (node.Backoff) and the programs' command-line
 // glue (internal/cli).
 package main

@@ -19,7 +19,7 @@
 // This package is flags, files and exit codes only: the agent itself is
 // the node package, and what the three programs share (exit statuses,
 // tokens, flag-over-file merging, gateway URLs, HuJSON) is internal/cli.
-// Like node, it never imports gateway, r2store, eligibility or an AWS
+// Like node, it never imports gateway, store, catalog, eligibility or an AWS
 // package: the binary installed on every host links no storage code.
 package main
 

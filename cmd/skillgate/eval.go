@@ -10,16 +10,17 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/cli"
-	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/promptbuild"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/scanners"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -183,25 +184,25 @@ func loadView(ctx context.Context, storeURL, configPath, agent string) (*evalVie
 	}
 	v := &evalView{prompt: f.Limits(agent)}
 	v.cfg = eligibility.NewConfig(f)
-	st, err := r2store.Open(ctx, storeURL)
+	st, err := store.Open(ctx, storeURL)
 	if err != nil {
 		return nil, fmt.Errorf("--store: %w", err)
 	}
-	objs, shadowed, diags, err := r2store.ListViewShadows(ctx, st, agent)
+	objs, shadowed, diags, err := catalog.ListViewShadows(ctx, st, agent)
 	if err != nil {
 		return nil, storeError(storeURL, err)
 	}
 	v.shadowed = make(map[string]*skill.Skill, len(shadowed))
 	for _, o := range shadowed {
 		sk := &skill.Skill{Ref: o.Ref} // its location, at least
-		if o.Size <= r2store.MaxFileSize {
+		if o.Size <= store.MaxFileSize {
 			if body, _, err := st.Get(ctx, o.Key, ""); err == nil {
 				sk = skill.Parse(o.Ref, body)
 			}
 		}
 		v.shadowed[o.Dir] = sk
 	}
-	loaded, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
+	loaded, loadDiags, err := catalog.NewLoader(st).Load(ctx, objs)
 	if err != nil {
 		return nil, storeError(storeURL, err)
 	}
@@ -265,11 +266,11 @@ func runScanners(ctx context.Context, list []scanners.Config, concurrency int, i
 // check when the store explained it (a missing bucket, refused or missing
 // credentials), else the error as it came.
 func storeError(storeURL string, err error) error {
-	var se *r2store.Error
+	var se *store.Error
 	if errors.As(err, &se) {
-		return fmt.Errorf("--store %s: %s; check: %s", r2store.Redact(storeURL), se.Detail, se.Hint)
+		return fmt.Errorf("--store %s: %s; check: %s", store.Redact(storeURL), se.Detail, se.Hint)
 	}
-	return fmt.Errorf("--store %s: %w", r2store.Redact(storeURL), err)
+	return fmt.Errorf("--store %s: %w", store.Redact(storeURL), err)
 }
 
 // printReport prints an eligibility report as a table, for eval and status.

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/eligibility"
-	"github.com/skillgate/skillgate/internal/report"
+	"github.com/skillgate/skillgate/report"
 )
 
 // TestEvalFiltered: end to end through eval --json, each skill says how

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/internal/report"
+	"github.com/skillgate/skillgate/report"
 )
 
 // evalSkill runs eval --json on the fixture bucket with a config file of

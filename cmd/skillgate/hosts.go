@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/protocol"
+	"golang.org/x/sync/errgroup"
 )
 
 // Bounds of `eval --hosts` and of the pages `status` reads. At 10,000
@@ -366,66 +367,16 @@ func decodeList(dec *json.Decoder, c *hostCollector, nodes bool) error {
 	// that a slow batch cannot make the others pile up in memory.
 	inflight := make(chan struct{}, 4*workers)
 	var failed atomic.Bool // stop cutting: an element failed
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	for range workers {
-		wg.Go(func() {
-			p := newHostParser()
-			answered := map[string]int{}
-			defer func() { c.addAnswered(answered) }()
-			for b := range work {
-				start := 0
-				for k, end := range b.ends {
-					it, err := decodeHost(p, b.buf[start:end], nodes, b.pos+k, answered)
-					if err != nil {
-						b.err = err
-						break
-					}
-					b.items = append(b.items, it)
-					start = end
-				}
-				decoded <- b
-			}
-		})
+		g.Go(func() error { decodeBatches(work, decoded, c, nodes); return nil })
 	}
 	go func() {
-		wg.Wait()
+		g.Wait() // the workers return no error
 		close(decoded)
 	}()
 	collected := make(chan error, 1)
-	go func() {
-		var err error
-		pending := map[int]*hostBatch{}
-		for next := 0; ; {
-			b, ok := pending[next]
-			if !ok {
-				if b, ok = <-decoded; !ok {
-					break
-				}
-				pending[b.seq] = b
-				continue
-			}
-			delete(pending, next)
-			next++
-			for _, it := range b.items {
-				if err == nil {
-					err = c.add(it)
-				}
-			}
-			if err == nil && b.err != nil {
-				err = b.err
-			}
-			if err != nil {
-				failed.Store(true) // and go on draining, so that nothing blocks
-			}
-			b.buf, b.ends, b.items, b.err = b.buf[:0], b.ends[:0], b.items[:0], nil
-			select {
-			case free <- b:
-			default:
-			}
-			<-inflight
-		}
-		collected <- err
-	}()
+	go func() { collected <- collectBatches(decoded, free, inflight, c, &failed) }()
 
 	var decErr error
 	var raw json.RawMessage
@@ -464,6 +415,68 @@ func decodeList(dec *json.Decoder, c *hostCollector, nodes bool) error {
 	}
 	_, err := dec.Token() // ']'
 	return syntaxErr(dec, err)
+}
+
+// decodeBatches is one worker of decodeList: it decodes and validates
+// the elements of each batch of work, up to the first that fails, and
+// hands the batch on to decoded. Its parser and its tally of answered
+// requirements are its own.
+func decodeBatches(work <-chan *hostBatch, decoded chan<- *hostBatch, c *hostCollector, nodes bool) {
+	p := newHostParser()
+	answered := map[string]int{}
+	defer func() { c.addAnswered(answered) }()
+	for b := range work {
+		start := 0
+		for k, end := range b.ends {
+			it, err := decodeHost(p, b.buf[start:end], nodes, b.pos+k, answered)
+			if err != nil {
+				b.err = err
+				break
+			}
+			b.items = append(b.items, it)
+			start = end
+		}
+		decoded <- b
+	}
+}
+
+// collectBatches adds the decoded batches' hosts to c in input order
+// (batches arrive in any order) and returns the first error in input
+// order. After an error it sets failed, so that the decoder stops
+// cutting, and goes on draining, so that nothing blocks. Each batch
+// collected frees a place in inflight and goes back to free for reuse.
+func collectBatches(decoded <-chan *hostBatch, free chan<- *hostBatch, inflight <-chan struct{}, c *hostCollector, failed *atomic.Bool) error {
+	var err error
+	pending := map[int]*hostBatch{}
+	for next := 0; ; {
+		b, ok := pending[next]
+		if !ok {
+			if b, ok = <-decoded; !ok {
+				return err
+			}
+			pending[b.seq] = b
+			continue
+		}
+		delete(pending, next)
+		next++
+		for _, it := range b.items {
+			if err == nil {
+				err = c.add(it)
+			}
+		}
+		if err == nil && b.err != nil {
+			err = b.err
+		}
+		if err != nil {
+			failed.Store(true)
+		}
+		b.buf, b.ends, b.items, b.err = b.buf[:0], b.ends[:0], b.items[:0], nil
+		select {
+		case free <- b:
+		default:
+		}
+		<-inflight
+	}
 }
 
 // skipValue skips one value, token by token, so that an unknown key of a

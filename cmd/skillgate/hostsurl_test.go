@@ -21,7 +21,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 const wsWait = 10 * time.Second
@@ -36,7 +36,7 @@ func startGateway(t *testing.T, agentToken string) string {
 // startGatewayOn is startGateway on the store directory dir.
 func startGatewayOn(t *testing.T, dir, agentToken string) string {
 	t.Helper()
-	st, err := r2store.NewDir(dir)
+	st, err := store.NewDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@
 // the gateway package's, what eval and validate decide is eligibility's
 // and skill's, and what the three programs share (exit statuses, tokens,
 // flag-over-file merging, gateway URLs, HuJSON) is internal/cli. It is
-// the one binary that links the gateway and storage (r2store, the AWS
+// the one binary that links the gateway and storage (store, the AWS
 // SDK); it never imports node, whose binary must stay free of them.
 package main
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/internal/miniotest"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 var minio miniotest.Once
@@ -28,7 +28,7 @@ func TestEvalOnMinIO(t *testing.T) {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
-	st, err := r2store.NewS3(t.Context(), r2store.S3Config{Bucket: bucketName, Endpoint: srv.Endpoint, PathStyle: true})
+	st, err := store.NewS3(t.Context(), store.S3Config{Bucket: bucketName, Endpoint: srv.Endpoint, PathStyle: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/eligibility"
-	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/skill"
 )
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/skillgate/skillgate/internal/report"
+	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/skill"
 )
 

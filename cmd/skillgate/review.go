@@ -13,11 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/config"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/cli"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // The operator's governance decisions are written into the config file,
@@ -41,15 +42,15 @@ func cmdApprove(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *configPath == "" || *storeURL == "" {
 		return cli.Usagef("approve needs --config FILE and --store STORE")
 	}
-	st, err := r2store.Open(ctx, *storeURL)
+	st, err := store.Open(ctx, *storeURL)
 	if err != nil {
 		return fmt.Errorf("--store: %w", err)
 	}
-	objs, _, err := r2store.ListAll(ctx, st)
+	objs, _, err := catalog.ListAll(ctx, st)
 	if err != nil {
 		return storeError(*storeURL, err)
 	}
-	loaded, _, err := r2store.NewLoader(st).Load(ctx, objs)
+	loaded, _, err := catalog.NewLoader(st).Load(ctx, objs)
 	if err != nil {
 		return storeError(*storeURL, err)
 	}
@@ -65,7 +66,7 @@ func cmdApprove(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	if len(digests) == 0 {
-		return fmt.Errorf("no skill in %s has the name, directory or location %q", r2store.Redact(*storeURL), dir)
+		return fmt.Errorf("no skill in %s has the name, directory or location %q", store.Redact(*storeURL), dir)
 	}
 	path := []string{"skills", "entries", dir, "approve"}
 	return editConfig(*configPath, stdout, func(e *config.Edit) ([]string, error) {

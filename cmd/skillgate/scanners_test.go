@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/report"
 )
 
 // scanYARA returns the YARA adapter (built once: testkit.Binaries) and the

@@ -16,7 +16,7 @@ import (
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/logging"
 	"github.com/skillgate/skillgate/internal/version"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -101,7 +101,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := logging.New(stderr, level)
 	defer logging.SetDefault(log)()
 	// The AWS SDK logs through the gateway's logger, not in plain text.
-	st, err := r2store.OpenWithLogger(ctx, *storeURL, log)
+	st, err := store.OpenWithLogger(ctx, *storeURL, log)
 	if err != nil {
 		return cli.Usagef("--store: %v", err)
 	}
@@ -126,7 +126,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := gateway.New(gateway.Config{
 		Listen:      *listen,
 		Store:       st,
-		StoreName:   r2store.Redact(*storeURL),
+		StoreName:   store.Redact(*storeURL),
 		Version:     version.String(),
 		ConfigPath:  *configPath,
 		File:        file,

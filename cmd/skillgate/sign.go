@@ -10,11 +10,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/publisher"
-	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -95,9 +96,9 @@ const signDirPrefix = skill.GlobalPrefix + "skill/"
 // skillDirStore is a local skill directory as a store holding that one
 // skill at signDirPrefix: the directory store lists and reads it, so that
 // files are found, followed and refused exactly as in a gateway's store.
-type skillDirStore struct{ d *r2store.Dir }
+type skillDirStore struct{ d *store.Dir }
 
-func (s skillDirStore) List(ctx context.Context, prefix string) ([]r2store.Object, error) {
+func (s skillDirStore) List(ctx context.Context, prefix string) ([]store.Object, error) {
 	objs, err := s.d.List(ctx, "")
 	if err != nil {
 		return nil, err
@@ -115,7 +116,7 @@ func (s skillDirStore) List(ctx context.Context, prefix string) ([]r2store.Objec
 func (s skillDirStore) Get(ctx context.Context, key, etag string) ([]byte, string, error) {
 	rel, ok := strings.CutPrefix(key, signDirPrefix)
 	if !ok {
-		return nil, "", fmt.Errorf("get %s: %w", key, r2store.ErrNotFound)
+		return nil, "", fmt.Errorf("get %s: %w", key, store.ErrNotFound)
 	}
 	return s.d.Get(ctx, rel, etag)
 }
@@ -133,7 +134,7 @@ func skillDirDigest(ctx context.Context, dir string) (string, error) {
 	} else if !fi.IsDir() {
 		return "", cli.Usagef("%s is not a directory: give the skill directory, the one that holds %s", dir, skill.FileName)
 	}
-	d, err := r2store.NewDir(dir)
+	d, err := store.NewDir(dir)
 	if err != nil {
 		return "", cli.Usagef("%v", err)
 	}
@@ -153,10 +154,10 @@ func skillDirDigest(ctx context.Context, dir string) (string, error) {
 		return strings.ReplaceAll(msg, signDirPrefix, filepath.ToSlash(filepath.Clean(dir))+"/")
 	}
 	skillKey := signDirPrefix + skill.FileName
-	if !slices.ContainsFunc(kept, func(o r2store.Object) bool { return o.Key == skillKey }) {
+	if !slices.ContainsFunc(kept, func(o store.Object) bool { return o.Key == skillKey }) {
 		return "", cli.Usagef("%s: no %s in it: give the skill directory, the one that holds %s", dir, skill.FileName, skill.FileName)
 	}
-	skills, diags := r2store.Classify(kept)
+	skills, diags := catalog.Classify(kept)
 	if len(skills) != 1 || skills[0].Key != skillKey {
 		for _, dg := range diags {
 			if dg.Location == skillKey {
@@ -165,7 +166,7 @@ func skillDirDigest(ctx context.Context, dir string) (string, error) {
 		}
 		return "", cli.Usagef("%s: %s is not loaded as a skill", dir, skill.FileName)
 	}
-	loaded, diags, err := r2store.NewLoader(st).Load(ctx, skills)
+	loaded, diags, err := catalog.NewLoader(st).Load(ctx, skills)
 	if err != nil {
 		return "", cli.Usagef("%s: %s", dir, shown(err.Error()))
 	}

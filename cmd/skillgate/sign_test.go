@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/publisher"
+	"github.com/skillgate/skillgate/report"
 	"golang.org/x/crypto/ssh"
 )
 

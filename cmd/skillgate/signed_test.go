@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/internal/report"
+	"github.com/skillgate/skillgate/report"
 )
 
 // storeDigests is the governance digest eval reports for each skill

@@ -18,8 +18,8 @@ import (
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/cli"
-	"github.com/skillgate/skillgate/internal/report"
 	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/skill"
 )
 

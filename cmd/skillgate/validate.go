@@ -13,11 +13,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/cli"
-	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // Bounds of what validate reads.
@@ -471,11 +472,11 @@ func loadForValidate(ctx context.Context, path string) (skills []validateSkill, 
 		vs, diags, err := loadSkillFile(filepath.Join(path, file), true)
 		return vs, diags, "", false, err
 	}
-	st, err := r2store.NewDir(path)
+	st, err := store.NewDir(path)
 	if err != nil {
 		return nil, nil, "", false, cli.Usagef("%s: %v", path, err)
 	}
-	objs, diags, err := r2store.ListAll(ctx, st)
+	objs, diags, err := catalog.ListAll(ctx, st)
 	if err != nil {
 		return nil, nil, "", false, fmt.Errorf("%s: %w", path, err)
 	}
@@ -484,7 +485,7 @@ func loadForValidate(ctx context.Context, path string) (skills []validateSkill, 
 		skills, diags, root, err := walkForValidate(path)
 		return skills, diags, root, true, err
 	}
-	loaded, loadDiags, err := r2store.NewLoader(st).Load(ctx, objs)
+	loaded, loadDiags, err := catalog.NewLoader(st).Load(ctx, objs)
 	if err != nil {
 		return nil, nil, "", false, fmt.Errorf("%s: %w", path, err)
 	}
@@ -521,11 +522,11 @@ func loadSkillFile(path string, withDir bool) ([]validateSkill, []skill.Diagnost
 		return nil, nil, cli.Usagef("%v", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, r2store.MaxFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, store.MaxFileSize+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(data) > r2store.MaxFileSize {
+	if len(data) > store.MaxFileSize {
 		return nil, []skill.Diagnostic{{Location: path, Level: skill.LevelError,
 			Message: "file is over the 256 KiB limit; the gateway will not load it"}}, nil
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // module is the module path; the table names the module's packages
-// relative to it ("r2store", "cmd/skillgate").
+// relative to it ("store", "cmd/skillgate").
 const module = "github.com/skillgate/skillgate"
 
 // A rule is one "never" of ARCHITECTURE.md or of a package's doc comment,
@@ -72,39 +72,33 @@ const page = "ARCHITECTURE.md"
 var rules = []rule{
 	// ---- the data flow, as the page draws it ----
 	{pkg: "protocol", pure: true,
-		never: []string{"skill", "eligibility", "promptbuild", "r2store", "store", "catalog", "gateway", "node", "internal/report", "report"},
-		why:   page + ` ("protocol: … No I/O.") and protocol's doc comment ("never imports skill, eligibility, promptbuild, r2store, gateway or node")`},
+		never: []string{"skill", "eligibility", "promptbuild", "store", "catalog", "gateway", "node", "report"},
+		why:   page + ` ("protocol: … No I/O.") and protocol's doc comment ("never imports skill, eligibility, promptbuild, store, catalog, gateway or node")`},
 	{pkg: "store", noProject: true,
-		why: page + ` ("store: keys and bytes … Imports nothing of the project.")`},
-	{pkg: "r2store", noProject: true,
-		never: []string{"eligibility", "promptbuild", "gateway", "node", "cmd/...", "internal/report", "report"},
-		why:   page + ` ("store: … Imports nothing of the project"; r2store is today's store and catalog in one) and r2store's doc comment ("must never import eligibility, promptbuild or gateway, nor node or a cmd package")`},
-	{pkg: "catalog",
-		never: []string{"eligibility", "promptbuild", "gateway", "node", "cmd/...", "internal/report", "report", "config"},
-		why:   page + ` ("catalog: classifies keys, builds agent views …, loads skills"; issue 25: "the one that may import skill and governance")`},
+		why: page + ` ("store: keys and bytes … Imports nothing of the project.") and store's doc comment ("it imports nothing of the project")`},
+	{pkg: "catalog", only: []string{"store", "skill", "governance", "golang.org/x/sync/errgroup"},
+		never: []string{"eligibility", "promptbuild", "gateway", "node", "cmd/...", "report", "config"},
+		why:   page + ` ("catalog: classifies keys, builds agent views …, loads skills"; issue 25: "the one that may import skill and governance") and catalog's doc comment ("Of the project it is the one package that imports a store … together with skill … and governance"; "must never import eligibility, promptbuild, report, config or gateway, nor node or a cmd package")`},
 	{pkg: "skill", pure: true,
-		never: []string{"protocol", "eligibility", "promptbuild", "r2store", "store", "catalog", "gateway", "governance"},
-		why:   page + ` ("skill: … knows nothing of hosts or stores") and skill's doc comment ("never imports protocol, eligibility, promptbuild, r2store or gateway")`},
+		never: []string{"protocol", "eligibility", "promptbuild", "store", "catalog", "gateway", "governance"},
+		why:   page + ` ("skill: … knows nothing of hosts or stores") and skill's doc comment ("never imports protocol, eligibility, promptbuild, store, catalog or gateway")`},
 	{pkg: "governance", pure: true,
-		never: []string{"gateway", "r2store", "store", "catalog", "eligibility", "scanners", "config"},
-		why:   page + ` ("governance: pure") and the doc comments of governance ("must never import gateway, r2store or eligibility") and scanners ("governance never imports scanners")`},
+		never: []string{"gateway", "store", "catalog", "eligibility", "scanners", "config"},
+		why:   page + ` ("governance: pure") and the doc comments of governance ("must never import gateway, store, catalog or eligibility") and scanners ("governance never imports scanners")`},
 	{pkg: "scanners",
-		never: []string{"gateway", "config", "catalog", "store", "r2store", "eligibility"},
+		never: []string{"gateway", "config", "catalog", "store", "eligibility"},
 		why:   page + ` ("scanners … turns their verdicts … into findings for governance to combine") and scanners' doc comment ("scanners never imports gateway, config, catalog or a store")`},
 	{pkg: "eligibility", pure: true,
-		never: []string{"gateway", "store", "catalog", "r2store", "promptbuild", "internal/report", "report", "cmd/..."},
-		why:   page + ` ("eligibility: … Never imports gateway, store or catalog.") and eligibility's doc comment ("never imports promptbuild, internal/report, r2store, gateway or the commands")`},
-	{pkg: "internal/report", pure: true,
-		never: []string{"gateway", "r2store", "store", "catalog", "cmd/..."},
-		why:   page + ` ("report: verdicts to the report") and report's doc comment ("never imports gateway, r2store or the commands …; it does no I/O")`},
+		never: []string{"gateway", "store", "catalog", "promptbuild", "report", "cmd/..."},
+		why:   page + ` ("eligibility: … Never imports gateway, store or catalog.") and eligibility's doc comment ("never imports promptbuild, report, store, catalog, gateway or the commands")`},
 	{pkg: "report", pure: true,
-		never: []string{"gateway", "r2store", "store", "catalog", "cmd/..."},
-		why:   page + ` ("report: verdicts to the report")`},
+		never: []string{"gateway", "store", "catalog", "cmd/..."},
+		why:   page + ` ("report: verdicts to the report") and report's doc comment ("never imports gateway, store, catalog or the commands …; it does no I/O")`},
 	{pkg: "promptbuild", pure: true,
-		never: []string{"eligibility", "internal/report", "report", "r2store", "store", "catalog", "gateway"},
-		why:   page + ` ("promptbuild: … plain entries to budgeted bytes (no verdicts)") and promptbuild's doc comment ("never imports eligibility (nor internal/report, r2store or gateway)")`},
+		never: []string{"eligibility", "report", "store", "catalog", "gateway"},
+		why:   page + ` ("promptbuild: … plain entries to budgeted bytes (no verdicts)") and promptbuild's doc comment ("never imports eligibility (nor report, store, catalog or gateway)")`},
 	{pkg: "config", pure: true,
-		never: []string{"gateway", "r2store", "store", "catalog", "eligibility", "node"},
+		never: []string{"gateway", "store", "catalog", "eligibility", "node"},
 		why:   page + ` ("config (one declarative settings table; pure)") and config's doc comment ("The package does no I/O")`},
 	{pkg: "gateway",
 		never: []string{"node", "cmd/..."},
@@ -115,25 +109,25 @@ var rules = []rule{
 	{pkg: "console", noProject: true,
 		why: page + ` ("console (embedded assets, public JSON API only)") and console's doc comment ("imports nothing of the gateway")`},
 	{pkg: "node",
-		never: []string{"gateway", "r2store", "store", "catalog", "eligibility", "skill", "github.com/aws/..."},
+		never: []string{"gateway", "store", "catalog", "eligibility", "skill", "github.com/aws/..."},
 		only:  []string{"protocol", "internal/cli", "internal/version", "github.com/coder/websocket"},
-		why:   page + ` ("node: the node agent; never links storage, AWS or the gateway") and node's doc comment ("never imports gateway, r2store, eligibility, skill or an AWS package … of this module's internals only cli … and version")`},
+		why:   page + ` ("node: the node agent; never links storage, AWS or the gateway") and node's doc comment ("never imports gateway, store, catalog, eligibility, skill or an AWS package … of this module's internals only cli … and version")`},
 
 	// ---- the commands ----
 	{pkg: "cmd/skillgate", never: []string{"node"},
 		why: `cmd/skillgate's doc comment ("it never imports node, whose binary must stay free of them")`},
 	{pkg: "cmd/skillgate-node",
-		never: []string{"gateway", "r2store", "store", "catalog", "eligibility", "github.com/aws/..."},
-		why:   `cmd/skillgate-node's doc comment ("Like node, it never imports gateway, r2store, eligibility or an AWS package")`},
+		never: []string{"gateway", "store", "catalog", "eligibility", "github.com/aws/..."},
+		why:   `cmd/skillgate-node's doc comment ("Like node, it never imports gateway, store, catalog, eligibility or an AWS package")`},
 	{pkg: "cmd/skillgate-fleet",
-		never: []string{"gateway", "r2store", "store", "catalog", "eligibility"},
-		why:   `cmd/skillgate-fleet's doc comment ("it never imports gateway, r2store or eligibility")`},
+		never: []string{"gateway", "store", "catalog", "eligibility"},
+		why:   `cmd/skillgate-fleet's doc comment ("it never imports gateway, store, catalog or eligibility")`},
 	{pkg: "internal/seed", never: []string{"gateway", "eligibility", "node"},
 		why: `internal/seed's doc comment ("it never imports gateway, eligibility or node")`},
 
 	// ---- the leaves every binary links ----
 	{pkg: "internal/cli", only: []string{"protocol", "github.com/tailscale/hujson"},
-		never: []string{"gateway", "r2store", "eligibility", "node", "github.com/aws/..."},
+		never: []string{"gateway", "store", "catalog", "eligibility", "node", "github.com/aws/..."},
 		why:   `internal/cli's doc comment ("It may import only the standard library, protocol … and github.com/tailscale/hujson")`},
 	{pkg: "internal/logging", only: []string{"github.com/lmittmann/tint", "github.com/mattn/go-isatty"},
 		why: `internal/logging's doc comment ("It imports only the standard library, tint and go-isatty … never a skillgate package")`},
@@ -149,7 +143,7 @@ var rules = []rule{
 		why: `publisher's doc comment ("It imports no package of the project … it must never import any of them")`},
 	{pkg: "internal/gobin", only: []string{},
 		why: `internal/gobin's doc comment ("It imports only the standard library")`},
-	{pkg: "internal/govbench", only: []string{"governance", "r2store", "skill", "internal/corpus"},
+	{pkg: "internal/govbench", only: []string{"governance", "catalog", "store", "skill", "internal/corpus"},
 		importers: []string{"internal/govbench/cmd"},
 		why:       `internal/govbench's doc comment ("Of the project it imports …; nothing but its command and tests imports it")`},
 
@@ -179,8 +173,8 @@ var rules = []rule{
 var externals = []external{
 	{pkg: "github.com/nats-io/...", in: []string{"cluster", "internal/natstest"},
 		why: page + ` ("cluster: … NATS lives only here") and gateway's doc comment ("nor … a messaging client directly")`},
-	{pkg: "github.com/aws/...", in: []string{"r2store", "store", "internal/miniotest"},
-		why: page + ` ("store: keys and bytes from S3/R2/MinIO") and gateway's doc comment ("nor a storage SDK … directly: storage is an r2store.Store")`},
+	{pkg: "github.com/aws/...", in: []string{"store", "internal/miniotest"},
+		why: page + ` ("store: keys and bytes from S3/R2/MinIO") and gateway's doc comment ("nor a storage SDK … directly: storage is a store.Store")`},
 	{pkg: "os/exec", in: append([]string{"scanners", "node", "internal/corpus", "internal/gobin", "examples/scanners/yara"}, testKits...),
 		why: page + ` ("scanners: runs external scanner processes … The only process-running code there is"; node asks the login shell for its PATH, see docs/decisions.md; the rest are test kits and tools)`},
 	{pkg: "testing", in: testKits,
@@ -190,14 +184,11 @@ var externals = []external{
 // known are the nevers the code breaks today, each with the work that
 // ends it. A break listed here is reported, not failed; one that no longer
 // happens fails the test until its line goes.
-var known = []struct{ pkg, dep, why string }{
-	{"r2store", "governance", "issue 25 item 1 splits r2store into store (imports nothing of the project) and catalog"},
-	{"r2store", "skill", "issue 25 item 1 splits r2store into store (imports nothing of the project) and catalog"},
-}
+var known = []struct{ pkg, dep, why string }{}
 
 // planned are packages the page names that do not exist yet; their rules
 // wait for them. Every other rule's package must exist.
-var planned = []string{"store", "catalog", "report"}
+var planned = []string{}
 
 // listed is one package of `go list -json`.
 type listed struct {

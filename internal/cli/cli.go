@@ -17,7 +17,7 @@
 //
 // It holds no state and starts no goroutines. It may import only the
 // standard library, protocol (the wire's names and rules) and
-// github.com/tailscale/hujson: never gateway, r2store, eligibility, node
+// github.com/tailscale/hujson: never gateway, store, catalog, eligibility, node
 // or an AWS package, so that every binary, the node agent included, can
 // link it without pulling in the others' dependencies.
 package cli

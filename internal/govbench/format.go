@@ -123,7 +123,7 @@ func Markdown(w io.Writer, results []*Result, m Meta) {
 	fmt.Fprintf(w, "## Governance on labelled public sets (issue 20) (`%s` at `%s`, %s)\n\n", m.Command, m.Commit, m.Date.UTC().Format("2006-01-02"))
 	fmt.Fprintf(w, "```sh\nmake govbench    # = scripts/govbench.sh: go run ./internal/govbench/cmd -markdown FILE, spliced in here\n```\n\n")
 	fmt.Fprintf(w, "Each skill directory of the sets in `%s/` (and the OpenClaw skills of `testdata/`) is read as the\n", CorpusDir)
-	fmt.Fprint(w, "gateway reads one (r2store's loader, within `governance.Budget`) and scanned with the default\n")
+	fmt.Fprint(w, "gateway reads one (catalog's loader, within `governance.Budget`) and scanned with the default\n")
 	fmt.Fprint(w, "options; the labels are the sets' own (`labels.csv`; the `benign-*` sets are benign throughout).\n")
 	fmt.Fprint(w, "**held**: mode quarantine or block (not offered under `enforce`); **blocked**: mode block;\n")
 	fmt.Fprint(w, "**flagged**: verdict flagged (warn findings only). `internal/govbench`'s test fails when a set\n")

@@ -6,27 +6,28 @@ import (
 	"path"
 	"strings"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
-	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
-// setStore shows a set's skill directories to r2store's loader as a bucket
+// setStore shows a set's skill directories to catalog's loader as a bucket
 // would: the skill directory d of the set is skills/{key}/, where key is a
-// name ParseKey accepts. Listing and reading go through r2store.Dir, so
+// name ParseKey accepts. Listing and reading go through store.Dir, so
 // symlinks, files that are not regular and the size cap are handled as
 // the gateway's directory store handles them.
 type setStore struct {
-	dir  *r2store.Dir
+	dir  *store.Dir
 	keys map[string]string // skills/{key}/ → the skill directory in the set, with "/"
-	objs []r2store.Object  // every skill's listing under its bucket key, sorted
+	objs []store.Object    // every skill's listing under its bucket key, sorted
 }
 
 // newSetStore lists the skill directories of skills in setDir, leaving out
 // the files named in exclude. It returns the store and each skill's
 // bucket-style directory name, by index in skills.
 func newSetStore(setDir string, skills []Skill, exclude []string) (*setStore, []string, error) {
-	d, err := r2store.NewDir(setDir)
+	d, err := store.NewDir(setDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,9 +73,9 @@ func excluded(rel string, exclude []string) bool {
 	return false
 }
 
-// List implements r2store.Store.
-func (st *setStore) List(_ context.Context, prefix string) ([]r2store.Object, error) {
-	var out []r2store.Object
+// List implements store.Store.
+func (st *setStore) List(_ context.Context, prefix string) ([]store.Object, error) {
+	var out []store.Object
 	for _, o := range st.objs {
 		if strings.HasPrefix(o.Key, prefix) {
 			out = append(out, o)
@@ -83,23 +84,23 @@ func (st *setStore) List(_ context.Context, prefix string) ([]r2store.Object, er
 	return out, nil
 }
 
-// Get implements r2store.Store.
+// Get implements store.Store.
 func (st *setStore) Get(ctx context.Context, key, etag string) ([]byte, string, error) {
 	rest, ok := strings.CutPrefix(key, skill.GlobalPrefix)
 	i := strings.IndexByte(rest, '/')
 	if !ok || i < 0 {
-		return nil, "", fmt.Errorf("%s: %w", key, r2store.ErrNotFound)
+		return nil, "", fmt.Errorf("%s: %w", key, store.ErrNotFound)
 	}
 	dir, ok := st.keys[skill.GlobalPrefix+rest[:i+1]]
 	if !ok {
-		return nil, "", fmt.Errorf("%s: %w", key, r2store.ErrNotFound)
+		return nil, "", fmt.Errorf("%s: %w", key, store.ErrNotFound)
 	}
 	return st.dir.Get(ctx, dir+rest[i+1:], etag)
 }
 
 // load reads the skill directories of skills as the gateway would: the
-// listing classified into skills (r2store.Classify) and loaded
-// (r2store.Loader), each SKILL.md with the files of its directory within
+// listing classified into skills (catalog.Classify) and loaded
+// (catalog.Loader), each SKILL.md with the files of its directory within
 // governance.Budget. It returns each skill's Input, by index in skills. A
 // skill the gateway would not load (its SKILL.md over the size cap, not a
 // regular file) is an error: it would be measured as nothing. listed is
@@ -109,11 +110,11 @@ func load(setDir string, skills []Skill, exclude []string) (ins []*governance.In
 	if err != nil {
 		return nil, 0, err
 	}
-	objs, diags := r2store.Classify(st.objs)
+	objs, diags := catalog.Classify(st.objs)
 	if len(diags) > 0 {
 		return nil, 0, fmt.Errorf("set %s: %s: %s", setDir, diags[0].Location, diags[0].Message)
 	}
-	loaded, diags, err := r2store.NewLoader(st).Load(context.Background(), objs)
+	loaded, diags, err := catalog.NewLoader(st).Load(context.Background(), objs)
 	if err != nil {
 		return nil, 0, fmt.Errorf("set %s: %w", setDir, err)
 	}

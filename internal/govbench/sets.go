@@ -1,6 +1,6 @@
 // Package govbench measures the governance scanner on labelled public skill
 // sets (issue 20): each skill directory is read the way the gateway reads
-// one (r2store's loader, within governance.Budget), scanned with
+// one (catalog's loader, within governance.Budget), scanned with
 // governance.Scan, and counted against the label its set gives it — never
 // against the scanner's own output. `make govbench` prints the result and
 // writes it to BENCHMARKS.md; its test holds the scanner to floors.
@@ -8,7 +8,7 @@
 // The sets live outside the repository, in ../shared/corpus/external/
 // beside the checkout (their licences forbid copying them in), plus the
 // OpenClaw skills of testdata/. Reading them is the package's only I/O.
-// Of the project it imports governance, r2store, skill and internal/corpus
+// Of the project it imports governance, catalog, store, skill and internal/corpus
 // only; nothing but its command and tests imports it.
 package govbench
 

@@ -9,9 +9,10 @@
 // Without it, tests that need MinIO are skipped, or fail when CI=true.
 //
 // It owns the server's process and data directory for the test binary's
-// lifetime. Only tests import it (r2store's, the gateway's, eval's). It
+// lifetime. Only tests import it (store's and catalog's, the gateway's,
+// eval's). It
 // uses the AWS SDK to create buckets and imports of skillgate only the
-// leaf helpers gobin and syncbuf, so that r2store's own tests can use it
+// leaf helpers gobin and syncbuf, so that store's own tests can use it
 // without a cycle: the stores under test are built by the tests themselves.
 package miniotest
 

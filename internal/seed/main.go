@@ -5,7 +5,7 @@
 //	go run ./internal/seed --endpoint http://127.0.0.1:9900 --bucket skills examples/store
 //
 // It is a development tool, not one of the shipped binaries: like cmd/*
-// it is flags and exit codes only, and writes through r2store's S3
+// it is flags and exit codes only, and writes through store's S3
 // backend (the AWS SDK). Nothing imports it; it never imports gateway,
 // eligibility or node.
 package main
@@ -19,7 +19,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 func main() {
@@ -33,7 +33,7 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	st, err := r2store.NewS3(ctx, r2store.S3Config{Bucket: *bucket, Endpoint: *endpoint, Region: *region, PathStyle: true})
+	st, err := store.NewS3(ctx, store.S3Config{Bucket: *bucket, Endpoint: *endpoint, Region: *region, PathStyle: true})
 	if err != nil {
 		fail(err)
 	}

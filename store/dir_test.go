@@ -1,4 +1,4 @@
-package r2store_test
+package store_test
 
 import (
 	"context"
@@ -10,21 +10,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 func TestNewDir(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	if _, err := r2store.NewDir(filepath.Join(root, "missing")); err == nil {
+	if _, err := store.NewDir(filepath.Join(root, "missing")); err == nil {
 		t.Error("NewDir of a missing directory: no error")
 	}
 	file := filepath.Join(root, "file")
 	writeFiles(t, root, map[string]string{"file": "x"})
-	if _, err := r2store.NewDir(file); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := store.NewDir(file); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("NewDir of a file: %v, want a 'not a directory' error", err)
 	}
-	d, err := r2store.NewDir(root)
+	d, err := store.NewDir(root)
 	if err != nil || d.Root() != root {
 		t.Fatalf("NewDir(%q) = %v, %v", root, d, err)
 	}
@@ -155,7 +155,7 @@ func TestDirSymlinks(t *testing.T) {
 	}
 
 	for _, key := range []string{"skills/esc/SKILL.md", "skills/outdir/SKILL.md", "skills/outdir/d/SKILL.md", "skills/dangling/SKILL.md", "skills/loop/SKILL.md", "skills/indir/s/SKILL.md", "linked/a/SKILL.md"} {
-		if body, _, err := d.Get(ctx, key, ""); !errors.Is(err, r2store.ErrNotFound) {
+		if body, _, err := d.Get(ctx, key, ""); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get(%s) = %q, %v; want ErrNotFound", key, body, err)
 		}
 	}
@@ -179,7 +179,7 @@ func TestDirGet(t *testing.T) {
 		t.Fatalf("List = %+v, %v; want the ETag %s of Get", objs, err, etag)
 	}
 
-	if body, got, err := d.Get(ctx, key, etag); !errors.Is(err, r2store.ErrNotModified) || body != nil || got != etag {
+	if body, got, err := d.Get(ctx, key, etag); !errors.Is(err, store.ErrNotModified) || body != nil || got != etag {
 		t.Errorf("Get(current etag) = %q, %q, %v; want ErrNotModified", body, got, err)
 	}
 
@@ -198,14 +198,14 @@ func TestDirGet(t *testing.T) {
 	}
 
 	for _, missing := range []string{"skills/b/SKILL.md", "skills/a/SKILL.md/x", "skills/a"} {
-		if _, _, err := d.Get(ctx, missing, ""); !errors.Is(err, r2store.ErrNotFound) {
+		if _, _, err := d.Get(ctx, missing, ""); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get(%s) = %v, want ErrNotFound", missing, err)
 		}
 	}
 
 	for _, bad := range []string{"", "/etc/passwd", "../x", "skills/../../x", `skills\a\SKILL.md`, "skills//a", "./skills/a/SKILL.md", "skills/a/", "a\x00b"} {
 		_, _, err := d.Get(ctx, bad, "")
-		if err == nil || errors.Is(err, r2store.ErrNotFound) {
+		if err == nil || errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get(%q) = %v, want a key error", bad, err)
 		}
 	}
@@ -214,14 +214,14 @@ func TestDirGet(t *testing.T) {
 func TestDirGetSizeLimit(t *testing.T) {
 	t.Parallel()
 	d, _ := newDir(t, map[string]string{
-		"skills/max/SKILL.md":  strings.Repeat("x", r2store.MaxFileSize),
-		"skills/over/SKILL.md": strings.Repeat("x", r2store.MaxFileSize+1),
+		"skills/max/SKILL.md":  strings.Repeat("x", store.MaxFileSize),
+		"skills/over/SKILL.md": strings.Repeat("x", store.MaxFileSize+1),
 	})
 	ctx := t.Context()
-	if body, _, err := d.Get(ctx, "skills/max/SKILL.md", ""); err != nil || len(body) != r2store.MaxFileSize {
+	if body, _, err := d.Get(ctx, "skills/max/SKILL.md", ""); err != nil || len(body) != store.MaxFileSize {
 		t.Errorf("Get(exactly MaxFileSize) = %d bytes, %v", len(body), err)
 	}
-	if body, _, err := d.Get(ctx, "skills/over/SKILL.md", ""); !errors.Is(err, r2store.ErrTooLarge) || body != nil {
+	if body, _, err := d.Get(ctx, "skills/over/SKILL.md", ""); !errors.Is(err, store.ErrTooLarge) || body != nil {
 		t.Errorf("Get(MaxFileSize+1) = %d bytes, %v; want ErrTooLarge", len(body), err)
 	}
 }

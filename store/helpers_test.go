@@ -1,4 +1,4 @@
-package r2store_test
+package store_test
 
 import (
 	"context"
@@ -7,8 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/internal/miniotest"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // minio is the MinIO server the package's tests share.
@@ -22,11 +23,11 @@ func TestMain(m *testing.M) {
 
 // countingStore wraps a real store and counts the requests made through it.
 type countingStore struct {
-	r2store.Store
+	store.Store
 	lists, gets atomic.Int64
 }
 
-func (c *countingStore) List(ctx context.Context, prefix string) ([]r2store.Object, error) {
+func (c *countingStore) List(ctx context.Context, prefix string) ([]store.Object, error) {
 	c.lists.Add(1)
 	return c.Store.List(ctx, prefix)
 }
@@ -55,18 +56,18 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-func newDir(t *testing.T, files map[string]string) (*r2store.Dir, string) {
+func newDir(t *testing.T, files map[string]string) (*store.Dir, string) {
 	t.Helper()
 	root := t.TempDir()
 	writeFiles(t, root, files)
-	d, err := r2store.NewDir(root)
+	d, err := store.NewDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d, root
 }
 
-func keys(objs []r2store.Object) []string {
+func keys(objs []store.Object) []string {
 	ks := make([]string, len(objs))
 	for i, o := range objs {
 		ks[i] = o.Key
@@ -74,7 +75,7 @@ func keys(objs []r2store.Object) []string {
 	return ks
 }
 
-func skillKeys(objs []r2store.SkillObject) []string {
+func skillKeys(objs []catalog.SkillObject) []string {
 	ks := make([]string, len(objs))
 	for i, o := range objs {
 		ks[i] = o.Key

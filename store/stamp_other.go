@@ -1,6 +1,6 @@
 //go:build !(aix || dragonfly || linux || openbsd || solaris || darwin || freebsd || netbsd)
 
-package r2store
+package store
 
 import "io/fs"
 

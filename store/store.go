@@ -1,17 +1,18 @@
-// Package r2store is skill storage: keys and bytes from an S3-compatible
-// bucket (Cloudflare R2, AWS S3, MinIO) or a local directory laid out the
-// same way, the loader that turns SKILL.md files into parsed skills and
-// reads the other files of their directories for the governance scanner
-// (within governance.Budget), and the agent view: an agent's own skills
-// shadow the global ones of the same directory (AgentView is its one
-// definition; the gateway and the offline eval both use it).
+// Package store is where skills are kept, as keys and bytes: an
+// S3-compatible bucket (Cloudflare R2, AWS S3, MinIO) or a local directory
+// laid out the same way, the Store interface both implement, opening a
+// --store URL, redacting one for logs, and explaining a store's failure
+// in an operator's words (Problem).
 //
-// It reads and parses; it never evaluates, nor scans: it imports
-// governance only for the types and caps of what it reads. It must never
-// import eligibility, promptbuild or gateway, nor node or a cmd package
-// (internal/archtest checks it). The AWS SDK is linked here, so the node
-// agent must never import this package.
-package r2store
+// It knows what a key and an object are, not what a skill is: it imports
+// nothing of the project (internal/archtest checks it). Classifying keys
+// into skills, agent views and loading are catalog's. The one piece of the
+// layout it knows is the shape of a skill directory's key prefix
+// (SkillDir), because the directory store must decide while it walks
+// whether an entry it may not read holds one skill or the whole listing.
+// The AWS SDK is linked here, so the node agent must never import this
+// package.
+package store
 
 import (
 	"context"
@@ -30,15 +31,15 @@ var (
 	ErrTooLarge    = errors.New("file larger than 256 KiB")
 )
 
-// errNotRegular is the directory store's error for a named pipe, device or
-// socket. It is an ErrNotFound (the gateway answers 404); the Loader tells
-// it apart to say why the skill is not loaded.
-var errNotRegular = fmt.Errorf("not a regular file: %w", ErrNotFound)
+// ErrNotRegular is the directory store's error for a named pipe, device or
+// socket. It is an ErrNotFound (the gateway answers 404); catalog's Loader
+// tells it apart to say why the skill is not loaded.
+var ErrNotRegular = fmt.Errorf("not a regular file: %w", ErrNotFound)
 
-// errUnreadable is the directory store's error for a file its process may
-// not read (permission denied). The Loader makes it one unread file of its
-// skill, so that one such file holds its skill and no other.
-var errUnreadable = errors.New("permission denied")
+// ErrUnreadable is the directory store's error for a file its process may
+// not read (permission denied). catalog's Loader makes it one unread file
+// of its skill, so that one such file holds its skill and no other.
+var ErrUnreadable = errors.New("permission denied")
 
 // Object is one listed key.
 type Object struct {

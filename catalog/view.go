@@ -1,4 +1,4 @@
-package r2store
+package catalog
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // SkillObject is a listed key that is a skill's SKILL.md, with the other
@@ -19,7 +20,7 @@ type SkillObject struct {
 	// prefix (skills/{dir}/ or agents/{agentId}/skills/{dir}/), keys in
 	// full, in key order: nested ones included (a deeper SKILL.md too),
 	// NotRegular ones included. nil when there are none.
-	Files []Object
+	Files []store.Object
 }
 
 // dirPrefix returns the key prefix of a skill's directory: its SKILL.md
@@ -34,19 +35,19 @@ func dirPrefix(skillKey string) string {
 // names, a differently cased SKILL.md) become warnings; other keys are a
 // skill's Files when they are under the directory of a skill, and ignored
 // otherwise (a directory without a SKILL.md, unrelated objects). A SKILL.md
-// that is not a regular file (see Object.NotRegular) is a warning, not a
+// that is not a regular file (see store.Object.NotRegular) is a warning, not a
 // skill, and its directory's objects are ignored; so is a skill directory
-// the store may not read (see Object.Unreadable).
+// the store may not read (see store.Object.Unreadable).
 //
 // It is linear in the number of objects: files are matched to their skill
 // by directory prefix, whatever the input order (a listing is sorted by
 // key, and there a SKILL.md sorts in the middle of its directory's keys).
-func Classify(objs []Object) (skills []SkillObject, diags []skill.Diagnostic) {
+func Classify(objs []store.Object) (skills []SkillObject, diags []skill.Diagnostic) {
 	for _, o := range objs {
 		if o.Unreadable {
 			// A skill directory, or its SKILL.md, is not a skill; anything
 			// else in a skill directory is one of its Files.
-			if dir, ok := skillDirPrefix(o.Key); ok && (o.Key == dir || o.Key == dir+skill.FileName) {
+			if dir, ok := store.SkillDir(o.Key); ok && (o.Key == dir || o.Key == dir+skill.FileName) {
 				diags = append(diags, skill.Diagnostic{
 					Location: o.Key,
 					Level:    skill.LevelWarn,
@@ -87,7 +88,7 @@ func Classify(objs []Object) (skills []SkillObject, diags []skill.Diagnostic) {
 	total := 0
 	for j, o := range objs {
 		owner[j] = -1
-		dir, ok := skillDirPrefix(o.Key)
+		dir, ok := store.SkillDir(o.Key)
 		if !ok {
 			continue
 		}
@@ -100,7 +101,7 @@ func Classify(objs []Object) (skills []SkillObject, diags []skill.Diagnostic) {
 	if total == 0 {
 		return skills, diags
 	}
-	files := make([]Object, total)
+	files := make([]store.Object, total)
 	off := 0
 	for i, n := range count {
 		if n > 0 {
@@ -121,28 +122,7 @@ func Classify(objs []Object) (skills []SkillObject, diags []skill.Diagnostic) {
 	return skills, diags
 }
 
-// skillDirPrefix returns the skill directory prefix a key is under,
-// skills/{dir}/ or agents/{agentId}/skills/{dir}/, without checking the
-// names: ok is false for a key not under one.
-func skillDirPrefix(key string) (prefix string, ok bool) {
-	var n int // length of the part before {dir}
-	if rest, ok := strings.CutPrefix(key, skill.AgentsPrefix); ok {
-		i := strings.IndexByte(rest, '/')
-		if i < 0 || !strings.HasPrefix(rest[i+1:], skill.GlobalPrefix) {
-			return "", false
-		}
-		n = len(skill.AgentsPrefix) + i + 1 + len(skill.GlobalPrefix)
-	} else if strings.HasPrefix(key, skill.GlobalPrefix) {
-		n = len(skill.GlobalPrefix)
-	} else {
-		return "", false
-	}
-	j := strings.IndexByte(key[n:], '/')
-	if j < 0 {
-		return "", false
-	}
-	return key[:n+j+1], true
-}
+func compareKeys(a, b store.Object) int { return strings.Compare(a.Key, b.Key) }
 
 // keyHint says what to do about a key that skill.ParseKey rejected.
 func keyHint(key string) string {
@@ -226,7 +206,7 @@ func View(all []SkillObject, agentID string) []SkillObject {
 // ListView lists the skills agentID sees: its agent-local prefix and the
 // global prefix, classified and shadowed as View does. A malformed agentID
 // is an error before any storage request.
-func ListView(ctx context.Context, st Store, agentID string) ([]SkillObject, []skill.Diagnostic, error) {
+func ListView(ctx context.Context, st store.Store, agentID string) ([]SkillObject, []skill.Diagnostic, error) {
 	view, _, diags, err := ListViewShadows(ctx, st, agentID)
 	return view, diags, err
 }
@@ -234,7 +214,7 @@ func ListView(ctx context.Context, st Store, agentID string) ([]SkillObject, []s
 // ListViewShadows is ListView, also returning the global skills that the
 // agent's own skills shadow (in key order), which the view leaves out: a
 // report names the one each agent-local skill shadows.
-func ListViewShadows(ctx context.Context, st Store, agentID string) (view, shadowed []SkillObject, diags []skill.Diagnostic, err error) {
+func ListViewShadows(ctx context.Context, st store.Store, agentID string) (view, shadowed []SkillObject, diags []skill.Diagnostic, err error) {
 	if err := skill.ValidateID(agentID); err != nil {
 		return nil, nil, nil, fmt.Errorf("agent id %w", err)
 	}
@@ -267,7 +247,7 @@ func ListViewShadows(ctx context.Context, st Store, agentID string) (view, shado
 // agent's skills and the global ones), as the gateway's snapshot needs.
 // Other objects of a shared bucket are not listed: on R2 or S3 that would
 // cost a request per 1,000 of them at every poll.
-func ListAll(ctx context.Context, st Store) ([]SkillObject, []skill.Diagnostic, error) {
+func ListAll(ctx context.Context, st store.Store) ([]SkillObject, []skill.Diagnostic, error) {
 	agents, err := st.List(ctx, skill.AgentsPrefix)
 	if err != nil {
 		return nil, nil, err

@@ -1,4 +1,4 @@
-package r2store_test
+package catalog_test
 
 import (
 	"fmt"
@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
-	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // touch gives the file of key under root a new modification time, so that
@@ -26,7 +27,7 @@ func touch(t *testing.T, root, key string, at time.Time) {
 
 // inputs maps each loaded skill's key to its Input, without the parsed
 // skill it carries (checked once, in TestLoaderFiles).
-func inputs(loaded []r2store.Loaded) map[string]governance.Input {
+func inputs(loaded []catalog.Loaded) map[string]governance.Input {
 	m := map[string]governance.Input{}
 	for _, l := range loaded {
 		in := l.Input
@@ -54,7 +55,7 @@ func TestLoaderFiles(t *testing.T) {
 	}
 	d, root := newDir(t, files)
 	st := &countingStore{Store: d}
-	l := r2store.NewLoader(st)
+	l := catalog.NewLoader(st)
 
 	want := map[string]governance.Input{
 		"agents/main/skills/b/SKILL.md": {SkillMD: []byte(files["agents/main/skills/b/SKILL.md"]), Files: []governance.File{
@@ -82,7 +83,7 @@ func TestLoaderFiles(t *testing.T) {
 	if len(diags) != 1 || diags[0].Location != "skills/a/sub/SKILL.md" {
 		t.Errorf("diagnostics = %+v, want one about the deeper SKILL.md", diags)
 	}
-	if n, s := st.gets.Load(), l.Stats(); n != 3+5 || s != (r2store.LoaderStats{Gets: 8, Downloads: 8}) {
+	if n, s := st.gets.Load(), l.Stats(); n != 3+5 || s != (catalog.LoaderStats{Gets: 8, Downloads: 8}) {
 		t.Errorf("first load: %d Gets, stats %+v; want 8 downloads (3 SKILL.md, 5 files)", n, s)
 	}
 
@@ -102,7 +103,7 @@ func TestLoaderFiles(t *testing.T) {
 	}
 
 	// Without listed ETags every object is asked for conditionally.
-	objs, _, err := r2store.ListAll(t.Context(), st)
+	objs, _, err := catalog.ListAll(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestLoaderFiles(t *testing.T) {
 	if got := inputs(noETag); !reflect.DeepEqual(got, want) {
 		t.Errorf("inputs without ETags =\n  %+v\nwant\n  %+v", got, want)
 	}
-	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 16, NotModified: 8, Downloads: 8, CacheHits: 8}) {
+	if s := l.Stats(); s != (catalog.LoaderStats{Gets: 16, NotModified: 8, Downloads: 8, CacheHits: 8}) {
 		t.Errorf("stats %+v, want 8 more Gets, all not modified", s)
 	}
 
@@ -262,7 +263,7 @@ func TestLoaderFileCaps(t *testing.T) {
 			tt.files["skills/s/SKILL.md"] = string(skillFile("s", "s"))
 			d, _ := newDir(t, tt.files)
 			st := &countingStore{Store: d}
-			l := r2store.NewLoader(st)
+			l := catalog.NewLoader(st)
 			loaded, diags := snapshot(t, st, l)
 			if len(loaded) != 1 || len(diags) != 0 {
 				t.Fatalf("loaded %d skills, diagnostics %+v; want 1, none", len(loaded), diags)
@@ -297,7 +298,7 @@ func TestLoaderFileCaps(t *testing.T) {
 func TestLoaderFilesUnloadedSkill(t *testing.T) {
 	t.Parallel()
 	d, root := newDir(t, map[string]string{
-		"skills/big/SKILL.md":  "---\nname: big\n---\n" + strings.Repeat("x", r2store.MaxFileSize),
+		"skills/big/SKILL.md":  "---\nname: big\n---\n" + strings.Repeat("x", store.MaxFileSize),
 		"skills/big/run.sh":    "big's file",
 		"skills/gone/SKILL.md": string(skillFile("gone", "deleted after listing")),
 		"skills/gone/run.sh":   "gone's file",
@@ -306,7 +307,7 @@ func TestLoaderFilesUnloadedSkill(t *testing.T) {
 		"skills/ok/b.txt":      "b",
 	})
 	st := &countingStore{Store: d}
-	objs, _, err := r2store.ListAll(t.Context(), st)
+	objs, _, err := catalog.ListAll(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +316,7 @@ func TestLoaderFilesUnloadedSkill(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	loaded, diags, err := r2store.NewLoader(st).Load(t.Context(), objs)
+	loaded, diags, err := catalog.NewLoader(st).Load(t.Context(), objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,13 +351,13 @@ func TestLoaderFileStorageError(t *testing.T) {
 		"skills/a/SKILL.md": string(skillFile("ay", "a")),
 		"skills/a/run.sh":   "run",
 	})
-	d, err := r2store.NewDir(root)
+	d, err := store.NewDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := &countingStore{Store: d}
-	l := r2store.NewLoader(st)
-	objs, _, err := r2store.ListAll(t.Context(), st)
+	l := catalog.NewLoader(st)
+	objs, _, err := catalog.ListAll(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,8 +366,8 @@ func TestLoaderFileStorageError(t *testing.T) {
 	}
 
 	// Only the file changed; the store's directory is gone: an outage.
-	changed := append([]r2store.SkillObject(nil), objs...)
-	changed[0].Files = []r2store.Object{changed[0].Files[0]}
+	changed := append([]catalog.SkillObject(nil), objs...)
+	changed[0].Files = []store.Object{changed[0].Files[0]}
 	changed[0].Files[0].ETag = `"changed"`
 	if err := os.Rename(root, root+".gone"); err != nil {
 		t.Fatal(err)
@@ -390,7 +391,7 @@ func TestLoaderFileStorageError(t *testing.T) {
 // TestLoaderFileSizeCapsAgree pins the store's read cap to the scanner's
 // file cap: a file the budget admits is one Get may return.
 func TestLoaderFileSizeCapsAgree(t *testing.T) {
-	if r2store.MaxFileSize != governance.MaxFileBytes {
-		t.Errorf("r2store.MaxFileSize = %d, governance.MaxFileBytes = %d", r2store.MaxFileSize, governance.MaxFileBytes)
+	if store.MaxFileSize != governance.MaxFileBytes {
+		t.Errorf("store.MaxFileSize = %d, governance.MaxFileBytes = %d", store.MaxFileSize, governance.MaxFileBytes)
 	}
 }

@@ -6,18 +6,19 @@
 // both, so that neither imports the other: eligibility decides each
 // skill's verdict, promptbuild renders the <skill> entries of the offered
 // ones, and this package puts verdicts, diagnostics and the prompt
-// together, once. It never imports gateway, r2store or the commands, which
+// together, once. It never imports gateway, store, catalog or the
+// commands, which
 // call it; it does no I/O (encoding the report is the caller's).
 package report
 
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/promptbuild"
 	"github.com/skillgate/skillgate/skill"
+	"golang.org/x/sync/errgroup"
 )
 
 // Report is the answer of `skillgate eval --json` and of
@@ -259,7 +260,8 @@ func Build(v *View, x *eligibility.Index, workers int, each func(*SkillReport)) 
 	}
 }
 
-// forEach calls f(i) for every i in [0, n) on up to workers goroutines.
+// forEach calls f(i) for every i in [0, n), started in index order, on up
+// to workers goroutines.
 func forEach(n, workers int, f func(i int)) {
 	if workers <= 1 {
 		for i := range n {
@@ -267,16 +269,12 @@ func forEach(n, workers int, f func(i int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
-			}
-		})
+	var g errgroup.Group
+	g.SetLimit(workers)
+	for i := range n {
+		g.Go(func() error { f(i); return nil })
 	}
-	wg.Wait()
+	g.Wait() // f returns nothing: no error to wait for
 }
 
 // Reports returns the reports of the skills v.Skills[i] for i in idx, in

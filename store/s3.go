@@ -1,4 +1,4 @@
-package r2store
+package store
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 // Timeouts and pool sizes of the S3 HTTP client.
 const (
 	s3RequestTimeout   = 30 * time.Second // a whole request, body included
-	s3MaxIdleConnsHost = 32               // above the Loader's fetch concurrency
+	s3MaxIdleConnsHost = 32               // above catalog.Loader's fetch concurrency
 )
 
 // S3Config configures an S3-compatible store (Cloudflare R2, AWS S3, MinIO).

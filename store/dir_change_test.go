@@ -1,4 +1,4 @@
-package r2store_test
+package store_test
 
 import (
 	"errors"
@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/unprivtest"
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // TestDirETagSeesRestoredMtime (issue 19, G6): the directory store's ETag
@@ -33,10 +34,10 @@ func TestDirETagSeesRestoredMtime(t *testing.T) {
 		}
 		return objs[1].ETag
 	}
-	l := r2store.NewLoader(d)
+	l := catalog.NewLoader(d)
 	load := func() string {
 		t.Helper()
-		objs, _, err := r2store.ListAll(ctx, d)
+		objs, _, err := catalog.ListAll(ctx, d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,11 +140,11 @@ func TestDirUnreadableInsideSkill(t *testing.T) {
 	if !objs[1].Unreadable || !objs[6].Unreadable || objs[0].Unreadable || objs[4].Unreadable {
 		t.Errorf("List = %+v, want skills/a/private/ and skills/e/ Unreadable, no other", objs)
 	}
-	if _, _, err := d.Get(ctx, "skills/b/key.txt", ""); err == nil || errors.Is(err, r2store.ErrNotFound) {
+	if _, _, err := d.Get(ctx, "skills/b/key.txt", ""); err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Get of a file the store cannot read = %v, want an error that is not ErrNotFound", err)
 	}
 
-	skills, diags, err := r2store.ListAll(ctx, d)
+	skills, diags, err := catalog.ListAll(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestDirUnreadableInsideSkill(t *testing.T) {
 	if len(diags) != 1 || diags[0].Location != "skills/e/" || !strings.Contains(diags[0].Message, "cannot be read") {
 		t.Errorf("diagnostics = %+v, want one about skills/e/", diags)
 	}
-	loaded, _, err := r2store.NewLoader(d).Load(ctx, skills)
+	loaded, _, err := catalog.NewLoader(d).Load(ctx, skills)
 	if err != nil {
 		t.Fatalf("Load with an unreadable file in a skill: %v", err)
 	}

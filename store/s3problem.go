@@ -1,4 +1,4 @@
-package r2store
+package store
 
 import (
 	"cmp"

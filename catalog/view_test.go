@@ -1,4 +1,4 @@
-package r2store_test
+package catalog_test
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 func TestClassify(t *testing.T) {
 	t.Parallel()
-	objs := []r2store.Object{
+	objs := []store.Object{
 		{Key: "skills/b/SKILL.md", Size: 10, ETag: `"b"`},
 		{Key: "agents/main/skills/a/SKILL.md", Size: 11, ETag: `"ma"`},
 		{Key: "skills/a/SKILL.md", Size: 12, ETag: `"a"`},
@@ -27,14 +28,14 @@ func TestClassify(t *testing.T) {
 		{Key: "agents/bad\x7fid/skills/a/SKILL.md"},               // bad agent id (DEL)
 		{Key: "skills/" + strings.Repeat("d", 129) + "/SKILL.md"}, // dir too long
 	}
-	skills, diags := r2store.Classify(objs)
+	skills, diags := catalog.Classify(objs)
 
-	want := []r2store.SkillObject{
+	want := []catalog.SkillObject{
 		{Ref: skill.Ref{Key: "skills/b/SKILL.md", Dir: "b", Scope: skill.ScopeGlobal}, Size: 10, ETag: `"b"`},
 		{Ref: skill.Ref{Key: "agents/main/skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeAgent, Agent: "main"}, Size: 11, ETag: `"ma"`,
-			Files: []r2store.Object{{Key: "agents/main/skills/a/examples/x/SKILL.md"}}},
+			Files: []store.Object{{Key: "agents/main/skills/a/examples/x/SKILL.md"}}},
 		{Ref: skill.Ref{Key: "skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeGlobal}, Size: 12, ETag: `"a"`,
-			Files: []r2store.Object{{Key: "skills/a/examples/x/SKILL.md"}, {Key: "skills/a/scripts/run.sh"}}},
+			Files: []store.Object{{Key: "skills/a/examples/x/SKILL.md"}, {Key: "skills/a/scripts/run.sh"}}},
 	}
 	if !reflect.DeepEqual(skills, want) {
 		t.Errorf("skills =\n  %+v\nwant\n  %+v", skills, want)
@@ -69,7 +70,7 @@ func TestClassify(t *testing.T) {
 func TestClassifyFiles(t *testing.T) {
 	t.Parallel()
 	// A listing, sorted by key as List returns it.
-	listing := []r2store.Object{
+	listing := []store.Object{
 		{Key: "README.md"},
 		{Key: "agents/main/skills/a/.hidden", Size: 1, ETag: `"1"`},
 		{Key: "agents/main/skills/a/SKILL.md", Size: 2, ETag: `"2"`},
@@ -92,18 +93,18 @@ func TestClassifyFiles(t *testing.T) {
 		{Key: "skills/q/run.sh", Size: 14, ETag: `"14"`},
 		{Key: "skillsx/a/SKILL.md"},
 	}
-	want := []r2store.SkillObject{
+	want := []catalog.SkillObject{
 		{Ref: skill.Ref{Key: "agents/main/skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeAgent, Agent: "main"}, Size: 2, ETag: `"2"`,
-			Files: []r2store.Object{listing[1], listing[3]}},
+			Files: []store.Object{listing[1], listing[3]}},
 		{Ref: skill.Ref{Key: "agents/main/skills/ab/SKILL.md", Dir: "ab", Scope: skill.ScopeAgent, Agent: "main"}, Size: 4, ETag: `"4"`,
-			Files: []r2store.Object{listing[5]}},
+			Files: []store.Object{listing[5]}},
 		{Ref: skill.Ref{Key: "skills/a-b/SKILL.md", Dir: "a-b", Scope: skill.ScopeGlobal}, Size: 6, ETag: `"6"`},
 		{Ref: skill.Ref{Key: "skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeGlobal}, Size: 8, ETag: `"8"`,
-			Files: []r2store.Object{listing[9], listing[11], listing[12]}},
+			Files: []store.Object{listing[9], listing[11], listing[12]}},
 		{Ref: skill.Ref{Key: "skills/ab/SKILL.md", Dir: "ab", Scope: skill.ScopeGlobal}, Size: 11, ETag: `"11"`,
-			Files: []r2store.Object{listing[14]}},
+			Files: []store.Object{listing[14]}},
 		{Ref: skill.Ref{Key: "skills/p/SKILL.md", Dir: "p", Scope: skill.ScopeGlobal}, Size: 13, ETag: `"13"`,
-			Files: []r2store.Object{listing[17]}},
+			Files: []store.Object{listing[17]}},
 	}
 
 	reversed := slices.Clone(listing)
@@ -113,20 +114,20 @@ func TestClassifyFiles(t *testing.T) {
 
 	tests := []struct {
 		name      string
-		objs      []r2store.Object
-		want      []r2store.SkillObject
+		objs      []store.Object
+		want      []catalog.SkillObject
 		wantDiags []string // locations
 	}{
 		{"sorted", listing, want, []string{"skills/a/sub/SKILL.md", "skills/q/SKILL.md"}},
 		// Skills come in input order; each one's Files stay in key order.
 		{"reversed", reversed, wantReversed, []string{"skills/q/SKILL.md", "skills/a/sub/SKILL.md"}},
-		{"no skill", []r2store.Object{{Key: "skills/a/run.sh"}, {Key: "agents/x/skills/a/b"}}, nil, nil},
+		{"no skill", []store.Object{{Key: "skills/a/run.sh"}, {Key: "agents/x/skills/a/b"}}, nil, nil},
 		{"empty", nil, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			skills, diags := r2store.Classify(tt.objs)
+			skills, diags := catalog.Classify(tt.objs)
 			if !reflect.DeepEqual(skills, tt.want) {
 				t.Errorf("skills =\n  %+v\nwant\n  %+v", skills, tt.want)
 			}
@@ -141,9 +142,9 @@ func TestClassifyFiles(t *testing.T) {
 	}
 
 	// View carries the Files along.
-	all, _ := r2store.Classify(listing)
-	wantView := []r2store.SkillObject{want[0], want[1], want[2], want[5]} // main's ab shadows the global one
-	if view := r2store.View(all, "main"); !reflect.DeepEqual(view, wantView) {
+	all, _ := catalog.Classify(listing)
+	wantView := []catalog.SkillObject{want[0], want[1], want[2], want[5]} // main's ab shadows the global one
+	if view := catalog.View(all, "main"); !reflect.DeepEqual(view, wantView) {
 		t.Errorf("View(main) =\n  %+v\nwant\n  %+v", view, wantView)
 	}
 }
@@ -162,7 +163,7 @@ func TestListViewFiles(t *testing.T) {
 		"skills/b/ref/SKILL.md":              "deep",
 		"skills/bb/run.sh":                   "no SKILL.md",
 	})
-	view, _, err := r2store.ListView(t.Context(), d, "main")
+	view, _, err := catalog.ListView(t.Context(), d, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestListViewFiles(t *testing.T) {
 func TestClassifyScale(t *testing.T) {
 	t.Parallel()
 	objs := scaleListing(10000, 9)
-	skills, diags := r2store.Classify(objs)
+	skills, diags := catalog.Classify(objs)
 	if len(skills) != 10000 || len(diags) != 0 {
 		t.Fatalf("%d skills, %d diagnostics; want 10000, 0", len(skills), len(diags))
 	}
@@ -200,29 +201,29 @@ func TestClassifyScale(t *testing.T) {
 func BenchmarkClassify(b *testing.B) {
 	objs := scaleListing(10000, 9)
 	for b.Loop() {
-		r2store.Classify(objs)
+		catalog.Classify(objs)
 	}
 }
 
 // scaleListing returns the sorted listing of n skills with files other
 // files each, some sorting before their SKILL.md and some after.
-func scaleListing(n, files int) []r2store.Object {
-	objs := make([]r2store.Object, 0, n*(files+1))
+func scaleListing(n, files int) []store.Object {
+	objs := make([]store.Object, 0, n*(files+1))
 	for i := range n {
 		dir := fmt.Sprintf("skills/s%05d/", i)
-		objs = append(objs, r2store.Object{Key: dir + skill.FileName, Size: 100, ETag: `"s"`})
+		objs = append(objs, store.Object{Key: dir + skill.FileName, Size: 100, ETag: `"s"`})
 		for f := range files {
 			name := fmt.Sprintf("%c-file%d", "AZ"[f%2], f) // "A…" sorts before SKILL.md, "Z…" after
-			objs = append(objs, r2store.Object{Key: dir + name, Size: 10, ETag: `"f"`})
+			objs = append(objs, store.Object{Key: dir + name, Size: 10, ETag: `"f"`})
 		}
 	}
-	slices.SortFunc(objs, func(a, b r2store.Object) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(objs, func(a, b store.Object) int { return strings.Compare(a.Key, b.Key) })
 	return objs
 }
 
 func TestView(t *testing.T) {
 	t.Parallel()
-	all, _ := r2store.Classify([]r2store.Object{
+	all, _ := catalog.Classify([]store.Object{
 		{Key: "skills/zeta/SKILL.md"},
 		{Key: "agents/main/skills/tmux/SKILL.md"},
 		{Key: "skills/github/SKILL.md"},
@@ -256,11 +257,11 @@ func TestView(t *testing.T) {
 		{"nobody", []string{"skills/github/SKILL.md", "skills/tmux/SKILL.md", "skills/zeta/SKILL.md"}},
 	}
 	for _, tt := range tests {
-		if got := skillKeys(r2store.View(all, tt.agent)); !slices.Equal(got, tt.want) {
+		if got := skillKeys(catalog.View(all, tt.agent)); !slices.Equal(got, tt.want) {
 			t.Errorf("View(%s) =\n  %q\nwant\n  %q", tt.agent, got, tt.want)
 		}
 	}
-	if got := r2store.View(nil, "main"); len(got) != 0 {
+	if got := catalog.View(nil, "main"); len(got) != 0 {
 		t.Errorf("View(nil) = %v", got)
 	}
 }
@@ -277,7 +278,7 @@ func TestViewShadowsByDir(t *testing.T) {
 		"agents/main/skills/extra/SKILL.md":  string(skillFile("github", "local github name")),
 		"agents/main/skills/deep/x/SKILL.md": "deep",
 	})
-	view, diags, err := r2store.ListView(t.Context(), d, "main")
+	view, diags, err := catalog.ListView(t.Context(), d, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,14 +296,14 @@ func TestListViewRejectsAgentIDs(t *testing.T) {
 	d, _ := newDir(t, map[string]string{"skills/a/SKILL.md": "a"})
 	st := &countingStore{Store: d}
 	for _, id := range []string{"", "..", "a/b", `a\b`, "a..b", "a\x00", "tab\there", "del\x7f", strings.Repeat("x", 129)} {
-		if _, _, err := r2store.ListView(t.Context(), st, id); err == nil || !strings.HasPrefix(err.Error(), "agent id") {
+		if _, _, err := catalog.ListView(t.Context(), st, id); err == nil || !strings.HasPrefix(err.Error(), "agent id") {
 			t.Errorf("ListView(%q) = %v, want an agent id error", id, err)
 		}
 	}
 	if n := st.lists.Load() + st.gets.Load(); n != 0 {
 		t.Errorf("%d storage requests for invalid agent ids, want none", n)
 	}
-	if _, _, err := r2store.ListView(t.Context(), st, strings.Repeat("x", 128)); err != nil {
+	if _, _, err := catalog.ListView(t.Context(), st, strings.Repeat("x", 128)); err != nil {
 		t.Errorf("ListView(128-byte id): %v", err)
 	}
 }
@@ -316,7 +317,7 @@ func TestListAll(t *testing.T) {
 		"skills/a/more/deeper/SKILL.md": "deep",
 		"notes.txt":                     "",
 	})
-	all, diags, err := r2store.ListAll(t.Context(), d)
+	all, diags, err := catalog.ListAll(t.Context(), d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,13 +340,13 @@ func TestAgentView(t *testing.T) {
 	local := []item{{"b", "local"}, {"z", "local"}}
 	global := []item{{"a", "global"}, {"b", "global"}, {"c", "global"}}
 	want := []item{{"b", "local"}, {"z", "local"}, {"a", "global"}, {"c", "global"}}
-	if got := r2store.AgentView(local, global, dir); !slices.Equal(got, want) {
+	if got := catalog.AgentView(local, global, dir); !slices.Equal(got, want) {
 		t.Errorf("AgentView = %v, want %v", got, want)
 	}
-	if got := r2store.AgentView(nil, global, dir); len(got) != 3 || &got[0] != &global[0] {
+	if got := catalog.AgentView(nil, global, dir); len(got) != 3 || &got[0] != &global[0] {
 		t.Errorf("AgentView(no local) = %v, want global itself", got)
 	}
-	if got := r2store.AgentView(local, nil, dir); !slices.Equal(got, local) {
+	if got := catalog.AgentView(local, nil, dir); !slices.Equal(got, local) {
 		t.Errorf("AgentView(no global) = %v, want %v", got, local)
 	}
 
@@ -360,9 +361,34 @@ func TestAgentView(t *testing.T) {
 		{"a", item{"a", "global"}, false, true},
 		{"nope", item{}, false, false},
 	} {
-		got, isLocal, ok := r2store.LookupDir(local, global, dir, tt.dir)
+		got, isLocal, ok := catalog.LookupDir(local, global, dir, tt.dir)
 		if got != tt.want || isLocal != tt.isLocal || ok != tt.wantFound {
 			t.Errorf("LookupDir(%q) = %v, %v, %v; want %v, %v, %v", tt.dir, got, isLocal, ok, tt.want, tt.isLocal, tt.wantFound)
+		}
+	}
+}
+
+// TestSkillDirMatchesLayout holds store.SkillDir, the one shape of a skill
+// directory's key prefix (the store cannot import skill), to skill's
+// layout, which Classify matches files to their skill by.
+func TestSkillDirMatchesLayout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ key, want string }{
+		{skill.GlobalKey("a"), skill.GlobalPrefix + "a/"},
+		{skill.AgentKey("main", "a"), skill.AgentPrefix("main") + "a/"},
+		{skill.GlobalPrefix + "a/scripts/run.sh", skill.GlobalPrefix + "a/"},
+		{skill.AgentPrefix("main") + "a/x/y/", skill.AgentPrefix("main") + "a/"},
+	} {
+		if got, ok := store.SkillDir(tc.key); !ok || got != tc.want {
+			t.Errorf("store.SkillDir(%q) = %q, %v; want %q", tc.key, got, ok, tc.want)
+		}
+	}
+	for _, key := range []string{
+		skill.GlobalPrefix, skill.GlobalPrefix + "a", skill.AgentPrefix("main"),
+		skill.AgentsPrefix + "main/other/a/SKILL.md", "other/a/SKILL.md",
+	} {
+		if got, ok := store.SkillDir(key); ok {
+			t.Errorf("store.SkillDir(%q) = %q: want none, the key is not in a skill directory", key, got)
 		}
 	}
 }

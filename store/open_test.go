@@ -1,34 +1,34 @@
-package r2store_test
+package store_test
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 func TestParseS3URL(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		url     string
-		want    r2store.S3Config
+		want    store.S3Config
 		wantErr string // substring of the error; "" for success
 	}{
-		{url: "s3://skills", want: r2store.S3Config{Bucket: "skills"}},
-		{url: "s3://skills/", want: r2store.S3Config{Bucket: "skills"}},
-		{url: "s3://skills?region=eu-west-1", want: r2store.S3Config{Bucket: "skills", Region: "eu-west-1"}},
+		{url: "s3://skills", want: store.S3Config{Bucket: "skills"}},
+		{url: "s3://skills/", want: store.S3Config{Bucket: "skills"}},
+		{url: "s3://skills?region=eu-west-1", want: store.S3Config{Bucket: "skills", Region: "eu-west-1"}},
 		{
 			url:  "s3://skills?endpoint=http://127.0.0.1:9000",
-			want: r2store.S3Config{Bucket: "skills", Endpoint: "http://127.0.0.1:9000", PathStyle: true},
+			want: store.S3Config{Bucket: "skills", Endpoint: "http://127.0.0.1:9000", PathStyle: true},
 		},
 		{
 			url:  "s3://skills?endpoint=https://acct.r2.cloudflarestorage.com&region=auto&path_style=false",
-			want: r2store.S3Config{Bucket: "skills", Endpoint: "https://acct.r2.cloudflarestorage.com", Region: "auto"},
+			want: store.S3Config{Bucket: "skills", Endpoint: "https://acct.r2.cloudflarestorage.com", Region: "auto"},
 		},
 		{
 			url:  "s3://skills?path_style=true",
-			want: r2store.S3Config{Bucket: "skills", PathStyle: true},
+			want: store.S3Config{Bucket: "skills", PathStyle: true},
 		},
 		{url: "s3://", wantErr: "missing bucket"},
 		{url: "s3://?endpoint=http://h", wantErr: "missing bucket"},
@@ -48,7 +48,7 @@ func TestParseS3URL(t *testing.T) {
 		{url: "file:///tmp", wantErr: "expected an s3://BUCKET URL"},
 	}
 	for _, tt := range tests {
-		got, err := r2store.ParseS3URL(tt.url)
+		got, err := store.ParseS3URL(tt.url)
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("ParseS3URL(%q): %v", tt.url, err)
@@ -69,22 +69,22 @@ func TestOpen(t *testing.T) {
 	ctx := t.Context()
 
 	for _, u := range []string{dir, "file://" + dir, "file://localhost" + dir} {
-		st, err := r2store.Open(ctx, u)
+		st, err := store.Open(ctx, u)
 		if err != nil {
 			t.Errorf("Open(%q): %v", u, err)
 			continue
 		}
-		if d, ok := st.(*r2store.Dir); !ok || d.Root() != dir {
+		if d, ok := st.(*store.Dir); !ok || d.Root() != dir {
 			t.Errorf("Open(%q) = %#v, want the Dir of %s", u, st, dir)
 		}
 	}
 
 	// An s3 store makes no request when opened.
-	st, err := r2store.Open(ctx, "s3://skills?endpoint=http://127.0.0.1:1")
+	st, err := store.Open(ctx, "s3://skills?endpoint=http://127.0.0.1:1")
 	if err != nil {
 		t.Fatalf("Open(s3): %v", err)
 	}
-	if s, ok := st.(*r2store.S3); !ok || s.Bucket() != "skills" {
+	if s, ok := st.(*store.S3); !ok || s.Bucket() != "skills" {
 		t.Errorf("Open(s3) = %#v, want the S3 store of bucket skills", st)
 	}
 
@@ -97,7 +97,7 @@ func TestOpen(t *testing.T) {
 		{"s3://skills?endpoint=nope", "expected a URL like"},
 		{"s3://?endpoint=http://h", "missing bucket"},
 	} {
-		if _, err := r2store.Open(ctx, tt.url); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+		if _, err := store.Open(ctx, tt.url); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("Open(%q) = %v, want an error containing %q", tt.url, err, tt.wantErr)
 		}
 	}
@@ -111,7 +111,7 @@ func TestRedact(t *testing.T) {
 		"s3://key:hunter2@b?region=x":   "s3://REDACTED@b?region=x",
 		"s3://key:hunter2@b%zz":         "(a store URL that does not parse)",
 	} {
-		if got := r2store.Redact(in); got != want {
+		if got := store.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -119,10 +119,10 @@ func TestRedact(t *testing.T) {
 
 func TestRedactAndRefuseEndpointCredentials(t *testing.T) {
 	u := "s3://b?endpoint=http://AKIA:SECRETKEY@127.0.0.1:9000&region=auto"
-	if got := r2store.Redact(u); strings.Contains(got, "SECRETKEY") || strings.Contains(got, "AKIA") {
+	if got := store.Redact(u); strings.Contains(got, "SECRETKEY") || strings.Contains(got, "AKIA") {
 		t.Errorf("Redact(%q) = %q", u, got)
 	}
-	_, err := r2store.Open(t.Context(), u)
+	_, err := store.Open(t.Context(), u)
 	if err == nil || strings.Contains(err.Error(), "SECRETKEY") || !strings.Contains(err.Error(), "credentials in the URL are not accepted") {
 		t.Errorf("Open: %v", err)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package r2store
+package store
 
 import "syscall"
 

@@ -1,6 +1,6 @@
-//go:build aix || dragonfly || linux || openbsd || solaris
+//go:build darwin || freebsd || netbsd
 
-package r2store
+package store
 
 import (
 	"io/fs"
@@ -14,5 +14,5 @@ func changeStamp(fi fs.FileInfo) (ctime int64, ino uint64) {
 	if !ok {
 		return 0, 0
 	}
-	return st.Ctim.Nano(), uint64(st.Ino)
+	return st.Ctimespec.Nano(), uint64(st.Ino)
 }

@@ -1,4 +1,4 @@
-package r2store
+package catalog
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
+	"golang.org/x/sync/errgroup"
 )
 
 // loadConcurrency bounds the Gets one Load runs at a time.
@@ -23,7 +25,7 @@ const loadConcurrency = 16
 // costs no request, and a changed one costs a conditional Get. It is safe
 // for concurrent use; concurrent Loads run one after the other.
 type Loader struct {
-	st Store
+	st store.Store
 
 	mu    sync.Mutex // serializes Load; guards cache
 	cache map[string]cached
@@ -53,7 +55,7 @@ type LoaderStats struct {
 }
 
 // NewLoader returns a Loader reading from st.
-func NewLoader(st Store) *Loader {
+func NewLoader(st store.Store) *Loader {
 	return &Loader{st: st, cache: map[string]cached{}}
 }
 
@@ -130,7 +132,28 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 	l.mu.Lock()
 	defer l.mu.Unlock()
 
-	// SKILL.md files.
+	results, err := l.loadSkills(ctx, objs)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The other files of the loaded skills' directories.
+	fileReads := l.planFiles(objs, results)
+	err = parallel(ctx, len(fileReads), func(ctx context.Context, j int) error {
+		return l.readFile(ctx, &fileReads[j])
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	gone := applyFiles(results, fileReads)
+	loaded, diags, next := assemble(objs, results, gone)
+	l.cache = next
+	return loaded, diags, nil
+}
+
+// loadSkills reads the SKILL.md files of objs (the cached ones not
+// again), at most loadConcurrency at a time: a result for each, in objs
+// order.
+func (l *Loader) loadSkills(ctx context.Context, objs []SkillObject) ([]loadResult, error) {
 	results := make([]loadResult, len(objs))
 	type skillRead struct {
 		i    int // index in objs
@@ -145,7 +168,7 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		case have && o.ETag != "" && c.etag == o.ETag:
 			l.hits.Add(1)
 			results[i] = loadResult{entry: c, ok: true}
-		case o.Size > MaxFileSize:
+		case o.Size > store.MaxFileSize:
 			results[i] = loadResult{diag: tooLarge(o.Key, o.Size)}
 		default:
 			if !have {
@@ -160,23 +183,29 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		results[r.i] = res
 		return err
 	})
-	if err != nil {
-		return nil, nil, err
-	}
+	return results, err
+}
 
-	// The other files of the loaded skills' directories.
-	type fileRead struct {
-		i, f int // index in objs and in results[i].files
-		o    Object
-		c    cached
-		have bool
+// fileRead is one file of a loaded skill's directory to read, and the
+// outcome of reading it.
+type fileRead struct {
+	i, f int // index in objs and in results[i].files
+	o    store.Object
+	c    cached
+	have bool
 
-		// The outcome: read (entry), refused (err), or deleted (gone).
-		entry cached
-		read  bool
-		err   string
-		gone  bool
-	}
+	// The outcome: read (entry), refused (err), or deleted (gone).
+	entry cached
+	read  bool
+	err   string
+	gone  bool
+}
+
+// planFiles offers the other files of each loaded skill's directory to
+// the directory's budget, in path order, and fills results[i].files:
+// refused, unreadable and not regular files with their Err, cached ones
+// with their Data. It returns the files to read.
+func (l *Loader) planFiles(objs []SkillObject, results []loadResult) []fileRead {
 	var fileReads []fileRead
 	for i, o := range objs {
 		if !results[i].ok || len(o.Files) == 0 {
@@ -230,30 +259,37 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 		results[i].skipped = budget.Skipped()
 		results[i].budget, results[i].admitted = budget, admits
 	}
-	err = parallel(ctx, len(fileReads), func(ctx context.Context, j int) error {
-		r := &fileReads[j]
-		e, _, err := l.get(ctx, r.o.Key, r.o.ETag, r.c, r.have)
-		switch {
-		case err == nil:
-			r.entry, r.read = e, true
-		case errors.Is(err, ErrTooLarge):
-			r.err = errTextTooLarge
-		case errors.Is(err, errNotRegular):
-			// Replaced by a named pipe, device or socket since the listing.
-			r.err = errTextNotRegular
-		case errors.Is(err, errUnreadable):
-			r.err = errTextUnreadable
-		case errors.Is(err, ErrNotFound):
-			r.gone = true // deleted since the listing
-		default:
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
+	return fileReads
+}
+
+// readFile reads one file of a skill's directory into r. A file refused
+// by what the read found, or deleted since the listing, is an outcome;
+// any other storage error is returned.
+func (l *Loader) readFile(ctx context.Context, r *fileRead) error {
+	e, _, err := l.get(ctx, r.o.Key, r.o.ETag, r.c, r.have)
+	switch {
+	case err == nil:
+		r.entry, r.read = e, true
+	case errors.Is(err, store.ErrTooLarge):
+		r.err = errTextTooLarge
+	case errors.Is(err, store.ErrNotRegular):
+		// Replaced by a named pipe, device or socket since the listing.
+		r.err = errTextNotRegular
+	case errors.Is(err, store.ErrUnreadable):
+		r.err = errTextUnreadable
+	case errors.Is(err, store.ErrNotFound):
+		r.gone = true // deleted since the listing
+	default:
+		return err
 	}
-	gone := map[int]bool{} // skills with a file deleted since the listing
+	return nil
+}
+
+// applyFiles puts the outcome of each file read into its skill's files,
+// then keeps or refuses each file read by what it is. It returns the
+// skills (by index) with a file deleted since the listing.
+func applyFiles(results []loadResult, fileReads []fileRead) (gone map[int]bool) {
+	gone = map[int]bool{}
 	for _, r := range fileReads {
 		f := &results[r.i].files[r.f]
 		switch {
@@ -283,7 +319,12 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 			}
 		}
 	}
+	return gone
+}
 
+// assemble returns the loaded skills, in objs order, the diagnostics of
+// those not loaded, and the next cache: exactly the loaded objects.
+func assemble(objs []SkillObject, results []loadResult, gone map[int]bool) ([]Loaded, []skill.Diagnostic, map[string]cached) {
 	size := len(objs)
 	for _, r := range results {
 		size += len(r.cached)
@@ -321,8 +362,7 @@ func (l *Loader) Load(ctx context.Context, objs []SkillObject) ([]Loaded, []skil
 			Input: governance.Input{SkillMD: r.entry.data, Skill: r.entry.skill, Lines: r.entry.lines, Files: files, Skipped: r.skipped},
 		})
 	}
-	l.cache = next
-	return loaded, diags, nil
+	return loaded, diags, next
 }
 
 func comparePaths(a, b governance.File) int { return strings.Compare(a.Path, b.Path) }
@@ -372,35 +412,23 @@ type keyed struct {
 // at a time. The first error cancels the rest and is returned; so is the
 // end of ctx, even when n is 0.
 func parallel(ctx context.Context, n int, f func(ctx context.Context, j int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, loadConcurrency)
-		once sync.Once
-		fail error
-	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(loadConcurrency)
 	for j := range n {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := f(ctx, j); err != nil {
-				once.Do(func() { fail = err; cancel() })
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // canceled while it waited for its turn: not started
 			}
-		}()
+			return f(gctx, j)
+		})
 	}
-	wg.Wait()
-	if fail == nil {
-		fail = ctx.Err() // the caller's context ended
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	return fail
+	return ctx.Err() // the caller's context ended
 }
 
 // get reads key with a Get, conditional on c's ETag when there is a cached
@@ -410,7 +438,7 @@ func (l *Loader) get(ctx context.Context, key, listedETag string, c cached, have
 	l.gets.Add(1)
 	body, etag, err := l.st.Get(ctx, key, c.etag)
 	switch {
-	case errors.Is(err, ErrNotModified) && have:
+	case errors.Is(err, store.ErrNotModified) && have:
 		l.notModified.Add(1)
 		return c, false, nil
 	case err != nil:
@@ -428,19 +456,19 @@ func (l *Loader) get(ctx context.Context, key, listedETag string, c cached, have
 func (l *Loader) fetchSkill(ctx context.Context, o SkillObject, c cached, have bool) (loadResult, error) {
 	e, fresh, err := l.get(ctx, o.Key, o.ETag, c, have)
 	switch {
-	case errors.Is(err, ErrTooLarge):
+	case errors.Is(err, store.ErrTooLarge):
 		return loadResult{diag: tooLarge(o.Key, -1)}, nil
-	case errors.Is(err, errNotRegular):
+	case errors.Is(err, store.ErrNotRegular):
 		// Replaced by a named pipe, device or socket since the listing.
 		d := notRegular(o.Key)
 		return loadResult{diag: &d}, nil
-	case errors.Is(err, errUnreadable):
+	case errors.Is(err, store.ErrUnreadable):
 		return loadResult{diag: &skill.Diagnostic{
 			Location: o.Key,
 			Level:    skill.LevelWarn,
 			Message:  o.Key + " cannot be read by the gateway (permission denied); it is not loaded",
 		}}, nil
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		return loadResult{diag: &skill.Diagnostic{
 			Location: o.Key,
 			Level:    skill.LevelInfo,

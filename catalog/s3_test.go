@@ -1,4 +1,4 @@
-package r2store_test
+package catalog_test
 
 import (
 	"bytes"
@@ -7,23 +7,23 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/miniotest"
-	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // newS3 makes a fresh bucket for t on srv and returns its store. The region
 // is left empty, so NewS3 signs for "auto" (what R2 wants) unless
 // AWS_REGION is set.
-func newS3(t *testing.T, srv *miniotest.Server) *r2store.S3 {
+func newS3(t *testing.T, srv *miniotest.Server) *store.S3 {
 	t.Helper()
-	st, err := r2store.NewS3(t.Context(), r2store.S3Config{
+	st, err := store.NewS3(t.Context(), store.S3Config{
 		Bucket:          srv.Bucket(t),
 		Endpoint:        srv.Endpoint,
 		PathStyle:       true,
@@ -37,7 +37,7 @@ func newS3(t *testing.T, srv *miniotest.Server) *r2store.S3 {
 }
 
 // putAll writes files concurrently with a bounded pool of workers.
-func putAll(t *testing.T, st *r2store.S3, files map[string][]byte) {
+func putAll(t *testing.T, st *store.S3, files map[string][]byte) {
 	t.Helper()
 	const workers = 32
 	keys := make(chan string)
@@ -71,44 +71,6 @@ func putAll(t *testing.T, st *r2store.S3, files map[string][]byte) {
 	}
 }
 
-func TestS3ListPaginates(t *testing.T) {
-	t.Parallel()
-	st := newS3(t, minio.Get(t))
-	const n = 1200
-	files := map[string][]byte{}
-	for i := range n {
-		dir := fmt.Sprintf("s%04d", i)
-		files[skill.GlobalKey(dir)] = skillFile(dir, "skill "+dir)
-	}
-	putAll(t, st, files)
-
-	objs, err := st.List(t.Context(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(objs) != n {
-		t.Fatalf("List returned %d keys, want %d", len(objs), n)
-	}
-	if !slices.IsSortedFunc(objs, func(a, b r2store.Object) int { return strings.Compare(a.Key, b.Key) }) {
-		t.Error("List is not sorted by key")
-	}
-	for _, o := range objs {
-		if want := int64(len(files[o.Key])); o.Size != want || !strings.HasPrefix(o.ETag, `"`) {
-			t.Fatalf("object %+v: want size %d and a quoted ETag", o, want)
-		}
-	}
-	if objs, err := st.List(t.Context(), "skills/s01"); err != nil || len(objs) != 100 {
-		t.Errorf("List(skills/s01) = %d keys, %v; want 100", len(objs), err)
-	}
-	if objs, err := st.List(t.Context(), "agents/"); err != nil || objs == nil || len(objs) != 0 {
-		t.Errorf("List(agents/) = %v, %v; want an empty, non-nil list", objs, err)
-	}
-	all, diags, err := r2store.ListAll(t.Context(), st)
-	if err != nil || len(all) != n || len(diags) != 0 {
-		t.Errorf("ListAll = %d skills, %d diagnostics, %v", len(all), len(diags), err)
-	}
-}
-
 func TestS3ListViewShadowing(t *testing.T) {
 	t.Parallel()
 	st := newS3(t, minio.Get(t))
@@ -123,7 +85,7 @@ func TestS3ListViewShadowing(t *testing.T) {
 		"agents/main/skills/github/references.md": []byte("more"),
 	})
 	cs := &countingStore{Store: st}
-	view, diags, err := r2store.ListView(t.Context(), cs, "main")
+	view, diags, err := catalog.ListView(t.Context(), cs, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +105,7 @@ func TestS3ListViewShadowing(t *testing.T) {
 		t.Errorf("ListView made %d List requests, want 2 (agent prefix, global prefix)", n)
 	}
 
-	skills, _, err := r2store.NewLoader(cs).Load(t.Context(), view)
+	skills, _, err := catalog.NewLoader(cs).Load(t.Context(), view)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +114,7 @@ func TestS3ListViewShadowing(t *testing.T) {
 	}
 
 	before := cs.lists.Load()
-	if _, _, err := r2store.ListView(t.Context(), cs, "../main"); err == nil {
+	if _, _, err := catalog.ListView(t.Context(), cs, "../main"); err == nil {
 		t.Error("ListView(../main): no error")
 	}
 	if cs.lists.Load() != before {
@@ -160,77 +122,27 @@ func TestS3ListViewShadowing(t *testing.T) {
 	}
 }
 
-func TestS3GetConditional(t *testing.T) {
-	t.Parallel()
-	st := newS3(t, minio.Get(t))
-	ctx := t.Context()
-	const key = "skills/a/SKILL.md"
-	if err := st.Put(ctx, key, []byte("one")); err != nil {
-		t.Fatal(err)
-	}
-
-	body, etag, err := st.Get(ctx, key, "")
-	if err != nil || string(body) != "one" || !strings.HasPrefix(etag, `"`) {
-		t.Fatalf("Get = %q, %q, %v", body, etag, err)
-	}
-	objs, err := st.List(ctx, "skills/")
-	if err != nil || len(objs) != 1 || objs[0].ETag != etag {
-		t.Fatalf("List = %+v, %v; want the ETag %s of Get", objs, err, etag)
-	}
-
-	if body, got, err := st.Get(ctx, key, etag); !errors.Is(err, r2store.ErrNotModified) || body != nil || got != etag {
-		t.Errorf("Get(current etag) = %q, %q, %v; want ErrNotModified", body, got, err)
-	}
-
-	if err := st.Put(ctx, key, []byte("two")); err != nil {
-		t.Fatal(err)
-	}
-	body, etag2, err := st.Get(ctx, key, etag)
-	if err != nil || string(body) != "two" || etag2 == etag {
-		t.Errorf("Get(old etag) after a change = %q, %q, %v; want the new body and ETag", body, etag2, err)
-	}
-
-	if _, _, err := st.Get(ctx, "skills/missing/SKILL.md", ""); !errors.Is(err, r2store.ErrNotFound) {
-		t.Errorf("Get(missing) = %v, want ErrNotFound", err)
-	}
-	if _, _, err := st.Get(ctx, "skills/missing/SKILL.md", etag); !errors.Is(err, r2store.ErrNotFound) {
-		t.Errorf("Get(missing, etag) = %v, want ErrNotFound", err)
-	}
-	if _, _, err := st.Get(ctx, "../x", ""); err == nil || errors.Is(err, r2store.ErrNotFound) {
-		t.Errorf("Get(../x) = %v, want a key error", err)
-	}
-	if err := st.Delete(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := st.Get(ctx, key, etag2); !errors.Is(err, r2store.ErrNotFound) {
-		t.Errorf("Get after Delete = %v, want ErrNotFound", err)
-	}
-	if err := st.Delete(ctx, key); err != nil {
-		t.Errorf("Delete of a missing key: %v", err)
-	}
-}
-
 func TestS3Oversize(t *testing.T) {
 	t.Parallel()
 	st := newS3(t, minio.Get(t))
 	putAll(t, st, map[string][]byte{
-		"skills/max/SKILL.md":  append([]byte("---\nname: max\n---\n"), bytes.Repeat([]byte("x"), r2store.MaxFileSize-18)...),
-		"skills/over/SKILL.md": bytes.Repeat([]byte("x"), r2store.MaxFileSize+1),
+		"skills/max/SKILL.md":  append([]byte("---\nname: max\n---\n"), bytes.Repeat([]byte("x"), store.MaxFileSize-18)...),
+		"skills/over/SKILL.md": bytes.Repeat([]byte("x"), store.MaxFileSize+1),
 	})
 	ctx := t.Context()
-	if body, _, err := st.Get(ctx, "skills/over/SKILL.md", ""); !errors.Is(err, r2store.ErrTooLarge) || body != nil {
+	if body, _, err := st.Get(ctx, "skills/over/SKILL.md", ""); !errors.Is(err, store.ErrTooLarge) || body != nil {
 		t.Errorf("Get(over) = %d bytes, %v; want ErrTooLarge", len(body), err)
 	}
-	if body, _, err := st.Get(ctx, "skills/max/SKILL.md", ""); err != nil || len(body) != r2store.MaxFileSize {
-		t.Errorf("Get(max) = %d bytes, %v; want %d", len(body), err, r2store.MaxFileSize)
+	if body, _, err := st.Get(ctx, "skills/max/SKILL.md", ""); err != nil || len(body) != store.MaxFileSize {
+		t.Errorf("Get(max) = %d bytes, %v; want %d", len(body), err, store.MaxFileSize)
 	}
 
 	cs := &countingStore{Store: st}
-	skills, diags := snapshot(t, cs, r2store.NewLoader(cs))
+	skills, diags := snapshot(t, cs, catalog.NewLoader(cs))
 	if got := names(skills); got != "skills/max/SKILL.md=max" {
 		t.Errorf("loaded %s, want only skills/max/SKILL.md", got)
 	}
-	want := fmt.Sprintf("skills/over/SKILL.md is %d bytes, over the 256 KiB limit; it is not loaded", r2store.MaxFileSize+1)
+	want := fmt.Sprintf("skills/over/SKILL.md is %d bytes, over the 256 KiB limit; it is not loaded", store.MaxFileSize+1)
 	if len(diags) != 1 || diags[0].Level != skill.LevelError || diags[0].Message != want {
 		t.Errorf("diagnostics = %+v, want one error %q", diags, want)
 	}
@@ -249,7 +161,7 @@ func TestS3Loader(t *testing.T) {
 		"agents/main/skills/c/SKILL.md": skillFile("see", "c"),
 	})
 	cs := &countingStore{Store: st}
-	l := r2store.NewLoader(cs)
+	l := catalog.NewLoader(cs)
 
 	skills, _ := snapshot(t, cs, l)
 	const first = "agents/main/skills/c/SKILL.md=see skills/a/SKILL.md=ay skills/b/SKILL.md=bee"
@@ -289,7 +201,7 @@ func TestS3Loader(t *testing.T) {
 
 	// Without listed ETags the Loader asks conditionally and MinIO answers
 	// 304 for every cached file.
-	objs, _, err := r2store.ListAll(ctx, cs)
+	objs, _, err := catalog.ListAll(ctx, cs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +230,7 @@ func TestS3LoaderFiles(t *testing.T) {
 		"skills/lonely/x.txt":     []byte("no SKILL.md here"),
 	})
 	cs := &countingStore{Store: st}
-	l := r2store.NewLoader(cs)
+	l := catalog.NewLoader(cs)
 
 	want := governance.Input{SkillMD: md, Files: []governance.File{
 		{Path: "ref/notes.md", Data: []byte{0, 1, 2, 0xff, '\n'}},
@@ -328,7 +240,7 @@ func TestS3LoaderFiles(t *testing.T) {
 	if len(loaded) != 1 || len(diags) != 0 || !reflect.DeepEqual(inputs(loaded)["skills/a/SKILL.md"], want) {
 		t.Fatalf("loaded %+v, diagnostics %+v; want skills/a with %+v", loaded, diags, want)
 	}
-	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 3, Downloads: 3}) {
+	if s := l.Stats(); s != (catalog.LoaderStats{Gets: 3, Downloads: 3}) {
 		t.Errorf("first load: stats %+v, want 3 downloads", s)
 	}
 
@@ -336,7 +248,7 @@ func TestS3LoaderFiles(t *testing.T) {
 	if len(again) != 1 || !reflect.DeepEqual(inputs(again)["skills/a/SKILL.md"], want) {
 		t.Errorf("re-load = %+v, want %+v", again, want)
 	}
-	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 3, Downloads: 3, CacheHits: 3}) || cs.gets.Load() != 3 {
+	if s := l.Stats(); s != (catalog.LoaderStats{Gets: 3, Downloads: 3, CacheHits: 3}) || cs.gets.Load() != 3 {
 		t.Errorf("unchanged re-load: stats %+v, %d Gets; want no request, 3 cache hits", s, cs.gets.Load())
 	}
 
@@ -349,7 +261,7 @@ func TestS3LoaderFiles(t *testing.T) {
 	if len(changed) != 1 || !reflect.DeepEqual(inputs(changed)["skills/a/SKILL.md"], want) {
 		t.Errorf("after a change = %+v, want %+v", changed, want)
 	}
-	if s := l.Stats(); s != (r2store.LoaderStats{Gets: 4, Downloads: 4, CacheHits: 5}) {
+	if s := l.Stats(); s != (catalog.LoaderStats{Gets: 4, Downloads: 4, CacheHits: 5}) {
 		t.Errorf("after one change: stats %+v, want one more download", s)
 	}
 }
@@ -363,17 +275,17 @@ func TestS3Outage(t *testing.T) {
 	st := newS3(t, srv)
 	putAll(t, st, map[string][]byte{"skills/a/SKILL.md": skillFile("ay", "a")})
 	cs := &countingStore{Store: st}
-	l := r2store.NewLoader(cs)
+	l := catalog.NewLoader(cs)
 	snapshot(t, cs, l)
 
 	srv.Stop()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	if _, _, err := r2store.ListAll(ctx, cs); err == nil {
+	if _, _, err := catalog.ListAll(ctx, cs); err == nil {
 		t.Error("ListAll while MinIO is down: no error")
 	}
-	objs := []r2store.SkillObject{{Ref: skill.Ref{Key: "skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeGlobal}, ETag: `"other"`}}
-	if _, _, err := l.Load(ctx, objs); err == nil || errors.Is(err, r2store.ErrNotFound) {
+	objs := []catalog.SkillObject{{Ref: skill.Ref{Key: "skills/a/SKILL.md", Dir: "a", Scope: skill.ScopeGlobal}, ETag: `"other"`}}
+	if _, _, err := l.Load(ctx, objs); err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Load while MinIO is down = %v, want a storage error", err)
 	}
 
@@ -384,50 +296,5 @@ func TestS3Outage(t *testing.T) {
 	skills, _ := snapshot(t, cs, l)
 	if names(skills) != "skills/a/SKILL.md=ay" || cs.gets.Load() != before {
 		t.Errorf("after the restart: %s with %d Gets, want the cached skill and no Get", names(skills), cs.gets.Load()-before)
-	}
-}
-
-// TestS3RegionAuto checks that MinIO accepts requests signed for region
-// "auto", the region R2 wants.
-func TestS3RegionAuto(t *testing.T) {
-	t.Parallel()
-	srv := minio.Get(t)
-	st, err := r2store.NewS3(t.Context(), r2store.S3Config{
-		Bucket: srv.Bucket(t), Endpoint: srv.Endpoint, Region: "auto", PathStyle: true,
-		AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Put(t.Context(), "skills/a/SKILL.md", []byte("a")); err != nil {
-		t.Fatal(err)
-	}
-	if objs, err := st.List(t.Context(), ""); err != nil || len(objs) != 1 {
-		t.Errorf("List = %v, %v", objs, err)
-	}
-}
-
-// TestS3OpenURL opens the bucket through a --store URL with credentials
-// from the standard AWS environment variables.
-func TestS3OpenURL(t *testing.T) {
-	srv := minio.Get(t)
-	bucket := srv.Bucket(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
-	t.Setenv("AWS_REGION", "")
-	t.Setenv("AWS_PROFILE", "")
-	st, err := r2store.Open(t.Context(), srv.StoreURL(bucket))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.(*r2store.S3).CreateBucket(t.Context()); err != nil {
-		t.Errorf("CreateBucket of an existing bucket: %v", err)
-	}
-	if err := st.(*r2store.S3).Put(t.Context(), "skills/a/SKILL.md", skillFile("ay", "a")); err != nil {
-		t.Fatal(err)
-	}
-	view, _, err := r2store.ListView(t.Context(), st, "main")
-	if err != nil || len(view) != 1 {
-		t.Errorf("ListView = %v, %v", view, err)
 	}
 }

@@ -2,7 +2,7 @@
 
 // syscall.Mkfifo is missing on AIX, Solaris and illumos.
 
-package r2store_test
+package store_test
 
 import (
 	"errors"
@@ -16,9 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
-	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // hangTimeout is how long a store call may take before the test calls it
@@ -63,7 +64,7 @@ func within(t *testing.T, what string, f func()) {
 // not a regular file: ErrNotFound (the gateway answers 404), saying why.
 func checkNotRegular(t *testing.T, key string, err error) {
 	t.Helper()
-	if !errors.Is(err, r2store.ErrNotFound) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "not a regular file") {
+	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("Get(%s) = %v; want ErrNotFound naming the key and \"not a regular file\"", key, err)
 	}
 }
@@ -71,7 +72,7 @@ func checkNotRegular(t *testing.T, key string, err error) {
 // fifoDir returns a store whose skill directories hold named pipes: x's
 // SKILL.md is one, w's is a symlink to it, and y (a normal skill) has one
 // beside its SKILL.md. z is a normal skill.
-func fifoDir(t *testing.T) *r2store.Dir {
+func fifoDir(t *testing.T) *store.Dir {
 	t.Helper()
 	d, root := newDir(t, map[string]string{
 		"skills/y/SKILL.md": string(skillFile("y", "has a pipe beside it")),
@@ -98,11 +99,11 @@ func TestDirFIFOLoad(t *testing.T) {
 	ctx := t.Context()
 
 	var (
-		objs  []r2store.SkillObject
+		objs  []catalog.SkillObject
 		diags []skill.Diagnostic
 		err   error
 	)
-	within(t, "ListAll", func() { objs, diags, err = r2store.ListAll(ctx, d) })
+	within(t, "ListAll", func() { objs, diags, err = catalog.ListAll(ctx, d) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,16 +120,16 @@ func TestDirFIFOLoad(t *testing.T) {
 		t.Errorf("ListAll warned about %q, want %q; diagnostics %+v", warned, want, diags)
 	}
 
-	var skills []r2store.Loaded
-	within(t, "Load", func() { skills, diags, err = r2store.NewLoader(d).Load(ctx, objs) })
+	var skills []catalog.Loaded
+	within(t, "Load", func() { skills, diags, err = catalog.NewLoader(d).Load(ctx, objs) })
 	if err != nil || len(skills) != 2 || len(diags) != 0 {
 		t.Errorf("Load = %d skills, %+v, %v; want y and z, no diagnostics", len(skills), diags, err)
 	}
 
 	// A SKILL.md listed as a regular file and replaced by a pipe before it
 	// is read is reported by the Loader too.
-	raced, _ := r2store.Classify([]r2store.Object{{Key: "skills/x/SKILL.md", Size: 10, ETag: `"1-a"`}})
-	within(t, "Load of a pipe", func() { skills, diags, err = r2store.NewLoader(d).Load(ctx, raced) })
+	raced, _ := catalog.Classify([]store.Object{{Key: "skills/x/SKILL.md", Size: 10, ETag: `"1-a"`}})
+	within(t, "Load of a pipe", func() { skills, diags, err = catalog.NewLoader(d).Load(ctx, raced) })
 	if err != nil || len(skills) != 0 || len(diags) != 1 || diags[0].Level != skill.LevelWarn ||
 		!strings.Contains(diags[0].Message, "not a regular file") {
 		t.Errorf("Load of a pipe = %d skills, %+v, %v; want one not-a-regular-file warning", len(skills), diags, err)
@@ -171,12 +172,12 @@ func TestDirFIFOFiles(t *testing.T) {
 	st := &countingStore{Store: d}
 	wantFiles := []governance.File{{Path: "notes.txt", Err: "not a regular file"}}
 
-	objs, _, err := r2store.ListAll(ctx, st)
+	objs, _, err := catalog.ListAll(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var loaded []r2store.Loaded
-	within(t, "Load", func() { loaded, _, err = r2store.NewLoader(st).Load(ctx, objs) })
+	var loaded []catalog.Loaded
+	within(t, "Load", func() { loaded, _, err = catalog.NewLoader(st).Load(ctx, objs) })
 	if err != nil || len(loaded) != 2 || loaded[0].Skill.Key != "skills/y/SKILL.md" {
 		t.Fatalf("Load = %d skills, %v; want y and z", len(loaded), err)
 	}
@@ -188,9 +189,9 @@ func TestDirFIFOFiles(t *testing.T) {
 	}
 
 	// Listed as a regular file: the Get finds the pipe.
-	raced := append([]r2store.SkillObject(nil), objs[0])
-	raced[0].Files = []r2store.Object{{Key: "skills/y/notes.txt", Size: 10, ETag: `"1-a"`}}
-	within(t, "Load of a pipe", func() { loaded, _, err = r2store.NewLoader(st).Load(ctx, raced) })
+	raced := append([]catalog.SkillObject(nil), objs[0])
+	raced[0].Files = []store.Object{{Key: "skills/y/notes.txt", Size: 10, ETag: `"1-a"`}}
+	within(t, "Load of a pipe", func() { loaded, _, err = catalog.NewLoader(st).Load(ctx, raced) })
 	wantFiles[0].Size, wantFiles[0].ETag = 10, `"1-a"` // as listed
 	if err != nil || len(loaded) != 1 || !reflect.DeepEqual(loaded[0].Input.Files, wantFiles) {
 		t.Errorf("Load of a raced pipe = %+v, %v; want y with %+v", loaded, err, wantFiles)

@@ -1,4 +1,4 @@
-package r2store_test
+package store_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/store"
 )
 
 // clearAWSEnv leaves the AWS chain nothing but what the test sets: no keys,
@@ -102,7 +102,7 @@ func TestS3Problems(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			st, err := r2store.Open(t.Context(), tt.url)
+			st, err := store.Open(t.Context(), tt.url)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestS3Problems(t *testing.T) {
 			if err == nil {
 				t.Fatal("List succeeded")
 			}
-			p := r2store.Explain(err)
+			p := store.Explain(err)
 			t.Logf("cause: %s\ndetail: %s\nhint: %s", p.Cause, p.Detail, p.Hint)
 			if tt.name == "a key without its secret" {
 				if !strings.HasPrefix(p.Cause, tt.cause) {
@@ -153,10 +153,10 @@ func TestExplainByKind(t *testing.T) {
 		{fmt.Errorf("dir list: %w", gone), "the store directory does not exist"},
 		{fmt.Errorf("list: %w", context.DeadlineExceeded), "the store did not answer in time"},
 		{errors.New("something else"), "the store failed; the full error is in the gateway log"},
-		{&r2store.Error{Problem: r2store.Problem{Cause: "c", Detail: "d", Hint: "h"}, Err: errors.New("raw")}, "c"},
+		{&store.Error{Problem: store.Problem{Cause: "c", Detail: "d", Hint: "h"}, Err: errors.New("raw")}, "c"},
 	}
 	for _, tt := range tests {
-		p := r2store.Explain(tt.err)
+		p := store.Explain(tt.err)
 		if p.Cause != tt.cause || p.Hint == "" || p.Detail == "" {
 			t.Errorf("Explain(%v) = %+v, want cause %q with a detail and a hint", tt.err, p, tt.cause)
 		}
@@ -164,7 +164,7 @@ func TestExplainByKind(t *testing.T) {
 			t.Errorf("Explain(%v).Cause shows OS text or a path: %q", tt.err, p.Cause)
 		}
 	}
-	if p := r2store.Explain(nil); p != (r2store.Problem{}) {
+	if p := store.Explain(nil); p != (store.Problem{}) {
 		t.Errorf("Explain(nil) = %+v", p)
 	}
 }

@@ -1,4 +1,4 @@
-package r2store_test
+package catalog_test
 
 import (
 	"context"
@@ -9,14 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/r2store"
+	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // snapshot lists the whole store and loads every skill, as the gateway does.
-func snapshot(t *testing.T, st r2store.Store, l *r2store.Loader) ([]r2store.Loaded, []skill.Diagnostic) {
+func snapshot(t *testing.T, st store.Store, l *catalog.Loader) ([]catalog.Loaded, []skill.Diagnostic) {
 	t.Helper()
-	objs, diags, err := r2store.ListAll(t.Context(), st)
+	objs, diags, err := catalog.ListAll(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func snapshot(t *testing.T, st r2store.Store, l *r2store.Loader) ([]r2store.Load
 }
 
 // names lists the loaded skills as key=name.
-func names(loaded []r2store.Loaded) string {
+func names(loaded []catalog.Loaded) string {
 	var b strings.Builder
 	for i, l := range loaded {
 		if i > 0 {
@@ -45,10 +46,10 @@ func TestLoaderDir(t *testing.T) {
 		"agents/main/skills/b/SKILL.md": string(skillFile("bee", "local b")),
 		"skills/a/SKILL.md":             string(skillFile("ay", "global a")),
 		"skills/b/SKILL.md":             string(skillFile("bee-global", "global b")),
-		"skills/big/SKILL.md":           "---\nname: big\n---\n" + strings.Repeat("x", r2store.MaxFileSize),
+		"skills/big/SKILL.md":           "---\nname: big\n---\n" + strings.Repeat("x", store.MaxFileSize),
 	})
 	st := &countingStore{Store: d}
-	l := r2store.NewLoader(st)
+	l := catalog.NewLoader(st)
 
 	skills, diags := snapshot(t, st, l)
 	const want = "agents/main/skills/b/SKILL.md=bee skills/a/SKILL.md=ay skills/b/SKILL.md=bee-global"
@@ -104,8 +105,8 @@ func TestLoaderConditionalAndDeleted(t *testing.T) {
 		"skills/b/SKILL.md": string(skillFile("bee", "b")),
 	})
 	st := &countingStore{Store: d}
-	l := r2store.NewLoader(st)
-	objs, _, err := r2store.ListAll(t.Context(), st)
+	l := catalog.NewLoader(st)
+	objs, _, err := catalog.ListAll(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestLoaderConditionalAndDeleted(t *testing.T) {
 	}
 
 	// Without a listed ETag the Loader asks conditionally: not modified.
-	noETag := append([]r2store.SkillObject(nil), objs...)
+	noETag := append([]catalog.SkillObject(nil), objs...)
 	for i := range noETag {
 		noETag[i].ETag = ""
 	}
@@ -131,7 +132,7 @@ func TestLoaderConditionalAndDeleted(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, "skills", "b", "SKILL.md")); err != nil {
 		t.Fatal(err)
 	}
-	stale := append([]r2store.SkillObject(nil), objs...)
+	stale := append([]catalog.SkillObject(nil), objs...)
 	stale[1].ETag = `"changed"`
 	skills, diags, err = l.Load(t.Context(), stale)
 	if err != nil {
@@ -150,12 +151,12 @@ func TestLoaderStorageError(t *testing.T) {
 	parent := t.TempDir()
 	root := filepath.Join(parent, "bucket")
 	writeFiles(t, root, map[string]string{"skills/a/SKILL.md": string(skillFile("ay", "a"))})
-	d, err := r2store.NewDir(root)
+	d, err := store.NewDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := r2store.NewLoader(d)
-	objs, _, err := r2store.ListAll(t.Context(), d)
+	l := catalog.NewLoader(d)
+	objs, _, err := catalog.ListAll(t.Context(), d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestLoaderStorageError(t *testing.T) {
 	if err := os.Rename(root, root+".gone"); err != nil {
 		t.Fatal(err)
 	}
-	changed := append([]r2store.SkillObject(nil), objs...)
+	changed := append([]catalog.SkillObject(nil), objs...)
 	changed[0].ETag = `"changed"`
 	if skills, _, err := l.Load(t.Context(), changed); err == nil {
 		t.Fatalf("Load during an outage = %d skills, no error", len(skills))
@@ -199,8 +200,8 @@ func TestLoaderConcurrent(t *testing.T) {
 	}
 	d, _ := newDir(t, files)
 	st := &countingStore{Store: d}
-	l := r2store.NewLoader(st)
-	objs, _, err := r2store.ListAll(t.Context(), st)
+	l := catalog.NewLoader(st)
+	objs, _, err := catalog.ListAll(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}

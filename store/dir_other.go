@@ -1,6 +1,6 @@
 //go:build !unix
 
-package r2store
+package store
 
 // openFlags are added to O_RDONLY when the directory store opens a file;
 // named pipes that block on open are a Unix matter.

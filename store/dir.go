@@ -1,4 +1,4 @@
-package r2store
+package store
 
 import (
 	"context"
@@ -99,40 +99,11 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
 		if de.IsDir() || !strings.HasPrefix(name, prefix) {
 			return nil
 		}
-		var fi fs.FileInfo
-		switch {
-		case de.Type().IsRegular():
-			fi, err = de.Info()
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while listing
-			}
-		case de.Type()&fs.ModeSymlink != 0:
-			// Follow a symlink to a file inside root; skip one that
-			// escapes, dangles, loops or leads to a directory.
-			fi, err = root.Stat(name)
-			if err != nil || fi.IsDir() {
-				return nil
-			}
-		default:
-			fi, err = de.Info() // sockets, devices, pipes
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
+		o, ok, err := listed(root, name, de)
+		if ok {
+			objs = append(objs, o)
 		}
-		if err != nil {
-			if unreadableInSkill(name, err) {
-				objs = append(objs, Object{Key: name, Unreadable: true})
-				return nil
-			}
-			return err
-		}
-		if !fi.Mode().IsRegular() {
-			// Listed for Classify to report; it is never read.
-			objs = append(objs, Object{Key: name, NotRegular: true})
-			return nil
-		}
-		objs = append(objs, Object{Key: name, Size: fi.Size(), ETag: fileETag(fi)})
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dir list %q: %w", prefix, err)
@@ -141,11 +112,50 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
 	return objs, nil
 }
 
+// listed returns the object of the file name that Dir.List's walk met
+// (de), or none (ok false): a file removed while listing, or a symlink
+// that escapes root, dangles, loops or leads to a directory. An error
+// other than a permission error inside a skill directory fails the
+// listing.
+func listed(root *os.Root, name string, de fs.DirEntry) (o Object, ok bool, err error) {
+	var fi fs.FileInfo
+	switch {
+	case de.Type().IsRegular():
+		fi, err = de.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return Object{}, false, nil // removed while listing
+		}
+	case de.Type()&fs.ModeSymlink != 0:
+		// Follow a symlink to a file inside root; skip one that
+		// escapes, dangles, loops or leads to a directory.
+		fi, err = root.Stat(name)
+		if err != nil || fi.IsDir() {
+			return Object{}, false, nil
+		}
+	default:
+		fi, err = de.Info() // sockets, devices, pipes
+		if errors.Is(err, fs.ErrNotExist) {
+			return Object{}, false, nil
+		}
+	}
+	if err != nil {
+		if unreadableInSkill(name, err) {
+			return Object{Key: name, Unreadable: true}, true, nil
+		}
+		return Object{}, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		// Listed for catalog.Classify to report; it is never read.
+		return Object{Key: name, NotRegular: true}, true, nil
+	}
+	return Object{Key: name, Size: fi.Size(), ETag: fileETag(fi)}, true, nil
+}
+
 // unreadableInSkill reports whether err, met listing key, is a permission
 // error about a skill directory or something in one: the entry is then
 // listed as Unreadable. A directory's key ends in "/".
 func unreadableInSkill(key string, err error) bool {
-	_, ok := skillDirPrefix(key)
+	_, ok := SkillDir(key)
 	return ok && errors.Is(err, fs.ErrPermission)
 }
 
@@ -195,7 +205,7 @@ func (d *Dir) Get(ctx context.Context, key, etag string) ([]byte, string, error)
 	// root is fine (os.Root keeps it from escaping).
 	if i := strings.LastIndexByte(key, '/'); i >= 0 {
 		if plain, err := isPlainDir(root, key[:i]); errors.Is(err, fs.ErrPermission) {
-			return nil, "", fmt.Errorf("dir get %s: %w", key, errUnreadable)
+			return nil, "", fmt.Errorf("dir get %s: %w", key, ErrUnreadable)
 		} else if err != nil {
 			return nil, "", fmt.Errorf("dir get %s: %w", key, err)
 		} else if !plain {
@@ -211,7 +221,7 @@ func (d *Dir) Get(ctx context.Context, key, etag string) ([]byte, string, error)
 			return nil, "", fmt.Errorf("dir get %s: %w", key, ErrNotFound)
 		}
 		if errors.Is(err, fs.ErrPermission) {
-			return nil, "", fmt.Errorf("dir get %s: %w", key, errUnreadable)
+			return nil, "", fmt.Errorf("dir get %s: %w", key, ErrUnreadable)
 		}
 		return nil, "", fmt.Errorf("dir get %s: %w", key, err)
 	}
@@ -221,7 +231,7 @@ func (d *Dir) Get(ctx context.Context, key, etag string) ([]byte, string, error)
 		return nil, "", fmt.Errorf("dir get %s: %w", key, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, "", fmt.Errorf("dir get %s: %w", key, errNotRegular)
+		return nil, "", fmt.Errorf("dir get %s: %w", key, ErrNotRegular)
 	}
 	cur := fileETag(fi)
 	if etag != "" && etag == cur {
@@ -273,6 +283,33 @@ func fileETag(fi fs.FileInfo) string {
 	b = strconv.AppendInt(b, fi.Size(), 16)
 	b = append(b, '"')
 	return string(b)
+}
+
+// SkillDir returns the skill directory prefix a key is under,
+// skills/{dir}/ or agents/{agentId}/skills/{dir}/ (the layout of
+// skill.GlobalPrefix and skill.AgentPrefix, which catalog's tests hold it
+// to), without checking the names (skill.ParseKey does): ok is false for
+// a key not under one. The directory store lists an unreadable entry
+// under one instead of failing; catalog matches a skill's files to it.
+func SkillDir(key string) (prefix string, ok bool) {
+	const skills, agents = "skills/", "agents/"
+	var n int // length of the part before {dir}
+	if rest, ok := strings.CutPrefix(key, agents); ok {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 || !strings.HasPrefix(rest[i+1:], skills) {
+			return "", false
+		}
+		n = len(agents) + i + 1 + len(skills)
+	} else if strings.HasPrefix(key, skills) {
+		n = len(skills)
+	} else {
+		return "", false
+	}
+	j := strings.IndexByte(key[n:], '/')
+	if j < 0 {
+		return "", false
+	}
+	return key[:n+j+1], true
 }
 
 // ValidateKey checks a key before it is read: not empty, relative, with "/"
