@@ -20,8 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/skillgate/skillgate/console"
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/textsafe"
 	"github.com/skillgate/skillgate/promptbuild"
-	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -421,7 +421,7 @@ func checkReadPath(p string) (dir, rest string, err error) {
 		switch {
 		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
 			return "", "", errors.New("contains a control character")
-		case protocol.IsInvisible(r):
+		case textsafe.IsInvisible(r):
 			return "", "", fmt.Errorf("contains the invisible character %U", r)
 		}
 	}
