@@ -116,8 +116,10 @@ var rules = []rule{
 		why: page + ` ("console (embedded assets, public JSON API only)") and console's doc comment ("imports nothing of the gateway")`},
 	{pkg: "node",
 		never: []string{"gateway", "r2store", "store", "catalog", "eligibility", "skill", "github.com/aws/..."},
-		only:  []string{"protocol", "internal/cli", "internal/version", "github.com/coder/websocket"},
-		why:   page + ` ("node: the node agent; never links storage, AWS or the gateway") and node's doc comment ("never imports gateway, r2store, eligibility, skill or an AWS package … of this module's internals only cli … and version")`},
+		only:  []string{"protocol", "api", "internal/cli", "internal/version", "github.com/coder/websocket"},
+		why:   page + ` ("node: the node agent; never links storage, AWS or the gateway") and node's doc comment ("never imports gateway, r2store, eligibility, skill or an AWS package … it imports protocol, api …, and of this module's internals only cli … and version")`},
+	{pkg: "api", only: []string{"protocol"}, pure: true,
+		why: `api's doc comment ("It imports only protocol … and the standard library, and does no I/O, so that a client imports the shapes without the gateway")`},
 
 	// ---- the commands ----
 	{pkg: "cmd/skillgate", never: []string{"node"},
