@@ -152,7 +152,7 @@ func readScanned(in *governance.Input, p, rest string) (body []byte, code int, m
 		case r2store.IsNotRegular(f):
 			return nil, http.StatusNotFound, notFound + " (not a regular file)"
 		case r2store.IsTooLarge(f):
-			return nil, http.StatusRequestEntityTooLarge, p + " is over the 256 KiB file limit"
+			return nil, http.StatusRequestEntityTooLarge, p + " is " + governance.TooLargeText
 		}
 		why, _, _ := strings.Cut(f.Err, ": ") // the count cap's "…: this and N more files are not read"
 		return notScanned(why)
