@@ -85,10 +85,13 @@ type Loaded struct {
 // Error texts of a skill directory's file that is not read.
 const (
 	errTextNotRegular    = "not a regular file"
-	errTextTooLarge      = "over the 256 KiB file limit" // found by the read, not the listing
 	errTextUnreadable    = "a file the gateway cannot read"
 	errTextUnreadableDir = "a directory the gateway cannot read"
 )
+
+// errTextTooLarge is the Err of a file found over the cap by the read, not
+// the listing (governance.Budget words the listed ones).
+var errTextTooLarge = governance.TooLargeText
 
 // IsTooLarge reports whether a governance.File's Err says the file is over
 // the 256 KiB file limit (as listed or as read): the gateway answers 413
@@ -486,9 +489,10 @@ func (l *Loader) fetchSkill(ctx context.Context, o SkillObject, c cached, have b
 // tooLarge is the diagnostic of a file over MaxFileSize; size < 0 when only
 // the read found out.
 func tooLarge(key string, size int64) *skill.Diagnostic {
-	msg := key + " is over the 256 KiB limit; it is not loaded"
+	kib := governance.MaxFileBytes >> 10
+	msg := fmt.Sprintf("%s is over the %d KiB limit; it is not loaded", key, kib)
 	if size >= 0 {
-		msg = fmt.Sprintf("%s is %d bytes, over the 256 KiB limit; it is not loaded", key, size)
+		msg = fmt.Sprintf("%s is %d bytes, over the %d KiB limit; it is not loaded", key, size, kib)
 	}
 	return &skill.Diagnostic{Location: key, Level: skill.LevelError, Message: msg}
 }

@@ -18,10 +18,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/skillgate/skillgate/api"
 	"github.com/skillgate/skillgate/console"
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/textsafe"
 	"github.com/skillgate/skillgate/promptbuild"
-	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -421,7 +422,7 @@ func checkReadPath(p string) (dir, rest string, err error) {
 		switch {
 		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
 			return "", "", errors.New("contains a control character")
-		case protocol.IsInvisible(r):
+		case textsafe.IsInvisible(r):
 			return "", "", fmt.Errorf("contains the invisible character %U", r)
 		}
 	}
@@ -440,37 +441,19 @@ func checkReadPath(p string) (dir, rest string, err error) {
 	return parts[1], strings.Join(parts[2:], "/"), nil
 }
 
-// readyJSON is the answer of /readyz.
-type readyJSON struct {
-	Ready bool   `json:"ready"`
-	Store string `json:"store"`
-	// Loaded: a snapshot of the store is in service (else the agent
-	// endpoints answer 503).
-	Loaded         bool    `json:"loaded"`
-	SnapshotAgeSec float64 `json:"snapshotAgeSeconds"`
-	// Error says what is wrong and Hint what to check, both without an
-	// endpoint, a path or OS error text: the probe is open.
-	Error string `json:"error,omitempty"`
-	Hint  string `json:"hint,omitempty"`
-	Nodes int    `json:"nodes"` // connected to this process
-	// With a cluster: "ok", or why this replica does not see the other
-	// replicas' nodes (then not ready); and how many it holds of theirs.
-	Cluster     string `json:"cluster,omitempty"`
-	RemoteNodes *int   `json:"remoteNodes,omitempty"`
-}
-
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	s.mu.RLock()
-	j := readyJSON{Ready: true, Store: publicStoreName(s.cfg.StoreName), Loaded: !s.health.lastOK.IsZero(),
+	loaded := !s.health.lastOK.IsZero()
+	j := api.Ready{Ready: true, Store: publicStoreName(s.cfg.StoreName), Loaded: &loaded,
 		SnapshotAgeSec: s.snapshotAgeLocked(now).Seconds(), Nodes: len(s.reg.nodes)}
 	// The probe is open: it says what is wrong (Problem.Cause), not where
 	// (endpoints, paths and OS error text go to the log and to the agent
 	// endpoints, which need a token).
 	switch p := s.health.problem; {
-	case !j.Loaded && s.health.lastErr == nil:
+	case !loaded && s.health.lastErr == nil:
 		j.Ready, j.Error, j.Hint = false, notLoadedYet, "wait for the first load of the store to end"
-	case !j.Loaded:
+	case !loaded:
 		j.Ready, j.Error, j.Hint = false, "store not loaded: "+p.Cause, p.Hint
 	case s.health.lastErr != nil:
 		j.Ready, j.Error, j.Hint = false, "storage failing, serving the last good snapshot: "+p.Cause, p.Hint
@@ -514,5 +497,5 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
+	writeJSON(w, code, api.Error{Error: msg})
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/api"
 	"github.com/skillgate/skillgate/internal/search"
 	"github.com/skillgate/skillgate/mcp"
 	"github.com/skillgate/skillgate/promptbuild"
@@ -287,9 +288,7 @@ func (b mcpBackend) read(ctx context.Context, agentID, name, readPath string) (m
 	case http.StatusForbidden: // held by governance since the look
 		return mcp.File{}, mcp.ErrNotAvailable
 	}
-	var e struct {
-		Error string `json:"error"`
-	}
+	var e api.Error
 	json.Unmarshal(rec.body.Bytes(), &e)
 	if rec.code == http.StatusNotFound && strings.HasPrefix(e.Error, "no skill directory") {
 		return mcp.File{}, mcp.ErrNotAvailable // gone since the look

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/skillgate/skillgate/api"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -23,13 +25,31 @@ const (
 )
 
 // nodeFields are the top-level fields of a node in GET /v1/nodes, in the
-// order they are written; ?fields= selects among them ("id" always).
-var nodeFields = []string{"id", "os", "roles", "capabilities", "env", "hostBinStatus", "connectedAt", "factsAt", "replica"}
+// order they are written: api.Node's JSON names, its embedded host facts'
+// first; nodeIndex are their indexes in api.Node. ?fields= selects among
+// them ("id" always).
+var nodeFields, nodeIndex = jsonFields(reflect.TypeFor[api.Node]())
+
+// jsonFields returns the JSON names of a struct's fields in the order
+// encoding/json writes them (an embedded struct's in its place), and their
+// indexes for reflect.Value.FieldByIndex. The struct's tags have names
+// and no options: each field is encoded alone, always.
+func jsonFields(t reflect.Type) (names []string, index [][]int) {
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		names = append(names, name)
+		index = append(index, f.Index)
+	}
+	return names, index
+}
 
 // nodeEntry is one node of the answer, each field encoded once.
 type nodeEntry struct {
 	id     string
-	fields [9][]byte // `"name":value`, in nodeFields order
+	fields [][]byte // `"name":value`, in nodeFields order
 }
 
 // nodesCache holds the nodes of one registry generation, encoded. At
@@ -104,12 +124,12 @@ func (s *Server) nodeEntries() []nodeEntry {
 	// (one such node made every answer invalid JSON), and logged once
 	// per version of its record.
 	for _, r := range list {
-		f := &r.facts
-		e := nodeEntry{id: r.id}
-		vals := [9]any{f.ID, f.OS, f.Roles, f.Capabilities, f.Env, f.HostBinStatus, r.connectedAt, r.factsAt, r.replica}
+		n := api.Node{HostFacts: r.facts, ConnectedAt: r.connectedAt, FactsAt: r.factsAt, Replica: r.replica}
+		v := reflect.ValueOf(&n).Elem()
+		e := nodeEntry{id: r.id, fields: make([][]byte, len(nodeFields))}
 		var err error
-		for j, v := range vals {
-			if e.fields[j], err = encodeField(nodeFields[j], v); err != nil {
+		for j, name := range nodeFields {
+			if e.fields[j], err = encodeField(name, v.FieldByIndex(nodeIndex[j]).Interface()); err != nil {
 				break
 			}
 		}
@@ -145,13 +165,13 @@ type nodesQuery struct {
 	limit  int
 	after  string          // ids after this one ("": from the start)
 	ids    map[string]bool // nil: every id
-	fields [9]bool
+	fields []bool          // by index in nodeFields
 }
 
 // parseNodesQuery checks ?limit=, ?cursor=, ?id= and ?fields=; errors say
 // what was expected.
 func parseNodesQuery(q url.Values) (nodesQuery, error) {
-	nq := nodesQuery{limit: DefaultNodesPage}
+	nq := nodesQuery{limit: DefaultNodesPage, fields: make([]bool, len(nodeFields))}
 	for k := range q {
 		switch k {
 		case "limit", "cursor", "id", "fields":
@@ -199,7 +219,8 @@ func parseNodesQuery(q url.Values) (nodesQuery, error) {
 	return nq, nil
 }
 
-// nodesPage writes one page of {"nodes": [...], "next": "…"}.
+// nodesPage writes one page of {"nodes": [...], "next": "…"}: an
+// api.NodesPage, written from the entries' encoded fields.
 func nodesPage(entries []nodeEntry, q nodesQuery) []byte {
 	start := 0
 	if q.after != "" {

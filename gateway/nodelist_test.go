@@ -1,13 +1,20 @@
 package gateway
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/api"
+	"github.com/skillgate/skillgate/protocol"
 )
 
 // GET /v1/nodes pages in id order with an opaque cursor, filters by id
@@ -101,6 +108,55 @@ func TestNodesPaging(t *testing.T) {
 	for _, bad := range []string{"?limit=0", "?limit=x", "?limit=10001", "?cursor=!!!", "?fields=os,secret", "?page=2"} {
 		if code, _, body := get(bad); code != 400 || !strings.Contains(body, `"error"`) {
 			t.Errorf("%s: %d %s; want 400 with an error", bad, code, body)
+		}
+	}
+}
+
+// TestNodesPageIsAPIShape: a page written from the entries' encoded fields
+// is byte for byte what encoding/json writes of the api.NodesPage, fields
+// in api.Node's order: the shape is declared once, in api.
+func TestNodesPageIsAPIShape(t *testing.T) {
+	if want := []string{"id", "os", "roles", "capabilities", "env", "hostBinStatus", "connectedAt", "factsAt", "replica"}; !slices.Equal(nodeFields, want) {
+		t.Fatalf("nodeFields = %q, want DESIGN's %q", nodeFields, want)
+	}
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	nodes := []api.Node{
+		{HostFacts: protocol.HostFacts{ID: "a<1", OS: "linux", Roles: []string{"execution"}, Capabilities: []string{}, Env: []string{"HOME"},
+			HostBinStatus: map[string]bool{"gh": true, "b&c": false}}, ConnectedAt: at, FactsAt: &at, Replica: "r1"},
+		{HostFacts: protocol.HostFacts{ID: "b-2", OS: "darwin"}, ConnectedAt: at.Add(time.Second), Replica: "r2"},
+	}
+	var entries []nodeEntry
+	for _, n := range nodes {
+		v := reflect.ValueOf(&n).Elem()
+		e := nodeEntry{id: n.ID, fields: make([][]byte, len(nodeFields))}
+		for j, name := range nodeFields {
+			b, err := encodeField(name, v.FieldByIndex(nodeIndex[j]).Interface())
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.fields[j] = b
+		}
+		entries = append(entries, e)
+	}
+	for _, c := range []struct {
+		limit int
+		want  api.NodesPage
+	}{
+		{10, api.NodesPage{Nodes: nodes}},
+		{1, api.NodesPage{Nodes: nodes[:1], Next: base64.RawURLEncoding.EncodeToString([]byte("a<1"))}},
+	} {
+		q, err := parseNodesQuery(url.Values{"limit": {fmt.Sprint(c.limit)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(c.want); err != nil {
+			t.Fatal(err)
+		}
+		if got := nodesPage(entries, q); string(got) != want.String() {
+			t.Errorf("limit %d: nodesPage =\n%s\nencoding/json of the api.NodesPage =\n%s", c.limit, got, want.String())
 		}
 	}
 }

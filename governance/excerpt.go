@@ -1,10 +1,10 @@
 package governance
 
 import (
-	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/textsafe"
 )
 
 // MaxExcerpt is the most characters (code points) of an excerpt as emitted.
@@ -45,7 +45,8 @@ func excerpt(line string, at int) string {
 	return b.String()
 }
 
-// escapeRune shows control and invisible characters as escapes.
+// escapeRune shows control and invisible characters as escapes
+// (textsafe.IsUnsafe: the characters a terminal shows escaped).
 func escapeRune(r rune) string {
 	switch {
 	case r == '\t':
@@ -54,19 +55,8 @@ func escapeRune(r rune) string {
 		return `\ufffd`
 	case r == '\\':
 		return `\`
-	case unicode.IsControl(r) || invisible(r):
-		if r > 0xFFFF {
-			return fmt.Sprintf(`\U%08x`, r)
-		}
-		return fmt.Sprintf(`\u%04x`, r)
+	case textsafe.IsUnsafe(r):
+		return textsafe.Escape(r)
 	}
 	return string(r)
-}
-
-// invisible reports format characters, bidi controls, tag characters and
-// other characters that render as nothing.
-func invisible(r rune) bool {
-	return unicode.Is(unicode.Cf, r) || (r >= 0xE0000 && r <= 0xE007F) ||
-		r == 0x115F || r == 0x1160 || r == 0x3164 || r == 0xFFA0 || // Hangul fillers
-		(r >= 0xFE00 && r <= 0xFE0E) || (r >= 0xE0100 && r <= 0xE01EF) // variation selectors but VS16
 }

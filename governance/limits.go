@@ -28,6 +28,13 @@ const (
 	MaxMediaBytes = 8 << 20
 )
 
+// TooLargeText ends the Err of a file over MaxFileBytes, and every message
+// about one: "over the 256 KiB file limit". The store's read bound
+// (store.MaxFileSize) is the same number: the store imports nothing of
+// the project, so it declares its own, and a test of the loader holds the
+// two equal; every other package names this one.
+var TooLargeText = fmt.Sprintf("over the %d KiB file limit", MaxFileBytes>>10)
+
 // Budget admits the files of one skill directory within the caps, in two
 // steps: AdmitFile, by a file's listed size, says whether to read it;
 // Keep, once its bytes are known, whether it stays. Offer the files in
@@ -74,7 +81,7 @@ func (b *Budget) AdmitFile(f File) (ok bool, refused *File) {
 		b.over++
 		return false, nil
 	case f.Size > MaxFileBytes:
-		return false, &File{Path: f.Path, Err: fmt.Sprintf("%d bytes, over the 256 KiB file limit", f.Size), Size: f.Size, ETag: f.ETag}
+		return false, &File{Path: f.Path, Err: fmt.Sprintf("%d bytes, %s", f.Size, TooLargeText), Size: f.Size, ETag: f.ETag}
 	case b.bytes+int(f.Size) > MaxSkillBytes+MaxMediaBytes:
 		return false, overSkill(f, f.Size)
 	}

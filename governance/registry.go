@@ -6,6 +6,8 @@ import (
 	"compress/gzip"
 	"fmt"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/textsafe"
 )
 
 // Rule ids. They are stable: operators, logs, approvals and golden files
@@ -317,8 +319,8 @@ func exampleCell(e Example) string {
 	}
 	var b strings.Builder
 	for _, r := range md {
-		if hidden(r) {
-			fmt.Fprintf(&b, "\\u%04x", r)
+		if textsafe.IsInvisible(r) {
+			b.WriteString(textsafe.Escape(r))
 		} else {
 			b.WriteRune(r)
 		}

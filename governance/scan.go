@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/skillgate/skillgate/internal/textsafe"
 	"github.com/skillgate/skillgate/skill"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -1333,9 +1334,9 @@ func (s *scanner) hiddenUnicode(line string, n int) {
 		}
 		bad := false
 		switch {
-		case hidden(r):
+		case textsafe.IsFormat(r):
 			bad = !legitJoiner(line, i, r, prev)
-		case r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF:
+		case textsafe.IsVariationSelector(r):
 			vs++
 			// One selector picks a glyph variant; the supplementary ones
 			// only of an ideograph.
@@ -1347,15 +1348,11 @@ func (s *scanner) hiddenUnicode(line string, n int) {
 			s.add(RuleHiddenUnicode, SeverityError, ctxExec, n, line, i)
 			return
 		}
-		if !(r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF) {
+		if !textsafe.IsVariationSelector(r) {
 			vs = 0
 		}
 		prev = r
 	}
-}
-
-func hidden(r rune) bool {
-	return unicode.Is(unicode.Cf, r) || (r >= 0xE0000 && r <= 0xE007F)
 }
 
 // diagramLine reports a line that starts with an arrow or a box-drawing

@@ -45,8 +45,8 @@ const (
 )
 
 // FatalError is the gateway refusing this node for a reason that retrying
-// cannot fix (protocol.CodeUnauthorized, CodeInvalidFacts or
-// CodeUnsupportedProtocol, or CodeRedirected, CodeForbidden or CodeTLS):
+// cannot fix (a code protocol.IsFatalCode names, or CodeRedirected,
+// CodeForbidden or CodeTLS):
 // the operator must change the node's configuration, so Run stops and
 // returns it.
 type FatalError struct {
@@ -65,15 +65,6 @@ func (e *FatalError) Error() string {
 		return "TLS with the gateway failed: " + e.Message
 	}
 	return fmt.Sprintf("gateway refused this node (%s): %s", e.Code, e.Message)
-}
-
-// fatalCode reports whether a gateway error code is final for the node.
-func fatalCode(code string) bool {
-	switch code {
-	case protocol.CodeUnauthorized, protocol.CodeInvalidFacts, protocol.CodeUnsupportedProtocol:
-		return true
-	}
-	return false
 }
 
 // Client is a node agent's connection to the gateway. Create it with New
@@ -641,7 +632,7 @@ func (g *gatewayConn) handleRes(f protocol.Frame) error {
 	delete(g.pending, f.ID)
 	if !*f.OK {
 		e := f.Error
-		if fatalCode(e.Code) {
+		if protocol.IsFatalCode(e.Code) {
 			return &FatalError{Code: e.Code, Message: e.Message}
 		}
 		if method == protocol.MethodConnect {
@@ -659,7 +650,7 @@ func (g *gatewayConn) handleRes(f protocol.Frame) error {
 	}
 	r, err := protocol.ParseConnectResult(f.Payload)
 	if err != nil {
-		if pe, ok := errors.AsType[*protocol.Error](err); ok && fatalCode(pe.Code) {
+		if pe, ok := errors.AsType[*protocol.Error](err); ok && protocol.IsFatalCode(pe.Code) {
 			return &FatalError{Code: pe.Code, Message: pe.Message}
 		}
 		return fmt.Errorf("malformed connect answer: %w", err)

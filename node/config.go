@@ -10,9 +10,10 @@
 // It speaks to the gateway only through protocol's frames, and so never
 // imports gateway, store, catalog, eligibility, skill or an AWS package: the
 // binary installed on every host links no storage code and no server.
-// Besides the standard library it imports protocol, the WebSocket
-// library, and of this module's internals only cli (the gateway URL and
-// HuJSON rules shared with the command line) and version.
+// Besides the standard library it imports protocol, api (the gateway's
+// error body), the WebSocket library, and of this module's internals only
+// cli (the gateway URL and HuJSON rules shared with the command line) and
+// version.
 package node
 
 import (

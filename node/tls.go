@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/skillgate/skillgate/api"
 	"github.com/skillgate/skillgate/internal/cli"
 )
 
@@ -195,9 +196,7 @@ func upgradeError(resp *http.Response) string {
 		return http.StatusText(resp.StatusCode)
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024)) // the library kept at most 1 KiB
-	var e struct {
-		Error string `json:"error"`
-	}
+	var e api.Error
 	if json.Unmarshal(b, &e) == nil && e.Error != "" {
 		return clip(e.Error)
 	}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/internal/textsafe"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -64,7 +65,8 @@ func SkillEntry(s *skill.Skill, always bool) Entry {
 // Render returns the block for entries, in the order given. It returns ""
 // when entries is empty, so that an agent can paste the answer
 // unconditionally. Every text and attribute value is XML-escaped and
-// stripped of control characters, so no description can close the block.
+// stripped of control and invisible characters (textsafe.ForPrompt), so
+// no description can close the block or say what a reader cannot see.
 func Render(entries []Entry) string {
 	frags := make([]string, len(entries))
 	for i := range entries {
@@ -161,10 +163,11 @@ func Join(fragments []string) string {
 	return b.String()
 }
 
-// escape writes s with the five named XML entities and without control
-// characters (C0 other than \n and \t, and DEL). Invalid UTF-8 becomes
-// U+FFFD. Runs of plain text are copied at once: this is the hot part of
-// rendering.
+// escape writes s with the five named XML entities, without the
+// characters textsafe.DroppedFromPrompt names (control characters but \n
+// and \t, and invisible ones: format, bidi, tag characters…), whatever
+// governance's mode. Invalid UTF-8 becomes U+FFFD. Runs of plain text are
+// copied at once: this is the hot part of rendering.
 func escape(b *strings.Builder, s string) {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
@@ -173,6 +176,7 @@ func escape(b *strings.Builder, s string) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		var rep string
+		size := 1
 		switch {
 		case c == '&':
 			rep = "&amp;"
@@ -188,11 +192,19 @@ func escape(b *strings.Builder, s string) {
 			continue
 		case c < 0x20, c == 0x7f:
 			// dropped: not allowed in XML 1.0 and a prompt-injection aid
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if !textsafe.DroppedFromPrompt(r) {
+				i += n - 1
+				continue
+			}
+			size = n // dropped: a model would read what a person cannot see
 		default:
 			continue
 		}
 		b.WriteString(s[start:i])
 		b.WriteString(rep)
+		i += size - 1
 		start = i + 1
 	}
 	b.WriteString(s[start:])

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/textsafe"
 )
 
 // Compare orders entries by priority: always first, then Priority (higher
@@ -61,7 +63,8 @@ const shortMax = 160
 
 // shorten returns desc cut for the Short variant, and whether a cut was
 // needed. Characters are the code points of desc as escape writes it
-// (invalid UTF-8 as U+FFFD, control characters dropped), before entities.
+// (invalid UTF-8 as U+FFFD, control and invisible characters dropped),
+// before entities.
 // A description of more than shortMax characters is cut after its last
 // whole word within shortMax-1 characters (at whitespace other than a
 // no-break space, not at its first character), or hard at shortMax-1
@@ -117,33 +120,5 @@ func isTrailing(r rune) bool {
 }
 
 // clean returns s as escape writes it before entities: invalid UTF-8 as
-// U+FFFD and without the control characters escape drops.
-func clean(s string) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	drop := false
-	for i := 0; i < len(s); i++ {
-		if isDropped(s[i]) {
-			drop = true
-			break
-		}
-	}
-	if !drop {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		if !isDropped(s[i]) {
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
-}
-
-// isDropped reports whether escape drops the byte c (C0 other than \n and
-// \t, and DEL; never part of a multibyte UTF-8 sequence).
-func isDropped(c byte) bool {
-	return c < 0x20 && c != '\n' && c != '\t' || c == 0x7f
-}
+// U+FFFD and without the characters escape drops (textsafe.ForPrompt).
+func clean(s string) string { return textsafe.ForPrompt(s) }

@@ -81,10 +81,6 @@ func NormalizeOS(s string) string {
 // ident.Validate.
 func ValidateID(id string) error { return ident.Validate(id) }
 
-// IsInvisible reports whether r is a character that shows nothing or
-// changes how the text around it is shown: ident.IsInvisible.
-func IsInvisible(r rune) bool { return ident.IsInvisible(r) }
-
 // ValidOS reports whether s, an OS name after NormalizeOS, is a short
 // lowercase token: 1 to MaxOSLen bytes of [a-z0-9._-], the first one a
 // letter or digit. Every runtime.GOOS value is one; the rule keeps what a

@@ -52,6 +52,19 @@ const (
 	CodeUnavailable = "unavailable"
 )
 
+// IsFatalCode reports whether an error code refuses a node for good:
+// CodeUnauthorized, CodeInvalidFacts or CodeUnsupportedProtocol, which
+// retrying cannot fix (the node's token, facts or version must change).
+// It is the one list of them: the node stops on these and retries every
+// other code, and skillgate-fleet aborts its run on the same ones.
+func IsFatalCode(code string) bool {
+	switch code {
+	case CodeUnauthorized, CodeInvalidFacts, CodeUnsupportedProtocol:
+		return true
+	}
+	return false
+}
+
 // Limits on frame fields that have no natural bound, so that a peer cannot
 // make the other side hold large strings it only echoes or logs.
 const (

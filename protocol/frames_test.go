@@ -463,3 +463,26 @@ func TestResFastPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestIsFatalCode: the codes that refuse a node for good, and the ones it
+// retries (CodeUnavailable above all: a full gateway is not a wrong node).
+func TestIsFatalCode(t *testing.T) {
+	for _, c := range []struct {
+		code  string
+		fatal bool
+	}{
+		{CodeUnauthorized, true},
+		{CodeInvalidFacts, true},
+		{CodeUnsupportedProtocol, true},
+		{CodeBadRequest, false},
+		{CodeUnknownMethod, false},
+		{CodeNotConnected, false},
+		{CodeUnavailable, false},
+		{"", false},
+		{"UNAUTHORIZED", false},
+	} {
+		if got := IsFatalCode(c.code); got != c.fatal {
+			t.Errorf("IsFatalCode(%q) = %v, want %v", c.code, got, c.fatal)
+		}
+	}
+}

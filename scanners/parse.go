@@ -11,8 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/textsafe"
 )
 
 // Finding is one thing a scanner reported. Every string is the scanner's,
@@ -305,8 +306,9 @@ func roots(root string) []string {
 }
 
 // clean makes a scanner's string safe to keep and show: valid UTF-8,
-// tabs and line breaks as spaces, other control and format characters
-// (bidirectional overrides, zero-width marks) removed, surrounding space
+// tabs and line breaks as spaces, other control and invisible characters
+// (textsafe.IsUnsafe: bidirectional overrides, zero-width marks, tag
+// characters) removed, surrounding space
 // trimmed, and at most max bytes (cut at a character, ending in "…").
 func clean(s string, max int) string {
 	var b strings.Builder
@@ -317,7 +319,7 @@ func clean(s string, max int) string {
 			b.WriteRune(utf8.RuneError)
 		case r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f' || r == 0x85 || r == 0x2028 || r == 0x2029:
 			b.WriteByte(' ')
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+		case textsafe.IsUnsafe(r):
 		default:
 			b.WriteRune(r)
 		}

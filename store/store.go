@@ -21,14 +21,16 @@ import (
 )
 
 // MaxFileSize is the largest file the store reads. A SKILL.md over it is not
-// loaded; it is reported as a diagnostic.
+// loaded; it is reported as a diagnostic. It is governance.MaxFileBytes, the
+// one cap of a skill's files: the store imports nothing of the project, so
+// it states the number, and the loader's test holds the two equal.
 const MaxFileSize = 256 << 10
 
 // Errors returned by Store.Get. Test with errors.Is.
 var (
 	ErrNotFound    = errors.New("no such key")
 	ErrNotModified = errors.New("not modified")
-	ErrTooLarge    = errors.New("file larger than 256 KiB")
+	ErrTooLarge    = fmt.Errorf("file larger than %d KiB", MaxFileSize>>10)
 )
 
 // ErrNotRegular is the directory store's error for a named pipe, device or

@@ -232,13 +232,14 @@ func (f *fleet) awaitConnect(ctx context.Context, conn *websocket.Conn, id strin
 			continue // nothing else is expected before the answer
 		}
 		if !*fr.OK {
-			switch fr.Error.Code {
-			case protocol.CodeUnauthorized:
-				f.abort(fmt.Errorf("gateway refused node %s (%s): %s; set %s or --token-file to the gateway's node token",
-					id, fr.Error.Code, fr.Error.Message, nodeTokenEnv))
-				return in, endGone, false
-			case protocol.CodeInvalidFacts, protocol.CodeUnsupportedProtocol:
-				f.abort(fmt.Errorf("gateway refused node %s (%s): %s; fix the profile in --mix", id, fr.Error.Code, fr.Error.Message))
+			// A code that refuses a node for good ends the run, as it
+			// stops a node; the hint says what to change.
+			if code := fr.Error.Code; protocol.IsFatalCode(code) {
+				hint := "fix the profile in --mix"
+				if code == protocol.CodeUnauthorized {
+					hint = "set " + nodeTokenEnv + " or --token-file to the gateway's node token"
+				}
+				f.abort(fmt.Errorf("gateway refused node %s (%s): %s; %s", id, code, fr.Error.Message, hint))
 				return in, endGone, false
 			}
 			f.errs.add("connect", fmt.Sprintf("gateway refused connect of %s (%s): %s", id, fr.Error.Code, fr.Error.Message))

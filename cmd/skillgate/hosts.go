@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillgate/skillgate/api"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/protocol"
@@ -262,8 +263,9 @@ const unknownBinsPrefix = "not asked yet whether hosts have "
 // errNoNodes is the complaint about a document of neither accepted form.
 var errNoNodes = errors.New(`expected a JSON array of host facts, or an object with "nodes" (the answer of GET /v1/nodes)`)
 
-// nodeFacts is one node of GET /v1/nodes; connectedAt and any other field
-// are ignored.
+// nodeFacts is the part of a GET /v1/nodes node (an api.Node) that eval
+// reads: its host facts, and factsAt only to tell null (connectedAt and
+// any other field are ignored, and no time is parsed).
 type nodeFacts struct {
 	protocol.HostFacts
 	FactsAt json.RawMessage `json:"factsAt"`
@@ -612,9 +614,7 @@ func agentGet(ctx context.Context, client *http.Client, u string) (*http.Respons
 // The gateway's words pass through cli.Printable.
 func statusErr(u string, resp *http.Response, notFound string) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e struct {
-		Error string `json:"error"`
-	}
+	var e api.Error
 	json.Unmarshal(body, &e)
 	hint := ""
 	switch resp.StatusCode {

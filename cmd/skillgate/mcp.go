@@ -13,6 +13,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/skillgate/skillgate/api"
 	"github.com/skillgate/skillgate/internal/cli"
 	"github.com/skillgate/skillgate/internal/logging"
 	"github.com/skillgate/skillgate/internal/version"
@@ -135,9 +136,7 @@ func checkAgentToken(ctx context.Context, client *http.Client, base *url.URL, ag
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e struct {
-		Error string `json:"error"`
-	}
+	var e api.Error
 	json.Unmarshal(body, &e)
 	msg := cli.Printable(e.Error)
 	switch {

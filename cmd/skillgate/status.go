@@ -14,22 +14,17 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/skillgate/skillgate/api"
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/cli"
-	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/skill"
 )
 
-// statusNode is one node of GET /v1/nodes.
-type statusNode struct {
-	protocol.HostFacts
-	ConnectedAt time.Time  `json:"connectedAt"`
-	FactsAt     *time.Time `json:"factsAt"`
-	Replica     string     `json:"replica,omitempty"` // the gateway replica holding the node
-}
+// statusNode is one node of GET /v1/nodes, as the gateway writes it.
+type statusNode = api.Node
 
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("skillgate status", stderr)
@@ -72,7 +67,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// for a script that keeps only that.
 	var notReady error
 	if st.ready != nil && !st.ready.Ready {
-		fmt.Fprintf(stderr, "skillgate status: gateway %s is not ready: %s\n", cli.Printable(base.String()), cli.Printable(st.ready.why()))
+		fmt.Fprintf(stderr, "skillgate status: gateway %s is not ready: %s\n", cli.Printable(base.String()), cli.Printable(notReadyWhy(st.ready)))
 		notReady = cli.ExitError{Code: 1}
 	}
 	if *asJSON {
@@ -87,8 +82,8 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // gatewayStatus is what status reads from a gateway.
 type gatewayStatus struct {
-	ready  *readyAnswer // nil: /readyz could not be read
-	loaded bool         // the gateway has read its store (or does not say)
+	ready  *api.Ready // nil: /readyz could not be read
+	loaded bool       // the gateway has read its store (or does not say)
 	nodes  []statusNode
 	// report is the agent's, when asked for and evaluated; unloaded says
 	// why the agent was not evaluated (the gateway's 503 answer).
@@ -110,10 +105,7 @@ func readStatus(ctx context.Context, client *http.Client, base, agent string, go
 	// default) and a "next" cursor for the rest.
 	notFound := " (is --gateway the base URL of a skillgate gateway?)"
 	err := followNodePages(ctx, client, nodesURL, notFound, func(r io.Reader) (string, error) {
-		var page struct {
-			Nodes []statusNode `json:"nodes"`
-			Next  string       `json:"next"`
-		}
+		var page api.NodesPage
 		if err := json.NewDecoder(r).Decode(&page); err != nil {
 			return "", fmt.Errorf("unexpected answer: %w", err)
 		}
@@ -208,24 +200,10 @@ func (st *gatewayStatus) print(w io.Writer, base, agent string, govern bool) {
 	}
 }
 
-// readyAnswer is the answer of GET /readyz, as status reads it. Ready and
-// Loaded are pointers: a gateway that predates a field leaves it out.
-type readyAnswer struct {
-	Ready       bool    `json:"ready"`
-	Store       string  `json:"store"`
-	Loaded      *bool   `json:"loaded,omitempty"`
-	Error       string  `json:"error,omitempty"`
-	Hint        string  `json:"hint,omitempty"`
-	Cluster     string  `json:"cluster,omitempty"`
-	Nodes       int     `json:"nodes"`
-	RemoteNodes *int    `json:"remoteNodes,omitempty"`
-	SnapshotAge float64 `json:"snapshotAgeSeconds"`
-}
-
 // getReady reads GET /readyz (200 ready, 503 not), or returns nil when it
 // cannot be read or is not a skillgate answer: readiness is extra, and the
 // requests after it say what is wrong with the gateway's address.
-func getReady(ctx context.Context, client *http.Client, u string) *readyAnswer {
+func getReady(ctx context.Context, client *http.Client, u string) *api.Ready {
 	resp, err := agentGet(ctx, client, u)
 	if err != nil {
 		return nil
@@ -234,20 +212,24 @@ func getReady(ctx context.Context, client *http.Client, u string) *readyAnswer {
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
 		return nil
 	}
+	// Ready as a pointer: an answer without it is not a skillgate
+	// gateway's. (Loaded is one already: a gateway that predates it leaves
+	// it out.)
 	var raw struct {
-		readyAnswer
-		Ready *bool `json:"ready"`
+		api.Ready
+		IsReady *bool `json:"ready"` // shadows Ready.Ready
 	}
-	if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&raw) != nil || raw.Ready == nil {
+	if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&raw) != nil || raw.IsReady == nil {
 		return nil
 	}
-	a := raw.readyAnswer
-	a.Ready = *raw.Ready
+	a := raw.Ready
+	a.Ready = *raw.IsReady
 	return &a
 }
 
-// why says why the gateway is not ready: its error, else its cluster's.
-func (r *readyAnswer) why() string {
+// notReadyWhy says why the gateway is not ready: its error, else its
+// cluster's.
+func notReadyWhy(r *api.Ready) string {
 	switch {
 	case r.Error != "":
 		return r.Error
@@ -259,8 +241,8 @@ func (r *readyAnswer) why() string {
 
 // printNotReady says why the gateway is not ready and what to check, in
 // place of counts that would read as an empty store.
-func printNotReady(w io.Writer, base string, r *readyAnswer) {
-	fmt.Fprintf(w, "gateway %s is NOT READY: %s\n", cli.Printable(base), cli.Printable(r.why()))
+func printNotReady(w io.Writer, base string, r *api.Ready) {
+	fmt.Fprintf(w, "gateway %s is NOT READY: %s\n", cli.Printable(base), cli.Printable(notReadyWhy(r)))
 	if r.Hint != "" {
 		fmt.Fprintf(w, "  check: %s\n", cli.Printable(r.Hint))
 	}

@@ -528,7 +528,7 @@ func loadSkillFile(path string, withDir bool) ([]validateSkill, []skill.Diagnost
 	}
 	if len(data) > store.MaxFileSize {
 		return nil, []skill.Diagnostic{{Location: path, Level: skill.LevelError,
-			Message: "file is over the 256 KiB limit; the gateway will not load it"}}, nil
+			Message: fmt.Sprintf("file is over the %d KiB limit; the gateway will not load it", governance.MaxFileBytes>>10)}}, nil
 	}
 	abs, _ := filepath.Abs(path)
 	ref := skill.Ref{Key: path, Dir: filepath.Base(filepath.Dir(abs)), Scope: skill.ScopeGlobal}

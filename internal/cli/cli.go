@@ -16,8 +16,8 @@
 //   - printable.go: Printable, for text from outside the program.
 //
 // It holds no state and starts no goroutines. It may import only the
-// standard library, protocol (the wire's names and rules) and
-// github.com/tailscale/hujson: never gateway, store, catalog, eligibility, node
+// standard library, protocol (the wire's names and rules), internal/textsafe
+// (the rule of unsafe characters) and github.com/tailscale/hujson: never gateway, store, catalog, eligibility, node
 // or an AWS package, so that every binary, the node agent included, can
 // link it without pulling in the others' dependencies.
 package cli

@@ -1,15 +1,17 @@
 // Package ident owns the id rule of agents, nodes and skill directories:
 // what a name must be before it becomes part of a storage key, a registry
-// entry or a log line. It imports nothing of the project, so that skill
-// (storage keys) and protocol (node ids) share the rule without importing
-// each other; it must stay a leaf.
+// entry or a log line. Of the project it imports only internal/textsafe
+// (whose rule of invisible characters it applies), so that skill (storage
+// keys) and protocol (node ids) share the rule without importing each
+// other; it must stay a leaf.
 package ident
 
 import (
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/textsafe"
 )
 
 // MaxLen is the longest id accepted, in bytes.
@@ -18,7 +20,7 @@ const MaxLen = 128
 // Validate checks an id (node id, agent id, skill directory name) before
 // it is used in a key, a log line or a registry: non-empty, at most MaxLen
 // bytes, valid UTF-8, no slash, backslash or "..", no control characters
-// (C0, DEL and C1) and no invisible characters (see IsInvisible).
+// (C0, DEL and C1) and no invisible characters (textsafe.IsInvisible).
 // Invisible characters are refused because they make two ids look alike,
 // or reorder what a terminal shows (bidi overrides); ordinary non-ASCII
 // letters and symbols are allowed.
@@ -39,18 +41,9 @@ func Validate(id string) error {
 		switch {
 		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
 			return fmt.Errorf("%q contains a control character", id)
-		case IsInvisible(r):
+		case textsafe.IsInvisible(r):
 			return fmt.Errorf("%q contains the invisible character %U", id, r)
 		}
 	}
 	return nil
-}
-
-// IsInvisible reports whether r is a Unicode format character (category
-// Cf: zero-width spaces and joiners, bidi embeddings, overrides and
-// isolates, U+FEFF, tag characters, the soft hyphen…) or the line or
-// paragraph separator U+2028, U+2029: characters that show nothing, or
-// change how the text around them is shown.
-func IsInvisible(r rune) bool {
-	return r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r)
 }
