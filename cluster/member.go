@@ -90,6 +90,9 @@ type Member struct {
 	lastErr   string // the last connection error, for State
 	bucketErr string // why the bucket could not be opened, for State
 	synced    bool   // the watch of sess has replayed the bucket
+	// readOnce is set when a watch first replayed the bucket to its end
+	// (BucketRead).
+	readOnce atomic.Bool
 	nlocal    int    // active local records
 	closed    bool
 	// Writes failing in a row (any record; a success ends the run), since
@@ -251,6 +254,11 @@ func (m *Member) State() State {
 	}
 	return st
 }
+
+// BucketRead reports whether the bucket has been read to its end once
+// since Join: every other replica's node is then known. It never turns
+// false again (a reconnect's replay is State's matter).
+func (m *Member) BucketRead() bool { return m.readOnce.Load() }
 
 // failing reports whether writes have failed in a row long enough for the
 // member not to be ready: at least twice, for at least TTL/3 (a renewal's

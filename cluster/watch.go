@@ -447,6 +447,7 @@ func (w *mirror) endReplay() {
 	rewritten := 0
 	if m.sess == w.s {
 		m.synced = true
+		m.readOnce.Store(true)
 		rewritten = m.confirmLocals(w.s)
 	}
 	local := m.nlocal

@@ -26,8 +26,24 @@ type member interface {
 	Publish(rec cluster.Record)
 	Withdraw(id string, connectedAt time.Time)
 	State() cluster.State
+	BucketRead() bool
 	Refused() map[string]uint64
 	Close(ctx context.Context) error
+}
+
+// syncingAtStart reports whether node connects wait for this replica's
+// first read of the bucket: with a cluster, until it is read, for at most
+// half the TTL after the gateway was made (a bucket too large to read by
+// then, or NATS down, must not keep the replica's own nodes out).
+func (s *Server) syncingAtStart() bool {
+	if s.member == nil || s.member.BucketRead() {
+		return false
+	}
+	ttl := s.cfg.Cluster.TTL
+	if ttl <= 0 {
+		ttl = cluster.DefaultTTL
+	}
+	return time.Since(s.started) < ttl/2
 }
 
 // remoteNode is a node another replica holds, as its record said.

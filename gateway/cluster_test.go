@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,8 +18,11 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/cluster"
+	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/store"
 )
 
 // clusterTTL is the replicas' gateway.cluster.ttl in these tests.
@@ -399,3 +403,75 @@ type nopHandler struct{}
 func (nopHandler) Put(*cluster.Record) {}
 func (nopHandler) Delete(string)       {}
 func (nopHandler) DeleteMany([]string) {}
+
+// TestClusterNodesWaitForTheBucket: a replica that has not read the
+// cluster's bucket yet answers node connects 503 with Retry-After, for at
+// most half the TTL after it started; then nodes connect (here NATS is
+// never reachable: the replica serves its own nodes, as documented).
+func TestClusterNodesWaitForTheBucket(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadNATS := "nats://" + ln.Addr().String()
+	ln.Close() // nothing listens there
+	const ttl = 4 * time.Second
+	root := t.TempDir()
+	st, err := store.NewDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncbuf.Buffer{}
+	start := time.Now()
+	srv, err := gateway.New(gateway.Config{Store: st, StoreName: "directory", Poll: 50 * time.Millisecond, Replica: "A",
+		Cluster: &cluster.Config{URL: deadNATS, TTL: ttl, Secret: clusterSecret},
+		Logger:  slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, gln) }()
+	t.Cleanup(func() {
+		cancel()
+		srv.Close()
+		<-served
+	})
+	g := &gw{base: "http://" + gln.Addr().String(), wsURL: "ws://" + gln.Addr().String() + "/v1/nodes/connect", logs: logs}
+
+	dial := func() (*websocket.Conn, *http.Response, error) {
+		dctx, dcancel := context.WithTimeout(context.Background(), waitFor)
+		defer dcancel()
+		return websocket.Dial(dctx, g.wsURL, nil)
+	}
+	c, resp, err := dial()
+	if since := time.Since(start); since >= ttl/2 {
+		t.Fatalf("the first dial came %v after the start, past the wait of %v: the machine is too slow for this test's TTL", since, ttl/2)
+	}
+	if err == nil {
+		c.CloseNow()
+		t.Fatal("a node connected before the replica read the bucket")
+	}
+	if resp == nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("dial before the bucket was read: %v, response %+v; want 503 with Retry-After: 1", err, resp)
+	}
+	if n := g.metric(t, "skillgate_node_frames_total", `kind="upgrade"`, `result="syncing"`); n < 1 {
+		t.Errorf("skillgate_node_frames_total{kind=upgrade,result=syncing} = %v; want at least 1", n)
+	}
+	// Half the TTL after the start, nodes are let in.
+	eventually(t, waitFor, func() (string, bool) {
+		c, resp, err := dial()
+		if err != nil {
+			return fmt.Sprint(err, resp), false
+		}
+		c.CloseNow()
+		return "", true
+	})
+	if since := time.Since(start); since < ttl/2 {
+		t.Errorf("a node connected %v after the start, before the wait of %v ended", since, ttl/2)
+	}
+}
