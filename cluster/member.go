@@ -93,8 +93,8 @@ type Member struct {
 	// readOnce is set when a watch first replayed the bucket to its end
 	// (BucketRead).
 	readOnce atomic.Bool
-	nlocal    int    // active local records
-	closed    bool
+	nlocal   int // active local records
+	closed   bool
 	// Writes failing in a row (any record; a success ends the run), since
 	// when, and the last error: for State.
 	failRun   int
