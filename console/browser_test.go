@@ -21,6 +21,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // browser is one headless chromium tab.
@@ -283,14 +284,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	// One host without gh.
-	startNode(t, g.base, "n1-plain", binDir(t))
-	eventually(t, waitFor, func() (string, bool) {
+	startNode(t, g.URL, "n1-plain", testkit.BinDir(t))
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		_, _, body := g.get(t, "/v1/nodes", adminToken)
 		return body, strings.Contains(body, `"n1-plain"`) && !strings.Contains(body, `"factsAt":null`)
 	})
 
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(g.base + "/ui"))
+	b.do(chromedp.Navigate(g.URL + "/ui"))
 	b.waitFor("the redirect to /ui/", `location.pathname === "/ui/"`, waitFor)
 	b.shot("01-signin")
 
@@ -331,7 +332,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if _, err := eval[chromedp.Void](b, `window.__sameDocument = 1`); err != nil {
 		t.Fatal(err)
 	}
-	startNode(t, g.base, "n2-gh", binDir(t, "gh"))
+	startNode(t, g.URL, "n2-gh", testkit.BinDir(t, "gh"))
 	took := b.waitFor("github offered on the open page", `(document.querySelector('tr[data-skill="github"] .verdict') || {}).textContent === "offered"`, waitFor)
 	t.Logf("github turned offered on the open page %v after the node started", took.Round(time.Millisecond))
 	b.waitText("#ag-prompt", `<skill name="github">`)
@@ -453,7 +454,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	open := startGateway(t, gwOptions{files: map[string]string{
 		"skills/plain/SKILL.md": skillMD("plain", "Needs nothing.", "", "Plain."),
 	}})
-	b.do(chromedp.Navigate(open.base + "/ui/#/nodes"))
+	b.do(chromedp.Navigate(open.URL + "/ui/#/nodes"))
 	b.signIn("", "main")
 	b.waitFor("the nodes page asked for before signing in", `location.hash === "#/nodes"`, waitFor)
 	b.waitText("#who", "No token")
@@ -470,12 +471,12 @@ func TestConsoleInBrowser(t *testing.T) {
 // empty store, and turns normal once the store is there.
 func TestConsoleStoreNotLoaded(t *testing.T) {
 	g := startGateway(t, gwOptions{unloaded: true})
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		code, _, body := g.get(t, "/readyz", "")
 		return fmt.Sprint(code, " ", body), code == http.StatusServiceUnavailable && strings.Contains(body, "does not exist")
 	})
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(g.base + "/ui/"))
+	b.do(chromedp.Navigate(g.URL + "/ui/"))
 	b.signIn("", "main")
 	b.waitText("#card-gateway", "store not loaded: the store directory does not exist")
 	b.waitText("#card-gateway", "check --store: the directory (or a directory under it) was removed")
@@ -485,7 +486,7 @@ func TestConsoleStoreNotLoaded(t *testing.T) {
 	}
 	b.shot("store-not-loaded")
 
-	g.put(t, "skills/github/SKILL.md", skillMD("github", "Interact with GitHub using the gh CLI.", "", "Use gh."))
+	g.Put(t, "skills/github/SKILL.md", skillMD("github", "Interact with GitHub using the gh CLI.", "", "Use gh."))
 	b.waitText("#card-skills", "Skills of agent main")
 	b.waitFor("the store's message gone", `!document.querySelector("#ov-unavailable")`, waitFor)
 	if strings.Contains(b.text("#card-gateway"), "Problem") {
@@ -511,7 +512,7 @@ ws.onopen = () => ws.send(JSON.stringify({type: "req", id: "1", method: "connect
 	}})
 	b := newBrowser(t)
 	for _, file := range []string{"page.html", "pic.svg"} {
-		b.do(chromedp.Navigate(g.base + "/v1/agents/main/read?path=skills/doc/" + file))
+		b.do(chromedp.Navigate(g.URL + "/v1/agents/main/read?path=skills/doc/" + file))
 		time.Sleep(time.Second) // time for a script, were one to run
 		title, err := eval[string](b, "document.title")
 		if err != nil {
@@ -544,7 +545,7 @@ func TestGovernancePageInBrowser(t *testing.T) {
 		},
 	})
 	b := newBrowser(t)
-	b.do(chromedp.Navigate(g.base + "/ui/"))
+	b.do(chromedp.Navigate(g.URL + "/ui/"))
 	b.signIn(adminToken, "main")
 	b.waitFor("signed in", `location.hash === "#/overview"`, waitFor)
 	b.route("#/governance")
@@ -560,13 +561,13 @@ func TestGovernancePageInBrowser(t *testing.T) {
 	b.noProblems()
 
 	// Approved in the file: it leaves the page.
-	g.writeConfig(t, `{"gateway": {"agentTokens": {"main": "`+mainToken+`"}, "governance": {"review": "required"}},
+	g.WriteConfig(t, `{"gateway": {"agentTokens": {"main": "`+mainToken+`"}, "governance": {"review": "required"}},
 		"skills": {"entries": {"plain": {"approve": "`+digestOf(t, g, "plain")+`"}}}}`)
 	b.waitFor("plain approved", `!document.querySelector('.gov-item[data-key="skills/plain/SKILL.md"]')`, waitFor)
 
 	// An agent token: the page says what it needs.
 	b2 := newBrowser(t)
-	b2.do(chromedp.Navigate(g.base + "/ui/"))
+	b2.do(chromedp.Navigate(g.URL + "/ui/"))
 	b2.signIn(mainToken, "main")
 	b2.waitFor("signed in", `location.hash === "#/agent/main"`, waitFor)
 	b2.route("#/governance")

@@ -18,6 +18,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -37,7 +39,7 @@ var clusterFiles = map[string]string{
 // all members of the cluster on ns.
 func startReplicas(t *testing.T, ns *natstest.Server, files map[string]string, names ...string) []*gw {
 	t.Helper()
-	st := newBucketStore(t, sharedMinio.Get(t))
+	st := gatewaytest.NewStore(t, sharedMinio.Get(t))
 	var gws []*gw
 	for i, name := range names {
 		o := gwOptions{store: st, replica: name, cluster: &cluster.Config{URL: ns.URL(), TTL: clusterTTL, Secret: clusterSecret}}
@@ -52,7 +54,7 @@ func startReplicas(t *testing.T, ns *natstest.Server, files map[string]string, n
 // nodeReplicas is "id@replica,…" of GET /v1/nodes, in id order.
 func nodeReplicas(t *testing.T, g *gw) string {
 	t.Helper()
-	code, _, body := g.get(t, "/v1/nodes?fields=id,replica", nil)
+	code, _, body := g.Get(t, "/v1/nodes?fields=id,replica", nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET /v1/nodes: %d %s", code, body)
 	}
@@ -73,9 +75,9 @@ func nodeReplicas(t *testing.T, g *gw) string {
 func waitNodeReplicas(t *testing.T, want string, gws ...*gw) {
 	t.Helper()
 	for _, g := range gws {
-		eventually(t, waitFor, func() (string, bool) {
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			got := nodeReplicas(t, g)
-			return fmt.Sprintf("%s lists %q, want %q", g.base, got, want), got == want
+			return fmt.Sprintf("%s lists %q, want %q", g.URL, got, want), got == want
 		})
 	}
 }
@@ -88,9 +90,9 @@ func TestClusterSharesTheFleet(t *testing.T) {
 	gws := startReplicas(t, ns, clusterFiles, "a", "b", "c")
 	a, c := gws[0], gws[2]
 	for _, g := range gws {
-		code, _, body := g.get(t, "/readyz", nil)
+		code, _, body := g.Get(t, "/readyz", nil)
 		if code != http.StatusOK || !strings.Contains(body, `"cluster":"ok"`) || !strings.Contains(body, `"remoteNodes":0`) {
-			t.Errorf("%s /readyz: %d %s", g.base, code, body)
+			t.Errorf("%s /readyz: %d %s", g.URL, code, body)
 		}
 	}
 
@@ -106,13 +108,13 @@ func TestClusterSharesTheFleet(t *testing.T) {
 	if len(ns1) != 1 || ns1[0].OS != "linux" || !ns1[0].HostBinStatus["gh"] || ns1[0].HostBinStatus["jq"] || ns1[0].FactsAt == nil {
 		t.Errorf("replica c's view of builder: %+v", ns1)
 	}
-	if code, _, body := c.get(t, "/readyz", nil); code != http.StatusOK || !strings.Contains(body, `"remoteNodes":1`) || !strings.Contains(body, `"nodes":0`) {
+	if code, _, body := c.Get(t, "/readyz", nil); code != http.StatusOK || !strings.Contains(body, `"remoteNodes":1`) || !strings.Contains(body, `"nodes":0`) {
 		t.Errorf("c /readyz: %d %s", code, body)
 	}
 	if r, up := c.metric(t, "skillgate_cluster_remote_nodes"), c.metric(t, "skillgate_cluster_connected"); r != 1 || up != 1 {
 		t.Errorf("c's metrics: skillgate_cluster_remote_nodes %v, skillgate_cluster_connected %v; want 1 and 1", r, up)
 	}
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		n := c.metric(t, "skillgate_cluster_replicas")
 		return fmt.Sprint("skillgate_cluster_replicas ", n), n == 2
 	})
@@ -135,7 +137,7 @@ func TestClusterSharesTheFleet(t *testing.T) {
 	waitNodeReplicas(t, "builder@a", c)
 	stopped := time.Now()
 	done := make(chan struct{})
-	go func() { a.stop(); close(done) }() // the raw node does not answer the close handshake: a takes its time
+	go func() { a.Stop(); close(done) }() // the raw node does not answer the close handshake: a takes its time
 	waitNodeReplicas(t, "", c)
 	c.waitPrompt(t, "main", "")
 	if d := time.Since(stopped); d >= clusterTTL {
@@ -196,8 +198,8 @@ func TestClusterNATSOutage(t *testing.T) {
 
 	ns.Stop()
 	for _, g := range gws {
-		eventually(t, waitFor, func() (string, bool) {
-			code, _, body := g.get(t, "/readyz", nil)
+		testkit.Eventually(t, waitFor, func() (string, bool) {
+			code, _, body := g.Get(t, "/readyz", nil)
 			return fmt.Sprint(code, " ", body), code == http.StatusServiceUnavailable && strings.Contains(body, `"cluster":"nats: `)
 		})
 	}
@@ -209,8 +211,8 @@ func TestClusterNATSOutage(t *testing.T) {
 
 	ns.Restart(t)
 	for _, g := range gws {
-		eventually(t, waitFor, func() (string, bool) {
-			code, _, body := g.get(t, "/readyz", nil)
+		testkit.Eventually(t, waitFor, func() (string, bool) {
+			code, _, body := g.Get(t, "/readyz", nil)
 			return fmt.Sprint(code, " ", body), code == http.StatusOK && strings.Contains(body, `"cluster":"ok"`)
 		})
 		g.waitPrompt(t, "main", both)
@@ -278,7 +280,7 @@ func TestClusterConvergesRandomly(t *testing.T) {
 		facts(l.mirror, env, bins)
 	}
 	skills := func(g *gw) string {
-		code, _, body := g.get(t, "/v1/agents/main/skills", nil)
+		code, _, body := g.Get(t, "/v1/agents/main/skills", nil)
 		if code != http.StatusOK {
 			t.Fatalf("GET skills: %d %s", code, body)
 		}
@@ -310,7 +312,7 @@ func TestClusterConvergesRandomly(t *testing.T) {
 		}
 		// Quiet: every replica converges on the single gateway's answer.
 		for i, g := range gws {
-			eventually(t, waitFor, func() (string, bool) {
+			testkit.Eventually(t, waitFor, func() (string, bool) {
 				want, got := skills(ref), skills(g)
 				return fmt.Sprintf("round %d, replica %s:\ngot  %s\nwant %s", round, []string{"a", "b", "c"}[i], got, want), got == want
 			})
@@ -374,7 +376,7 @@ func TestClusterReplicaLapses(t *testing.T) {
 			Capabilities: baseline, Env: []string{}, HostBinStatus: map[string]bool{"gh": true}}, ConnectedAt: now, FactsAt: &now})
 	}
 	b.waitPrompt(t, "main", block(global("github", "Uses gh.")))
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		n2 := b.metric(t, "skillgate_cluster_remote_nodes")
 		return fmt.Sprint("remote nodes ", n2), n2 == n
 	})

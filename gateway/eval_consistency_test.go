@@ -1,10 +1,8 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"reflect"
@@ -14,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/report"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 )
@@ -32,22 +31,11 @@ func TestGatewayAgreesWithEval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gateway.New(gateway.Config{Store: st, ConfigPath: "../testdata/gateway.hujson", Poll: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	base := "http://" + ln.Addr().String()
+	g := gatewaytest.Start(t, gatewaytest.Options{NoWait: true, Config: gateway.Config{Store: st, ConfigPath: "../testdata/gateway.hujson", Poll: time.Hour}})
+	base := g.URL
 
 	for _, h := range hosts {
-		c, _, err := websocket.Dial(t.Context(), "ws://"+ln.Addr().String()+"/v1/nodes/connect", nil)
+		c, _, err := websocket.Dial(t.Context(), g.WSURL, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

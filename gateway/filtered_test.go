@@ -1,11 +1,9 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
 )
@@ -46,19 +46,8 @@ func TestSkillsFiltered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gateway.New(gateway.Config{Store: st, ConfigPath: cfg, Poll: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	base := "http://" + ln.Addr().String()
+	g := gatewaytest.Start(t, gatewaytest.Options{NoWait: true, Config: gateway.Config{Store: st, ConfigPath: cfg, Poll: time.Hour}})
+	base := g.URL
 
 	skills := func() string {
 		resp, err := http.Get(base + "/v1/agents/main/skills")
@@ -114,7 +103,7 @@ func TestSkillsFiltered(t *testing.T) {
 
 	conns := map[string]*websocket.Conn{}
 	connect := func(id, osName string, env []string, bins map[string]bool) {
-		c, _, err := websocket.Dial(t.Context(), "ws://"+ln.Addr().String()+"/v1/nodes/connect", nil)
+		c, _, err := websocket.Dial(t.Context(), g.WSURL, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +136,7 @@ func TestSkillsFiltered(t *testing.T) {
 
 	// A host leaving drops the cached answer: the counts follow.
 	conns["mac-1"].Close(websocket.StatusNormalClosure, "")
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		got := filtered(skills())["mac-gh"]
 		return got, got == `"hosts":[],"filtered":[{"requirement":"os","values":["darwin"],"hosts":3},{"requirement":"bins","values":["gh"],"hosts":1}]`
 	})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -45,8 +46,8 @@ func TestNodeAuth(t *testing.T) {
 			r.expectClose(websocket.StatusPolicyViolation, "")
 		})
 	}
-	if strings.Contains(g.logs.String(), "token-a") || strings.Contains(g.logs.String(), "token-b") ||
-		strings.Contains(g.logs.String(), "shared-token") || strings.Contains(g.logs.String(), "not-the-token") {
+	if strings.Contains(g.Logs.String(), "token-a") || strings.Contains(g.Logs.String(), "token-b") ||
+		strings.Contains(g.Logs.String(), "shared-token") || strings.Contains(g.Logs.String(), "not-the-token") {
 		t.Errorf("gateway logs show a token")
 	}
 
@@ -64,15 +65,15 @@ func TestNodeAuth(t *testing.T) {
 		r := dialRaw(t, g)
 		r.connect("node-d", "shared-token")
 		r.facts("f1", nil, nil)
-		eventually(t, waitFor, func() (string, bool) {
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			ids := g.reportingNodeIDs(t)
 			return ids, slices.Contains(strings.Split(ids, ","), "node-d")
 		})
 		// node-d gets a token of its own: the shared one no longer does.
-		g.writeConfig(t, `{"gateway": {"nodeTokens": {"node-a": "token-a", "node-b": "token-b", "node-d": "token-d"}}}`)
-		g.srv.Reload()
+		g.WriteConfig(t, `{"gateway": {"nodeTokens": {"node-a": "token-a", "node-b": "token-b", "node-d": "token-d"}}}`)
+		g.Server.Reload()
 		r.expectClose(websocket.StatusPolicyViolation, "")
-		eventually(t, waitFor, func() (string, bool) {
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			ids := g.reportingNodeIDs(t)
 			return ids, !slices.Contains(strings.Split(ids, ","), "node-d")
 		})
@@ -81,11 +82,11 @@ func TestNodeAuth(t *testing.T) {
 	})
 
 	t.Run("real node with a wrong token exits 1", func(t *testing.T) {
-		p := startNode(t, g.base, "node-b", binDir(t), []string{"SKILLGATE_NODE_TOKEN=wrong-token-9f2c"})
-		if code := p.wait(waitFor); code != 1 {
-			t.Fatalf("skillgate-node exited with %d, want 1; output:\n%s", code, p.out.String())
+		p := startNode(t, g.URL, "node-b", testkit.BinDir(t), []string{"SKILLGATE_NODE_TOKEN=wrong-token-9f2c"})
+		if code := p.Wait(t, waitFor); code != 1 {
+			t.Fatalf("skillgate-node exited with %d, want 1; output:\n%s", code, p.Output())
 		}
-		if out := p.out.String(); !strings.Contains(out, "unauthorized") || strings.Contains(out, "wrong-token-9f2c") {
+		if out := p.Output(); !strings.Contains(out, "unauthorized") || strings.Contains(out, "wrong-token-9f2c") {
 			t.Errorf("node output should name the refusal (unauthorized) and not the token:\n%s", out)
 		}
 	})
@@ -95,8 +96,8 @@ func TestNodeAuth(t *testing.T) {
 		if err := os.WriteFile(tf, []byte("token-b\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		startNode(t, g.base, "node-b", binDir(t), nil, "--token-file", tf)
-		eventually(t, waitFor, func() (string, bool) {
+		startNode(t, g.URL, "node-b", testkit.BinDir(t), nil, "--token-file", tf)
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			ids := g.reportingNodeIDs(t)
 			return ids, slices.Contains(strings.Split(ids, ","), "node-b")
 		})
@@ -111,7 +112,7 @@ func TestBadInput(t *testing.T) {
 		files:          map[string]string{"skills/alpha/SKILL.md": skillMD("alpha", "Uses alpha-tool.", `{"bins": ["alpha-tool"]}`)},
 		connectTimeout: 300 * time.Millisecond,
 	})
-	startNode(t, g.base, "healthy", binDir(t, "alpha-tool"), nil)
+	startNode(t, g.URL, "healthy", testkit.BinDir(t, "alpha-tool"), nil)
 	want := block(eAlpha)
 	g.waitPrompt(t, "main", want)
 	healthy := func(t *testing.T) {
@@ -120,7 +121,7 @@ func TestBadInput(t *testing.T) {
 		if !slices.ContainsFunc(ns, func(n nodeView) bool { return n.ID == "healthy" && n.FactsAt != nil && n.HostBinStatus["alpha-tool"] }) {
 			t.Errorf("the healthy node is gone:\n%s", body)
 		}
-		if got := g.prompt(t, "main"); got != want {
+		if got := g.Prompt(t, "main"); got != want {
 			t.Errorf("prompt after the bad connection:\n%s\nwant:\n%s", got, want)
 		}
 	}
@@ -242,7 +243,7 @@ func TestBadInput(t *testing.T) {
 		r.facts("f", nil, nil)
 		go r.c.Write(t.Context(), websocket.MessageText, oversizeFrame())
 		r.expectClose(websocket.StatusMessageTooBig, "")
-		eventually(t, waitFor, func() (string, bool) {
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			ids := g.reportingNodeIDs(t)
 			return ids, !strings.Contains(ids, "after-5")
 		})
@@ -262,11 +263,11 @@ func TestBadInput(t *testing.T) {
 		r.connect("after-big", "")
 		go r.c.Write(t.Context(), websocket.MessageText, oversizeFrame())
 		r.expectClose(websocket.StatusMessageTooBig, "")
-		eventually(t, waitFor, func() (string, bool) {
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			v := g.metric(t, "skillgate_node_frames_total", `kind="oversize"`)
 			return fmt.Sprintf("oversize frames counted: %v (before: %v)", v, before), v == before+1
 		})
-		if !strings.Contains(g.logs.String(), "over the read limit") {
+		if !strings.Contains(g.Logs.String(), "over the read limit") {
 			t.Errorf("no warning about the oversize frame in the gateway logs")
 		}
 	})
@@ -276,7 +277,7 @@ func TestBadInput(t *testing.T) {
 		r.facts("f", nil, nil)
 		r.send(websocket.MessageBinary, []byte(factsFrame("b", nil, nil)))
 		r.expectClose(websocket.StatusUnsupportedData, "")
-		eventually(t, waitFor, func() (string, bool) {
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			ids := g.reportingNodeIDs(t)
 			return ids, !strings.Contains(ids, "after-6")
 		})
@@ -289,7 +290,7 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("interest %+v, want bins [alpha-tool] and no env", in)
 		}
 		r.facts("f", []string{"NOT_ASKED"}, map[string]bool{"alpha-tool": false, "not-asked": true})
-		eventually(t, waitFor, func() (string, bool) {
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			ns, body := g.nodes(t)
 			i := slices.IndexFunc(ns, func(n nodeView) bool { return n.ID == "after-7" })
 			ok := i >= 0 && ns[i].FactsAt != nil && len(ns[i].Env) == 0 &&
@@ -351,7 +352,7 @@ func TestReplacement(t *testing.T) {
 	if len(ns) != 1 || ns[0].ID != "dup" || ns[0].FactsAt == nil {
 		t.Fatalf("GET /v1/nodes: %s, want the new dup only", body)
 	}
-	if got := g.prompt(t, "main"); got != block(eAlpha) {
+	if got := g.Prompt(t, "main"); got != block(eAlpha) {
 		t.Errorf("prompt after the old socket closed:\n%s", got)
 	}
 	nu.facts("f2", nil, map[string]bool{"alpha-tool": true})
@@ -366,7 +367,7 @@ func TestGatewayShutdownClosesNodes(t *testing.T) {
 	r.connect("going", "")
 	r.facts("f", nil, nil)
 	g.waitNodes(t, "going")
-	go g.stop()
+	go g.Stop()
 	r.expectClose(websocket.StatusGoingAway, "")
 }
 
@@ -386,10 +387,10 @@ func TestLogLinesHaveNoDuplicateKeys(t *testing.T) {
 	bad.sendText(connectFrame("1", "dupkeys", "wrong", protocol.Version, []string{"execution"}, baseline))
 	bad.expectErr("1", protocol.CodeUnauthorized)
 	bad.expectClose(websocket.StatusPolicyViolation, "")
-	eventually(t, waitFor, func() (string, bool) {
-		return g.logs.String(), strings.Contains(g.logs.String(), "node disconnected") && strings.Contains(g.logs.String(), "node refused")
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		return g.Logs.String(), strings.Contains(g.Logs.String(), "node disconnected") && strings.Contains(g.Logs.String(), "node refused")
 	})
-	for _, line := range strings.Split(strings.TrimSpace(g.logs.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(g.Logs.String()), "\n") {
 		if dup := duplicateKey(line); dup != "" {
 			t.Errorf("duplicate key %q in log line %s", dup, line)
 		}
@@ -451,7 +452,7 @@ func TestNodeLimits(t *testing.T) {
 
 	// The slot of a node that left is free again.
 	b.c.CloseNow()
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		d := dialRaw(t, g)
 		d.sendText(connectFrame("1", "d", "", 1, []string{"execution"}, baseline))
 		f := d.res()

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -13,7 +14,7 @@ import (
 // view, key for key, since both are r2store.AgentView.
 func TestSnapshotViewIsTheStoreView(t *testing.T) {
 	root := t.TempDir()
-	writeSkills(t, root, map[string]string{
+	testkit.WriteFiles(t, root, map[string]string{
 		"skills/gh/SKILL.md":                   skillWithBin("github", "gh"),
 		"skills/tmux/SKILL.md":                 skillWithBin("tmux", "tmux"),
 		"skills/zeta/SKILL.md":                 skillWithBin("zeta", "zeta"),

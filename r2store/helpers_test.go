@@ -14,11 +14,7 @@ import (
 // minio is the MinIO server the package's tests share.
 var minio miniotest.Once
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	minio.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(minio.Run(m)) }
 
 // countingStore wraps a real store and counts the requests made through it.
 type countingStore struct {

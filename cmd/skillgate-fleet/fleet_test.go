@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/internal/version"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
@@ -56,31 +56,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // base URL. cfg may set tokens.
 func startGateway(t *testing.T, storeDir string, cfg gateway.Config) string {
 	t.Helper()
-	st, err := r2store.NewDir(storeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store, cfg.StoreName, cfg.Poll = st, storeDir, time.Second
-	srv, err := gateway.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(waitFor):
-			t.Error("gateway did not stop")
-		}
-	})
-	return "http://" + ln.Addr().String()
+	cfg.StoreName, cfg.Poll = storeDir, time.Second
+	return gatewaytest.Start(t, gatewaytest.Options{Dir: storeDir, Config: cfg, NoWait: true, StopWithin: waitFor}).URL
 }
 
 // nodeEntry is one node of GET /v1/nodes.
@@ -402,42 +379,9 @@ func TestNodesChurn(t *testing.T) {
 func TestNodesRetryWithBackoff(t *testing.T) {
 	const nNodes = 20
 	store := makeStore(t, 10)
-	st, err := r2store.NewDir(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := gateway.New(gateway.Config{Store: st, StoreName: store, Poll: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there until the gateway starts
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			served <- err
-			return
-		}
-		served <- srv.Serve(ctx, ln)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("gateway: %v", err)
-			}
-		case <-time.After(waitFor):
-			t.Error("gateway did not stop")
-		}
-	})
+	g := gatewaytest.Start(t, gatewaytest.Options{Dir: store, StopWithin: waitFor, ListenAfter: 300 * time.Millisecond,
+		Config: gateway.Config{StoreName: store, Poll: time.Second}})
+	addr := g.Addr // nothing listens there until the gateway starts
 	stop := startNodes(t, "--gateway", "http://"+addr, "-n", itoa(nNodes))
 	code, out, errOut := stop()
 	if code != 0 {

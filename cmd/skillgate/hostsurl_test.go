@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -20,8 +18,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/r2store"
 )
 
 const wsWait = 10 * time.Second
@@ -36,31 +34,8 @@ func startGateway(t *testing.T, agentToken string) string {
 // startGatewayOn is startGateway on the store directory dir.
 func startGatewayOn(t *testing.T, dir, agentToken string) string {
 	t.Helper()
-	st, err := r2store.NewDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := gateway.New(gateway.Config{Store: st, StoreName: bucket, ConfigPath: gwConfig, AgentToken: agentToken,
-		Poll: time.Second, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(wsWait):
-			t.Error("the gateway did not stop")
-		}
-	})
-	return "http://" + ln.Addr().String()
+	return gatewaytest.Start(t, gatewaytest.Options{Dir: dir, NoWait: true, Config: gateway.Config{
+		StoreName: bucket, ConfigPath: gwConfig, AgentToken: agentToken, Poll: time.Second}}).URL
 }
 
 // rawNode connects one node over a raw WebSocket and, unless facts is

@@ -22,11 +22,11 @@ const tlsWait = 10 * time.Second
 
 // listenAddr waits for the "gateway listening" record in a gateway's JSON
 // logs and returns its address.
-func listenAddr(t *testing.T, logs *syncbuf.Buffer, exited <-chan struct{}) string {
+func listenAddr(t *testing.T, logs func() string, exited <-chan struct{}) string {
 	t.Helper()
 	deadline := time.Now().Add(tlsWait)
 	for time.Now().Before(deadline) {
-		sc := bufio.NewScanner(strings.NewReader(logs.String()))
+		sc := bufio.NewScanner(strings.NewReader(logs()))
 		for sc.Scan() {
 			var rec map[string]any
 			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec["msg"] == "gateway listening" {
@@ -35,11 +35,11 @@ func listenAddr(t *testing.T, logs *syncbuf.Buffer, exited <-chan struct{}) stri
 		}
 		select {
 		case <-exited:
-			t.Fatalf("the gateway exited:\n%s", logs.String())
+			t.Fatalf("the gateway exited:\n%s", logs())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	t.Fatalf("the gateway did not listen within %v:\n%s", tlsWait, logs.String())
+	t.Fatalf("the gateway did not listen within %v:\n%s", tlsWait, logs())
 	return ""
 }
 
@@ -91,7 +91,7 @@ func TestServeTLSProcesses(t *testing.T) {
 
 	gw := startProc(t, "skillgate", filepath.Join(bin, "skillgate"), "serve", "--store", storeWithGhSkill(t), "--listen", "127.0.0.1:0",
 		"--tls-cert", cert, "--tls-key", key, "--poll", "100ms")
-	addr := listenAddr(t, gw.out, gw.exited)
+	addr := listenAddr(t, gw.Output, gw.Exited())
 	startProc(t, "skillgate-node", filepath.Join(bin, "skillgate-node"), "--gateway", "wss://"+addr, "--ca-file", caFile, "--id", "tls-node", "--path", ghDir, "--recheck", "100ms")
 
 	want := "<available_skills>\n  <skill name=\"github\">\n    <description>Uses gh.</description>\n" +
@@ -107,8 +107,8 @@ func TestServeTLSProcesses(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if strings.Contains(gw.out.String(), "without TLS") {
-		t.Errorf("a loopback gateway with TLS warned about clear text:\n%s", gw.out.String())
+	if strings.Contains(gw.Output(), "without TLS") {
+		t.Errorf("a loopback gateway with TLS warned about clear text:\n%s", gw.Output())
 	}
 }
 
@@ -153,7 +153,7 @@ func TestServeTLSSettings(t *testing.T) {
 				t.Errorf("serve %q did not stop", args)
 			}
 		}()
-		addr := listenAddr(t, logs, exited)
+		addr := listenAddr(t, logs.String, exited)
 		status, body := httpsGet(t, "https://"+addr+"/healthz", ca.Pool())
 		if status != http.StatusOK {
 			t.Errorf("serve %q: GET /healthz over https: %d %s", args, status, body)
@@ -206,7 +206,7 @@ func TestStatusCAFile(t *testing.T) {
 		cancel()
 		<-exited
 	})
-	base := "https://" + listenAddr(t, logs, exited)
+	base := "https://" + listenAddr(t, logs.String, exited)
 	for deadline := time.Now().Add(tlsWait); ; time.Sleep(20 * time.Millisecond) {
 		if code, _ := httpsGet(t, base+"/readyz", ca.Pool()); code == http.StatusOK {
 			break

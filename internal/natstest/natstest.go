@@ -10,8 +10,9 @@
 //
 // A Server can be stopped, killed and restarted on the same port, for
 // tests of NATS outages. Only tests import it; of skillgate it imports only
-// the leaf helpers gobin and syncbuf (and the NATS client, for JetStream),
-// so that any package's tests can use it.
+// the leaf helpers gobin and syncbuf and testkit's process launcher (which
+// miniotest shares), and the NATS client, for JetStream, so that any
+// package's tests can use it.
 package natstest
 
 import (
@@ -23,7 +24,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -33,6 +33,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/skillgate/skillgate/internal/gobin"
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // InstallCommand installs the nats-server version the tests are run with.
@@ -52,10 +53,7 @@ type Server struct {
 	bin, dir    string
 	args        []string // extra arguments, e.g. --user and --pass
 	port, mport int      // client and monitoring ports, kept across restarts
-	out         *syncbuf.Buffer
-	mu          sync.Mutex // guards cmd and exited
-	cmd         *exec.Cmd
-	exited      chan struct{} // closed when cmd has exited
+	daemon      testkit.Daemon
 	closeOnce   sync.Once
 }
 
@@ -96,24 +94,18 @@ func Launch(args ...string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natstest: %w", err)
 	}
-	s := &Server{bin: bin, dir: dir, args: args, out: &syncbuf.Buffer{Limit: outputLimit}}
-	// A free port found now may be taken before the server binds it; try
-	// again with other ports a few times.
-	for attempt := 0; ; attempt++ {
-		if s.port, err = freePort(); err == nil {
-			s.mport, err = freePort()
-		}
-		if err == nil {
-			if err = s.start(); err == nil {
-				return s, nil
-			}
-		}
-		if attempt == 2 {
-			err = fmt.Errorf("%w\nnats-server output:\n%s", err, s.Output())
-			os.RemoveAll(dir)
-			return nil, err
-		}
+	s := &Server{bin: bin, dir: dir, args: args, daemon: testkit.Daemon{Out: &syncbuf.Buffer{Limit: outputLimit}}}
+	// A free port found now may be taken before the server binds it:
+	// WithFreePorts tries again with other ports.
+	err = testkit.WithFreePorts(2, func(ports []int) error {
+		s.port, s.mport = ports[0], ports[1]
+		return s.start()
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("%w\nnats-server output:\n%s", err, s.Output())
 	}
+	return s, nil
 }
 
 // findBinary finds the nats-server binary (gobin.Find), or ErrNoBinary.
@@ -124,16 +116,6 @@ func findBinary() (string, error) {
 	return "", ErrNoBinary
 }
 
-// freePort returns a loopback port nobody listens on now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("natstest: finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // start runs the nats-server process and waits for readiness.
 func (s *Server) start() error {
 	args := append([]string{
@@ -142,55 +124,28 @@ func (s *Server) start() error {
 		"-n", "natstest",
 	}, s.args...)
 	cmd := exec.Command(s.bin, args...)
-	cmd.Stdout = s.out
-	cmd.Stderr = s.out
-	setProcAttr(cmd)
-	fmt.Fprintf(s.out, "--- %s %s\n", time.Now().Format(time.RFC3339), strings.Join(cmd.Args, " "))
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("natstest: starting %s: %w", s.bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	s.mu.Lock()
-	s.cmd, s.exited = cmd, exited
-	s.mu.Unlock()
-
-	if err := s.waitReady(exited); err != nil {
-		s.Kill()
-		return err
-	}
-	return nil
+	return s.daemon.Start(cmd, "natstest: nats-server", readyTimeout, 20*time.Millisecond, s.ready)
 }
 
-// waitReady polls the monitoring endpoint until JetStream is enabled and
-// the client port accepts connections.
-func (s *Server) waitReady(exited <-chan struct{}) error {
+// ready reports whether JetStream is enabled (the monitoring endpoint
+// says so) and the client port accepts connections.
+func (s *Server) ready() error {
 	client := &http.Client{Timeout: time.Second}
 	url := fmt.Sprintf("http://127.0.0.1:%d/healthz?js-enabled-only=true", s.mport)
-	deadline := time.Now().Add(readyTimeout)
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				var c net.Conn
-				if c, err = net.DialTimeout("tcp", s.addr(), time.Second); err == nil {
-					c.Close()
-					return nil
-				}
-			} else {
-				err = fmt.Errorf("%s: %s", url, resp.Status)
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("natstest: nats-server not ready after %v (last: %v)", readyTimeout, err)
-		}
-		select {
-		case <-exited:
-			return errors.New("natstest: nats-server exited before it was ready")
-		case <-time.After(20 * time.Millisecond):
-		}
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
 	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	c, err := net.DialTimeout("tcp", s.addr(), time.Second)
+	if err != nil {
+		return err
+	}
+	c.Close()
+	return nil
 }
 
 func (s *Server) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
@@ -210,22 +165,7 @@ func (s *Server) Stop() { s.stop(syscall.SIGTERM) }
 // Kill kills the server at once (SIGKILL), as a crash would.
 func (s *Server) Kill() { s.stop(syscall.SIGKILL) }
 
-func (s *Server) stop(sig syscall.Signal) {
-	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
-	s.cmd = nil
-	s.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	signalGroup(cmd.Process, sig)
-	select {
-	case <-exited:
-	case <-time.After(stopTimeout):
-		signalGroup(cmd.Process, syscall.SIGKILL)
-		<-exited
-	}
-}
+func (s *Server) stop(sig syscall.Signal) { s.daemon.Stop(sig, stopTimeout) }
 
 // Restart stops the server if it runs and starts it again on the same
 // ports with the same store directory. It fails t when the server does
@@ -254,7 +194,7 @@ func (s *Server) Close() {
 }
 
 // Output returns what the server printed so far (the last 1 MiB).
-func (s *Server) Output() string { return s.out.String() }
+func (s *Server) Output() string { return s.daemon.Output() }
 
 // JetStream returns a JetStream client of s's (opts as nats.Connect
 // takes them), whose connection closes when t ends.
