@@ -290,13 +290,13 @@ func TestAgentAPI(t *testing.T) {
 	t.Run("nodes sorted, factsAt null before facts", func(t *testing.T) {
 		before := time.Now().UTC().Add(-time.Second)
 		z := dialRaw(t, g)
-		z.connect("zeta", "")
+		z.Connect("zeta", "")
 		a := dialRaw(t, g)
-		a.connect("alpha-node", "")
-		a.facts("f1", nil, map[string]bool{"nope-tool": true})
+		a.Connect("alpha-node", "")
+		a.Facts("f1", nil, map[string]bool{"nope-tool": true})
 		m := dialRaw(t, g)
-		m.connect("mid", "")
-		m.facts("f1", nil, nil)
+		m.Connect("mid", "")
+		m.Facts("f1", nil, nil)
 		var ns []nodeView
 		var body string
 		testkit.Eventually(t, waitFor, func() (string, bool) {

@@ -52,20 +52,20 @@ func (d *dirGateway) waitServed(t *testing.T) {
 // connection with its id), a socket that never sends connect, an interest
 // change pushed to every node, and every HTTP endpoint. It returns the
 // node processes and the raw sockets still open.
-func exercise(t *testing.T, d *dirGateway) ([]*testkit.Proc, []*rawNode) {
+func exercise(t *testing.T, d *dirGateway) ([]*testkit.Proc, []*testkit.RawNode) {
 	t.Helper()
 	procs := []*testkit.Proc{
 		startNode(t, d.URL, "proc-a", testkit.BinDir(t, "alpha-tool"), nil),
 		startNode(t, d.URL, "proc-b", testkit.BinDir(t, "beta-tool"), nil),
 	}
 	old := dialRaw(t, d.gw)
-	old.connect("raw-dup", "")
+	old.Connect("raw-dup", "")
 	raw := dialRaw(t, d.gw)
-	raw.connect("raw-dup", "") // replaces old
-	raw.facts("f1", nil, map[string]bool{"alpha-tool": true})
+	raw.Connect("raw-dup", "") // replaces old
+	raw.Facts("f1", nil, map[string]bool{"alpha-tool": true})
 	other := dialRaw(t, d.gw)
-	other.connect("raw-other", "")
-	other.facts("f1", nil, nil)
+	other.Connect("raw-other", "")
+	other.Facts("f1", nil, nil)
 	pending := dialRaw(t, d.gw) // never sends connect: its timer is armed
 	d.waitNodes(t, "proc-a,proc-b,raw-dup,raw-other")
 	d.waitPrompt(t, "main", block(eAlpha, eBeta))
@@ -73,7 +73,7 @@ func exercise(t *testing.T, d *dirGateway) ([]*testkit.Proc, []*rawNode) {
 	// A new skill changes the interest: an evt push to every node.
 	d.Put(t, "skills/gamma/SKILL.md", skillMD("gamma", "Needs COMBO_KEY.", `{"env": ["COMBO_KEY"]}`))
 	testkit.Eventually(t, waitFor, func() (string, bool) {
-		f, err := other.next(waitFor)
+		f, err := other.Next(waitFor)
 		if err != nil {
 			t.Fatalf("waiting for the interest event: %v", err)
 		}
@@ -85,7 +85,7 @@ func exercise(t *testing.T, d *dirGateway) ([]*testkit.Proc, []*rawNode) {
 			t.Fatalf("GET %s: %d %s", path, code, body)
 		}
 	}
-	return procs, []*rawNode{old, raw, other, pending}
+	return procs, []*testkit.RawNode{old, raw, other, pending}
 }
 
 var closeSkills = map[string]string{
@@ -128,7 +128,7 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 				p.Kill(t)
 			}
 			for _, r := range raws {
-				r.c.CloseNow()
+				r.Conn.CloseNow()
 			}
 			d.Client.CloseIdleConnections()
 			goleak.VerifyNone(t, ignore)
@@ -144,20 +144,20 @@ func TestCloseWithNodesConnected(t *testing.T) {
 	d := startDirGateway(t, closeSkills, gateway.Config{})
 	proc := startNode(t, d.URL, "proc-a", testkit.BinDir(t, "alpha-tool"), nil)
 	reading := dialRaw(t, d.gw)
-	reading.connect("reading", "")
-	reading.facts("f1", nil, nil)
+	reading.Connect("reading", "")
+	reading.Facts("f1", nil, nil)
 	deaf := dialRaw(t, d.gw)
-	deaf.connect("deaf", "")
-	deaf.facts("f1", nil, nil) // reads nothing from here on: never answers the close
+	deaf.Connect("deaf", "")
+	deaf.Facts("f1", nil, nil) // reads nothing from here on: never answers the close
 	pending := dialRaw(t, d.gw)
 	d.waitNodes(t, "deaf,proc-a,reading")
 
 	// Both readers see the close while Close runs.
 	closes := make(chan string, 2)
-	for _, r := range []*rawNode{reading, pending} {
+	for _, r := range []*testkit.RawNode{reading, pending} {
 		go func() {
 			for {
-				_, _, err := r.c.Read(context.Background())
+				_, _, err := r.Conn.Read(context.Background())
 				if err != nil {
 					closes <- fmt.Sprintf("%d %q", websocket.CloseStatus(err), closeReason(err))
 					return

@@ -66,8 +66,8 @@ func TestClusterForgedRecords(t *testing.T) {
 	gws := startReplicas(t, ns, clusterFiles, "a", "c")
 	a := gws[0]
 	n := dialRaw(t, a)
-	n.connect("builder", "")
-	n.facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	n.Connect("builder", "")
+	n.Facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
 	github := block(global("github", "Uses gh."))
 	for _, g := range gws {
 		g.waitPrompt(t, "main", github)
@@ -96,7 +96,7 @@ func TestClusterForgedRecords(t *testing.T) {
 		}
 	}
 	// The node was never replaced: its connection still answers.
-	n.facts("f2", []string{}, map[string]bool{"gh": true, "jq": true})
+	n.Facts("f2", []string{}, map[string]bool{"gh": true, "jq": true})
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("github", "Uses gh."), global("jq-tools", "Uses jq.")))
 		// Every forged record was refused, and counted.
@@ -131,8 +131,8 @@ func TestClusterRecordTimeOutOfRange(t *testing.T) {
 	// A node connecting after it: once listed everywhere, the record
 	// before it was read.
 	n := dialRaw(t, a)
-	n.connect("builder", "")
-	n.facts("f1", []string{}, map[string]bool{"gh": true})
+	n.Connect("builder", "")
+	n.Facts("f1", []string{}, map[string]bool{"gh": true})
 	for _, g := range gws {
 		testkit.Eventually(t, waitFor, func() (string, bool) {
 			body := validNodes(t, g)

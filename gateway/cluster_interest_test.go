@@ -47,9 +47,9 @@ type simNode struct {
 func dialSim(t *testing.T, g *gw, id string, bins, env []string) *simNode {
 	t.Helper()
 	r := dialRaw(t, g)
-	n := &simNode{t: t, c: r.c, id: id, closed: make(chan struct{})}
+	n := &simNode{t: t, c: r.Conn, id: id, closed: make(chan struct{})}
 	n.set(bins, env)
-	in := r.connect(id, "")
+	in := r.Connect(id, "")
 	n.mu.Lock()
 	n.interest = in
 	n.mu.Unlock()
@@ -92,7 +92,7 @@ func (n *simNode) answer() {
 	for _, b := range n.interest.Bins {
 		bins[b] = n.bins[b]
 	}
-	frame := factsFrame(fmt.Sprint("f", n.req), env, bins)
+	frame := testkit.FactsFrame(fmt.Sprint("f", n.req), env, bins)
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()

@@ -97,8 +97,8 @@ func TestClusterSharesTheFleet(t *testing.T) {
 	}
 
 	n := dialRaw(t, a)
-	n.connect("builder", "")
-	n.facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	n.Connect("builder", "")
+	n.Facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
 	github := block(global("github", "Uses gh."))
 	for _, g := range gws {
 		g.waitPrompt(t, "main", github)
@@ -121,7 +121,7 @@ func TestClusterSharesTheFleet(t *testing.T) {
 
 	// Leaving: withdrawn at once, well before the TTL would drop it.
 	left := time.Now()
-	n.c.Close(websocket.StatusNormalClosure, "bye")
+	n.Conn.Close(websocket.StatusNormalClosure, "bye")
 	for _, g := range gws {
 		g.waitPrompt(t, "main", "")
 	}
@@ -132,8 +132,8 @@ func TestClusterSharesTheFleet(t *testing.T) {
 
 	// A replica that stops cleanly withdraws its nodes as it closes them.
 	n = dialRaw(t, a)
-	n.connect("builder", "")
-	n.facts("f1", []string{}, map[string]bool{"gh": true})
+	n.Connect("builder", "")
+	n.Facts("f1", []string{}, map[string]bool{"gh": true})
 	waitNodeReplicas(t, "builder@a", c)
 	stopped := time.Now()
 	done := make(chan struct{})
@@ -155,23 +155,23 @@ func TestClusterNewestConnectionWins(t *testing.T) {
 	a, b := gws[0], gws[1]
 
 	old := dialRaw(t, a)
-	old.connect("x", "")
-	old.facts("f1", []string{}, map[string]bool{"gh": false, "jq": true})
+	old.Connect("x", "")
+	old.Facts("f1", []string{}, map[string]bool{"gh": false, "jq": true})
 	waitNodeReplicas(t, "x@a", gws...)
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("jq-tools", "Uses jq.")))
 	}
 
 	cur := dialRaw(t, b)
-	cur.connect("x", "")
-	cur.facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
-	old.expectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
+	cur.Connect("x", "")
+	cur.Facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	old.ExpectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
 	waitNodeReplicas(t, "x@b", gws...)
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("github", "Uses gh.")))
 	}
 	// The newer connection is still served.
-	cur.facts("f2", []string{}, map[string]bool{"gh": true, "jq": true})
+	cur.Facts("f2", []string{}, map[string]bool{"gh": true, "jq": true})
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("github", "Uses gh."), global("jq-tools", "Uses jq.")))
 	}
@@ -185,11 +185,11 @@ func TestClusterNATSOutage(t *testing.T) {
 	gws := startReplicas(t, ns, clusterFiles, "a", "c")
 	a, c := gws[0], gws[1]
 	na := dialRaw(t, a)
-	na.connect("na", "")
-	na.facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	na.Connect("na", "")
+	na.Facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
 	nc := dialRaw(t, c)
-	nc.connect("nc", "")
-	nc.facts("f1", []string{}, map[string]bool{"gh": false, "jq": true})
+	nc.Connect("nc", "")
+	nc.Facts("f1", []string{}, map[string]bool{"gh": false, "jq": true})
 	both := block(global("github", "Uses gh."), global("jq-tools", "Uses jq."))
 	for _, g := range gws {
 		g.waitPrompt(t, "main", both)
@@ -241,7 +241,7 @@ func TestClusterConvergesRandomly(t *testing.T) {
 	ref := startGateway(t, gwOptions{files: files})
 
 	type live struct {
-		on, mirror *rawNode
+		on, mirror *testkit.RawNode
 		replica    int
 	}
 	fleet := map[string]*live{}
@@ -259,22 +259,22 @@ func TestClusterConvergesRandomly(t *testing.T) {
 		return env, bins
 	}
 	req := 0
-	facts := func(n *rawNode, env []string, bins map[string]bool) {
+	facts := func(n *testkit.RawNode, env []string, bins map[string]bool) {
 		req++
-		n.facts(fmt.Sprint("f", req), env, bins)
+		n.Facts(fmt.Sprint("f", req), env, bins)
 	}
 	connectOn := func(id string, r int) {
 		env, bins := randFacts()
 		n := dialRaw(t, gws[r])
-		n.connect(id, "")
+		n.Connect(id, "")
 		facts(n, env, bins)
 		l := fleet[id]
 		if l == nil {
 			l = &live{mirror: dialRaw(t, ref)}
-			l.mirror.connect(id, "")
+			l.mirror.Connect(id, "")
 			fleet[id] = l
 		} else if l.on != nil {
-			l.on.c.CloseNow() // replaced by the gateway; not read here
+			l.on.Conn.CloseNow() // replaced by the gateway; not read here
 		}
 		l.on, l.replica = n, r
 		facts(l.mirror, env, bins)
@@ -299,14 +299,14 @@ func TestClusterConvergesRandomly(t *testing.T) {
 				facts(l.on, env, bins)
 				facts(l.mirror, env, bins)
 			case op == 1: // moves: leaves, then connects elsewhere
-				l.on.c.Close(websocket.StatusNormalClosure, "moving")
+				l.on.Conn.Close(websocket.StatusNormalClosure, "moving")
 				l.on = nil
 				connectOn(id, (l.replica+1+rng.IntN(2))%3)
 			case op == 2: // a second connection on another replica while the first is open
 				connectOn(id, (l.replica+1+rng.IntN(2))%3)
 			default: // leaves
-				l.on.c.Close(websocket.StatusNormalClosure, "bye")
-				l.mirror.c.Close(websocket.StatusNormalClosure, "bye")
+				l.on.Conn.Close(websocket.StatusNormalClosure, "bye")
+				l.mirror.Conn.Close(websocket.StatusNormalClosure, "bye")
 				delete(fleet, id)
 			}
 		}
@@ -335,22 +335,22 @@ func TestClusterReplicasShareAName(t *testing.T) {
 	gws := startReplicas(t, ns, clusterFiles, "host", "host")
 	a, b := gws[0], gws[1]
 	old := dialRaw(t, a)
-	old.connect("x", "")
-	old.facts("f1", []string{}, map[string]bool{"jq": true})
+	old.Connect("x", "")
+	old.Facts("f1", []string{}, map[string]bool{"jq": true})
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("jq-tools", "Uses jq.")))
 	}
 	waitNodeReplicas(t, "x@host", gws...)
 
 	cur := dialRaw(t, b)
-	cur.connect("x", "")
-	cur.facts("f1", []string{}, map[string]bool{"gh": true})
-	old.expectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
+	cur.Connect("x", "")
+	cur.Facts("f1", []string{}, map[string]bool{"gh": true})
+	old.ExpectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("github", "Uses gh.")))
 	}
 	waitNodeReplicas(t, "x@host", gws...)
-	cur.c.Close(websocket.StatusNormalClosure, "bye")
+	cur.Conn.Close(websocket.StatusNormalClosure, "bye")
 	for _, g := range gws {
 		g.waitPrompt(t, "main", "")
 	}

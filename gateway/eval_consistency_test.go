@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/report"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/r2store"
@@ -35,23 +35,7 @@ func TestGatewayAgreesWithEval(t *testing.T) {
 	base := g.URL
 
 	for _, h := range hosts {
-		c, _, err := websocket.Dial(t.Context(), g.WSURL, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.CloseNow() })
-		send := func(v any) {
-			b, _ := json.Marshal(v)
-			if err := c.Write(t.Context(), websocket.MessageText, b); err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := c.Read(t.Context()); err != nil { // the res
-				t.Fatal(err)
-			}
-		}
-		send(map[string]any{"type": "req", "id": "1", "method": "connect", "params": map[string]any{
-			"protocol": 1, "client": "test", "node": map[string]any{"id": h.ID, "os": h.OS, "roles": h.Roles, "capabilities": h.Capabilities}}})
-		send(map[string]any{"type": "req", "id": "2", "method": "facts.update", "params": map[string]any{"env": h.Env, "hostBinStatus": h.HostBinStatus}})
+		testkit.DialNode(t, g.WSURL).Host(h)
 	}
 
 	resp, err := http.Get(base + "/v1/agents/main/skills")

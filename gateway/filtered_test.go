@@ -103,24 +103,10 @@ func TestSkillsFiltered(t *testing.T) {
 
 	conns := map[string]*websocket.Conn{}
 	connect := func(id, osName string, env []string, bins map[string]bool) {
-		c, _, err := websocket.Dial(t.Context(), g.WSURL, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.CloseNow() })
-		conns[id] = c
-		send := func(v any) {
-			b, _ := json.Marshal(v)
-			if err := c.Write(t.Context(), websocket.MessageText, b); err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := c.Read(t.Context()); err != nil { // the res
-				t.Fatal(err)
-			}
-		}
-		send(map[string]any{"type": "req", "id": "1", "method": "connect", "params": map[string]any{
-			"protocol": 1, "client": "test", "node": map[string]any{"id": id, "os": osName, "roles": []string{"execution"}, "capabilities": protocol.BaselineCapabilities}}})
-		send(map[string]any{"type": "req", "id": "2", "method": "facts.update", "params": map[string]any{"env": env, "hostBinStatus": bins}})
+		r := testkit.DialNode(t, g.WSURL)
+		conns[id] = r.Conn
+		r.Host(protocol.HostFacts{ID: id, OS: osName, Roles: []string{"execution"}, Capabilities: protocol.BaselineCapabilities,
+			Env: env, HostBinStatus: bins})
 	}
 	for i := range 3 {
 		connect(fmt.Sprintf("lin-%d", i), "linux", []string{"TOKEN"}, map[string]bool{"gh": true})

@@ -7,9 +7,7 @@ package gateway_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/miniotest"
@@ -284,174 +281,11 @@ func startNode(t *testing.T, gatewayBase, id, pathDir string, env []string, extr
 // ---------------------------------------------------------------------------
 // Raw WebSocket client
 
-// rawNode is a hand-driven node connection, for sending what a real node
-// never would.
-type rawNode struct {
-	t *testing.T
-	c *websocket.Conn
-}
-
-func dialRaw(t *testing.T, g *gw) *rawNode {
+// dialRaw connects a raw node to g.
+func dialRaw(t *testing.T, g *gw) *testkit.RawNode {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, g.WSURL, nil)
-	if err != nil {
-		t.Fatalf("dial %s: %v", g.WSURL, err)
-	}
-	c.SetReadLimit(protocol.ReadLimit)
-	t.Cleanup(func() { c.CloseNow() })
-	return &rawNode{t: t, c: c}
-}
-
-func (r *rawNode) send(typ websocket.MessageType, data []byte) {
-	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	defer cancel()
-	if err := r.c.Write(ctx, typ, data); err != nil {
-		r.t.Fatalf("write: %v", err)
-	}
-}
-
-func (r *rawNode) sendText(s string) { r.t.Helper(); r.send(websocket.MessageText, []byte(s)) }
-
-// next reads the next frame the gateway sends, checked with
-// protocol.DecodeFrame. err is the read error (a close, typically).
-func (r *rawNode) next(timeout time.Duration) (protocol.Frame, error) {
-	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	typ, data, err := r.c.Read(ctx)
-	if err != nil {
-		return protocol.Frame{}, err
-	}
-	if typ != websocket.MessageText {
-		r.t.Fatalf("gateway sent a binary frame: %q", data)
-	}
-	f, err := protocol.DecodeFrame(data)
-	if err != nil {
-		r.t.Fatalf("gateway sent a frame that does not decode: %v\n%s", err, data)
-	}
-	return f, nil
-}
-
-// res reads frames until a res (events are skipped) and returns it.
-func (r *rawNode) res() protocol.Frame {
-	r.t.Helper()
-	for {
-		f, err := r.next(waitFor)
-		if err != nil {
-			r.t.Fatalf("waiting for a res: %v", err)
-		}
-		if f.Type == protocol.TypeRes {
-			return f
-		}
-	}
-}
-
-// expectErr reads the next res and checks it is an error with this id and
-// code.
-func (r *rawNode) expectErr(id, code string) protocol.Frame {
-	r.t.Helper()
-	f := r.res()
-	if *f.OK || f.Error == nil || f.Error.Code != code || f.ID != id {
-		r.t.Fatalf("got res %+v (error %+v), want ok:false id %q code %q", f, f.Error, id, code)
-	}
-	if f.Error.Message == "" {
-		r.t.Errorf("error %s has no message", code)
-	}
-	return f
-}
-
-// expectOK reads the next res and checks it is ok:true with this id.
-func (r *rawNode) expectOK(id string) protocol.Frame {
-	r.t.Helper()
-	f := r.res()
-	if !*f.OK || f.ID != id {
-		r.t.Fatalf("got res %+v (error %+v), want ok:true id %q", f, f.Error, id)
-	}
-	return f
-}
-
-// expectClose reads until the connection ends and checks the close status
-// (and the reason, when reason is not empty). Events are skipped; a res is
-// an error.
-func (r *rawNode) expectClose(code websocket.StatusCode, reason string) {
-	r.t.Helper()
-	for {
-		f, err := r.next(waitFor)
-		if err == nil {
-			if f.Type == protocol.TypeRes {
-				r.t.Fatalf("got res %+v (error %+v), want the socket closed with %d", f, f.Error, code)
-			}
-			continue
-		}
-		var ce websocket.CloseError
-		if !errors.As(err, &ce) {
-			r.t.Fatalf("connection ended with %v, want a close frame with status %d", err, code)
-		}
-		if ce.Code != code {
-			r.t.Fatalf("closed with %d %q, want %d", ce.Code, ce.Reason, code)
-		}
-		if reason != "" && ce.Reason != reason {
-			r.t.Fatalf("closed with %d reason %q, want reason %q", ce.Code, ce.Reason, reason)
-		}
-		return
-	}
-}
-
-// connectFrame is a req connect. An empty token leaves "token" out.
-func connectFrame(reqID, nodeID, token string, proto int, roles, caps []string) string {
-	params := map[string]any{
-		"protocol": proto,
-		"client":   "e2e-raw/1",
-		"node":     map[string]any{"id": nodeID, "os": "linux", "roles": roles, "capabilities": caps},
-	}
-	if token != "" {
-		params["token"] = token
-	}
-	b, err := json.Marshal(map[string]any{"type": "req", "id": reqID, "method": "connect", "params": params})
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
+	return testkit.DialNode(t, g.WSURL)
 }
 
 // baseline is the capability set every execution host must have.
-var baseline = []string{"filesystem.list", "filesystem.read", "filesystem.write", "shell.exec"}
-
-// connect sends a valid connect for nodeID and expects ok:true; it returns
-// the interest the gateway answered with.
-func (r *rawNode) connect(nodeID, token string) protocol.Interest {
-	r.t.Helper()
-	r.sendText(connectFrame("c1", nodeID, token, protocol.Version, []string{"execution"}, baseline))
-	f := r.expectOK("c1")
-	res, err := protocol.ParseConnectResult(f.Payload)
-	if err != nil {
-		r.t.Fatalf("connect result: %v", err)
-	}
-	return res.Interest
-}
-
-// factsFrame is a req facts.update.
-func factsFrame(reqID string, env []string, bins map[string]bool) string {
-	if env == nil {
-		env = []string{}
-	}
-	if bins == nil {
-		bins = map[string]bool{}
-	}
-	b, err := json.Marshal(map[string]any{"type": "req", "id": reqID, "method": "facts.update",
-		"params": map[string]any{"env": env, "hostBinStatus": bins}})
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-// facts sends a facts.update and expects ok:true.
-func (r *rawNode) facts(reqID string, env []string, bins map[string]bool) {
-	r.t.Helper()
-	r.sendText(factsFrame(reqID, env, bins))
-	r.expectOK(reqID)
-}
+var baseline = protocol.BaselineCapabilities

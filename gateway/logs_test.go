@@ -40,8 +40,8 @@ func TestVerdictLogsOncePerChange(t *testing.T) {
 		"skills/weather/SKILL.md": skillMD("weather", "Weather.", `{"env": ["WEATHER_API_KEY"], "bins": ["curl"]}`),
 	}})
 	r := dialRaw(t, g)
-	r.connect("n1", "")
-	r.facts("f1", nil, map[string]bool{"curl": true})
+	r.Connect("n1", "")
+	r.Facts("f1", nil, map[string]bool{"curl": true})
 	testkit.Eventually(t, waitFor, func() (string, bool) {
 		got := g.reportingNodeIDs(t)
 		return got, got == "n1"
@@ -62,7 +62,7 @@ func TestVerdictLogsOncePerChange(t *testing.T) {
 		t.Errorf("log record %v", rec)
 	}
 
-	r.facts("f2", []string{"WEATHER_API_KEY"}, map[string]bool{"curl": true})
+	r.Facts("f2", []string{"WEATHER_API_KEY"}, map[string]bool{"curl": true})
 	g.waitPrompt(t, "main", block(global("weather", "Weather.")))
 	for range 20 {
 		g.Prompt(t, "main")
@@ -103,8 +103,8 @@ func TestStorageFindingLevels(t *testing.T) {
 func TestNodeLogLines(t *testing.T) {
 	g := startGateway(t, gwOptions{})
 	r := dialRaw(t, g)
-	r.connect("log-node", "")
-	r.c.Close(websocket.StatusNormalClosure, "bye")
+	r.Connect("log-node", "")
+	r.Conn.Close(websocket.StatusNormalClosure, "bye")
 	testkit.Eventually(t, waitFor, func() (string, bool) {
 		return g.Logs.String(), strings.Contains(g.Logs.String(), `"msg":"node disconnected"`)
 	})

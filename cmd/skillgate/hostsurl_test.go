@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
 )
@@ -43,55 +42,21 @@ func startGatewayOn(t *testing.T, dir, agentToken string) string {
 // node protocol, frame by frame.
 func rawNode(t *testing.T, base string, facts protocol.HostFacts, report bool) protocol.HostFacts {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, strings.Replace(base, "http://", "ws://", 1)+"/v1/nodes/connect", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.CloseNow() })
-	exchange := func(frame any) json.RawMessage {
-		b, _ := json.Marshal(frame)
-		if err := c.Write(ctx, websocket.MessageText, b); err != nil {
-			t.Fatal(err)
-		}
-		for {
-			_, data, err := c.Read(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := protocol.DecodeFrame(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f.Type == protocol.TypeRes {
-				if f.OK == nil || !*f.OK {
-					t.Fatalf("%s: %s refused: %+v", facts.ID, b, f.Error)
-				}
-				return f.Payload
-			}
-		}
-	}
-	info := map[string]any{"id": facts.ID, "os": facts.OS, "roles": facts.Roles, "capabilities": facts.Capabilities}
-	res, err := protocol.ParseConnectResult(exchange(map[string]any{"type": "req", "id": "1", "method": "connect",
-		"params": map[string]any{"protocol": protocol.Version, "client": "eval-test/1", "node": info}}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testkit.DialNode(t, strings.Replace(base, "http://", "ws://", 1)+"/v1/nodes/connect")
+	in := r.ConnectAs(facts)
 	// What the gateway keeps: exactly the names it asked for.
 	kept := protocol.HostFacts{ID: facts.ID, OS: facts.OS, Roles: facts.Roles, Capabilities: facts.Capabilities,
 		Env: []string{}, HostBinStatus: map[string]bool{}}
-	for _, b := range res.Interest.Bins {
+	for _, b := range in.Bins {
 		kept.HostBinStatus[b] = facts.HostBinStatus[b]
 	}
-	for _, e := range res.Interest.Env {
+	for _, e := range in.Env {
 		if slices.Contains(facts.Env, e) {
 			kept.Env = append(kept.Env, e)
 		}
 	}
 	if report {
-		exchange(map[string]any{"type": "req", "id": "2", "method": "facts.update",
-			"params": map[string]any{"env": kept.Env, "hostBinStatus": kept.HostBinStatus}})
+		r.Facts("2", kept.Env, kept.HostBinStatus)
 	}
 	return kept
 }
