@@ -7,7 +7,6 @@ package console_test
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -57,19 +56,6 @@ func (g *gw) get(t *testing.T, pathAndQuery, token string) (int, http.Header, st
 		hdr = http.Header{"Authorization": {"Bearer " + token}}
 	}
 	return g.Get(t, pathAndQuery, hdr)
-}
-
-// skillMD returns a SKILL.md with a name, a description and, when requires
-// is not empty, metadata {"gsv":{"requires": requires}} (a JSON object),
-// and body after the heading.
-func skillMD(name, description, requires, body string) string {
-	var b strings.Builder
-	b.WriteString("---\nname: " + name + "\ndescription: " + description + "\n")
-	if requires != "" {
-		b.WriteString(`metadata: '{"gsv": {"requires": ` + requires + `}}'` + "\n")
-	}
-	b.WriteString("---\n\n# " + name + "\n\n" + body + "\n")
-	return b.String()
 }
 
 // startNode runs skillgate-node against the gateway with --id id, --path

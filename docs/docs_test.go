@@ -70,15 +70,6 @@ func docFiles(t *testing.T) []string {
 	return out
 }
 
-func readFile(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 var fenceRe = regexp.MustCompile("^( *)(```+)\\s*([A-Za-z0-9_+-]*)\\s*$")
 
 // fences returns the fenced code blocks of a Markdown text.
@@ -251,7 +242,7 @@ func TestCommandBlocks(t *testing.T) {
 	var bins string
 	ran, notRun := 0, 0
 	for _, file := range docFiles(t) {
-		blocks := fences(file, readFile(t, filepath.Join(root, file)))
+		blocks := fences(file, testkit.ReadFile(t, filepath.Join(root, file)))
 		for i, f := range blocks {
 			where := fmt.Sprintf("%s:%d", f.file, f.line)
 			m := notRunRe.FindStringSubmatch(f.marker)
@@ -328,7 +319,7 @@ func runBlock(t *testing.T, bins, script string, want *string) {
 		err = cmd.Wait()
 	}
 	killGroup(cmd) // a block's `… &`
-	out, errOut := readFile(t, stdout.Name()), readFile(t, stderr.Name())
+	out, errOut := testkit.ReadFile(t, stdout.Name()), testkit.ReadFile(t, stderr.Name())
 	if err != nil {
 		t.Fatalf("the block failed: %v\nscript:\n%s\nstdout:\n%s\nstderr:\n%s", err, script, out, errOut)
 	}
@@ -385,7 +376,7 @@ func commandLines(t *testing.T) (lines, where []string) {
 		}
 	}
 	for _, doc := range docFiles(t) {
-		parts := strings.Split(readFile(t, filepath.Join(root, doc)), "```")
+		parts := strings.Split(testkit.ReadFile(t, filepath.Join(root, doc)), "```")
 		for i, part := range parts {
 			if i%2 == 1 { // a code block
 				add(doc, part)
@@ -404,7 +395,7 @@ func commandLines(t *testing.T) (lines, where []string) {
 	for _, u := range units {
 		var block strings.Builder
 		in := false
-		for l := range strings.Lines(readFile(t, u)) {
+		for l := range strings.Lines(testkit.ReadFile(t, u)) {
 			if strings.HasPrefix(strings.TrimPrefix(l, "#"), "ExecStart=") {
 				in = true
 			}
@@ -576,7 +567,7 @@ func TestDocumentedKeys(t *testing.T) {
 	paths := settingPaths()
 	checked := 0
 	for _, doc := range docFiles(t) {
-		text := readFile(t, filepath.Join(root, doc))
+		text := testkit.ReadFile(t, filepath.Join(root, doc))
 		parts := strings.Split(text, "```")
 		for i := 0; i < len(parts); i += 2 { // prose: the inline code
 			spans := strings.Split(parts[i], "`")

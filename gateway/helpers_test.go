@@ -102,14 +102,9 @@ func (g *gw) waitPrompt(t *testing.T, agent, want string) {
 
 // nodeView is one node of GET /v1/nodes.
 type nodeView struct {
-	ID            string          `json:"id"`
-	OS            string          `json:"os"`
-	Roles         []string        `json:"roles"`
-	Capabilities  []string        `json:"capabilities"`
-	Env           []string        `json:"env"`
-	HostBinStatus map[string]bool `json:"hostBinStatus"`
-	ConnectedAt   string          `json:"connectedAt"`
-	FactsAt       *string         `json:"factsAt"`
+	protocol.HostFacts
+	ConnectedAt string  `json:"connectedAt"`
+	FactsAt     *string `json:"factsAt"`
 }
 
 // nodes returns GET /v1/nodes, decoded, and its raw body.
@@ -195,16 +190,10 @@ func (g *gw) metric(t *testing.T, name string, labels ...string) float64 {
 // ---------------------------------------------------------------------------
 // Skills and expected blocks
 
-// skillMD returns a SKILL.md with a name, a description and, when requires
-// is not empty, metadata {"gsv":{"requires": requires}} (a JSON object).
+// skillMD returns a SKILL.md (testkit.SkillMD) whose body is "Body of
+// NAME.".
 func skillMD(name, description, requires string) string {
-	var b strings.Builder
-	b.WriteString("---\nname: " + name + "\ndescription: " + description + "\n")
-	if requires != "" {
-		b.WriteString(`metadata: '{"gsv": {"requires": ` + requires + `}}'` + "\n")
-	}
-	b.WriteString("---\n\n# " + name + "\n\nBody of " + name + ".\n")
-	return b.String()
+	return testkit.SkillMD(name, description, requires, "Body of "+name+".")
 }
 
 // alwaysMD returns a SKILL.md with always: true.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/r2store"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -149,7 +150,7 @@ func TestLoaderStorageError(t *testing.T) {
 	t.Parallel()
 	parent := t.TempDir()
 	root := filepath.Join(parent, "bucket")
-	writeFiles(t, root, map[string]string{"skills/a/SKILL.md": string(skillFile("ay", "a"))})
+	testkit.WriteFiles(t, root, map[string]string{"skills/a/SKILL.md": string(skillFile("ay", "a"))})
 	d, err := r2store.NewDir(root)
 	if err != nil {
 		t.Fatal(err)

@@ -36,8 +36,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/skillgate/skillgate/internal/gobin"
-	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/internal/testkit"
 )
 
@@ -68,8 +66,7 @@ type Server struct {
 
 	bin, dataDir, certsDir string
 	addr, consoleAddr      string
-	ownDir                 bool // dataDir was made by Launch and is removed by Close
-	daemon                 testkit.Daemon
+	daemon                 *testkit.Daemon // holds dataDir and certsDir
 	closeOnce              sync.Once
 	clientOnce             sync.Once
 	client                 *s3.Client
@@ -82,7 +79,7 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	s, err := Launch()
 	if err != nil {
-		skipOrFatal(t, err)
+		testkit.SkipOrFatal(t, err, ErrNoBinary)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -93,14 +90,6 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-func skipOrFatal(t testing.TB, err error) {
-	t.Helper()
-	if errors.Is(err, ErrNoBinary) && os.Getenv("CI") != "true" {
-		t.Skip(err)
-	}
-	t.Fatal(err)
-}
-
 // Launch starts a MinIO server and waits until it is ready. The caller must
 // Close it. It returns ErrNoBinary when minio is not installed.
 func Launch() (*Server, error) {
@@ -108,7 +97,7 @@ func Launch() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "miniotest-")
+	d, err := testkit.NewDaemon("miniotest-", outputLimit)
 	if err != nil {
 		return nil, fmt.Errorf("miniotest: %w", err)
 	}
@@ -116,33 +105,23 @@ func Launch() (*Server, error) {
 		AccessKey: AccessKey,
 		SecretKey: SecretKey,
 		bin:       bin,
-		dataDir:   filepath.Join(dir, "data"),
-		certsDir:  filepath.Join(dir, "certs"),
-		ownDir:    true,
-		daemon:    testkit.Daemon{Out: &syncbuf.Buffer{Limit: outputLimit}},
+		dataDir:   filepath.Join(d.Dir, "data"),
+		certsDir:  filepath.Join(d.Dir, "certs"),
+		daemon:    d,
 	}
-	// A free port found now may be taken before MinIO binds it:
-	// WithFreePorts tries again with other ports.
-	err = testkit.WithFreePorts(2, func(ports []int) error {
+	if err := d.Launch("minio", 2, func(ports []int) error {
 		s.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 		s.consoleAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
 		s.Endpoint = "http://" + s.addr
 		return s.start()
-	})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("%w\nminio output:\n%s", err, s.Output())
+	}); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-// findBinary finds the minio binary (gobin.Find), or ErrNoBinary.
-func findBinary() (string, error) {
-	if p, ok := gobin.Find("minio"); ok {
-		return p, nil
-	}
-	return "", ErrNoBinary
-}
+// findBinary finds the minio binary, or ErrNoBinary.
+func findBinary() (string, error) { return testkit.FindProgram("minio", ErrNoBinary) }
 
 // start runs the minio process and waits for readiness.
 func (s *Server) start() error {
@@ -199,14 +178,7 @@ func (s *Server) Restart() error {
 }
 
 // Close stops the server and removes its data directory.
-func (s *Server) Close() {
-	s.closeOnce.Do(func() {
-		s.Stop()
-		if s.ownDir {
-			os.RemoveAll(filepath.Dir(s.dataDir))
-		}
-	})
-}
+func (s *Server) Close() { s.closeOnce.Do(func() { s.daemon.Close(syscall.SIGTERM, stopTimeout) }) }
 
 // Output returns what MinIO printed so far (the last 1 MiB).
 func (s *Server) Output() string { return s.daemon.Output() }
@@ -294,15 +266,11 @@ func (o *Once) Get(t testing.TB) *Server {
 	t.Helper()
 	o.once.Do(func() { o.srv, o.err = Launch() })
 	if o.err != nil {
-		skipOrFatal(t, o.err)
+		testkit.SkipOrFatal(t, o.err, ErrNoBinary)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			out := o.srv.Output()
-			if len(out) > 8<<10 {
-				out = "…" + out[len(out)-8<<10:]
-			}
-			t.Logf("minio output:\n%s", out)
+			t.Logf("minio output:\n%s", testkit.Tail(o.srv.Output(), 8<<10))
 		}
 	})
 	return o.srv

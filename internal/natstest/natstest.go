@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -31,8 +30,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/skillgate/skillgate/internal/gobin"
-	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/internal/testkit"
 )
 
@@ -50,10 +47,10 @@ var ErrNoBinary = errors.New("nats-server binary not found on PATH or in $(go en
 
 // Server is a running (or stopped) nats-server with JetStream.
 type Server struct {
-	bin, dir    string
-	args        []string // extra arguments, e.g. --user and --pass
-	port, mport int      // client and monitoring ports, kept across restarts
-	daemon      testkit.Daemon
+	bin         string
+	args        []string        // extra arguments, e.g. --user and --pass
+	port, mport int             // client and monitoring ports, kept across restarts
+	daemon      *testkit.Daemon // holds the store directory
 	closeOnce   sync.Once
 }
 
@@ -65,18 +62,11 @@ func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	s, err := Launch(args...)
 	if err != nil {
-		if errors.Is(err, ErrNoBinary) && os.Getenv("CI") != "true" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
+		testkit.SkipOrFatal(t, err, ErrNoBinary)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			out := s.Output()
-			if len(out) > 16<<10 {
-				out = "…" + out[len(out)-16<<10:]
-			}
-			t.Logf("nats-server output:\n%s", out)
+			t.Logf("nats-server output:\n%s", testkit.Tail(s.Output(), 16<<10))
 		}
 		s.Close()
 	})
@@ -90,36 +80,27 @@ func Launch(args ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "natstest-")
+	d, err := testkit.NewDaemon("natstest-", outputLimit)
 	if err != nil {
 		return nil, fmt.Errorf("natstest: %w", err)
 	}
-	s := &Server{bin: bin, dir: dir, args: args, daemon: testkit.Daemon{Out: &syncbuf.Buffer{Limit: outputLimit}}}
-	// A free port found now may be taken before the server binds it:
-	// WithFreePorts tries again with other ports.
-	err = testkit.WithFreePorts(2, func(ports []int) error {
+	s := &Server{bin: bin, args: args, daemon: d}
+	if err := d.Launch("nats-server", 2, func(ports []int) error {
 		s.port, s.mport = ports[0], ports[1]
 		return s.start()
-	})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("%w\nnats-server output:\n%s", err, s.Output())
+	}); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-// findBinary finds the nats-server binary (gobin.Find), or ErrNoBinary.
-func findBinary() (string, error) {
-	if p, ok := gobin.Find("nats-server"); ok {
-		return p, nil
-	}
-	return "", ErrNoBinary
-}
+// findBinary finds the nats-server binary, or ErrNoBinary.
+func findBinary() (string, error) { return testkit.FindProgram("nats-server", ErrNoBinary) }
 
 // start runs the nats-server process and waits for readiness.
 func (s *Server) start() error {
 	args := append([]string{
-		"-js", "-sd", filepath.Join(s.dir, "jetstream"),
+		"-js", "-sd", filepath.Join(s.daemon.Dir, "jetstream"),
 		"-a", "127.0.0.1", "-p", strconv.Itoa(s.port), "-m", strconv.Itoa(s.mport),
 		"-n", "natstest",
 	}, s.args...)
@@ -186,12 +167,7 @@ func (s *Server) Restart(t testing.TB) {
 }
 
 // Close stops the server and removes its store directory.
-func (s *Server) Close() {
-	s.closeOnce.Do(func() {
-		s.Stop()
-		os.RemoveAll(s.dir)
-	})
-}
+func (s *Server) Close() { s.closeOnce.Do(func() { s.daemon.Close(syscall.SIGTERM, stopTimeout) }) }
 
 // Output returns what the server printed so far (the last 1 MiB).
 func (s *Server) Output() string { return s.daemon.Output() }

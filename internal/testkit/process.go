@@ -3,12 +3,15 @@ package testkit
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/gobin"
 	"github.com/skillgate/skillgate/internal/syncbuf"
 )
 
@@ -103,13 +106,24 @@ func (p *Process) WaitReady(what string, timeout, interval time.Duration, ready 
 }
 
 // Daemon is a server program a test kit starts, stops and restarts on the
-// same ports (MinIO, NATS): the process that runs now, if any, and the
-// output of every run. The zero value with Out set is ready to use.
+// same ports (MinIO, NATS): the process that runs now, if any, the output
+// of every run, and a throwaway directory for its data.
 type Daemon struct {
-	Out *syncbuf.Buffer // the output of every run
+	Out *syncbuf.Buffer // the output of every run (the last outputLimit bytes)
+	Dir string          // the data directory, removed by Close
 
 	mu   sync.Mutex // guards proc
 	proc *Process
+}
+
+// NewDaemon makes a Daemon with a fresh directory named after prefix
+// ("miniotest-"), keeping the last outputLimit bytes of output.
+func NewDaemon(prefix string, outputLimit int) (*Daemon, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, err
+	}
+	return &Daemon{Out: &syncbuf.Buffer{Limit: outputLimit}, Dir: dir}, nil
 }
 
 // Start starts cmd (StartProcess) after writing a line "--- TIME COMMAND
@@ -146,3 +160,41 @@ func (d *Daemon) Stop(sig syscall.Signal, grace time.Duration) {
 
 // Output returns what the runs printed so far.
 func (d *Daemon) Output() string { return d.Out.String() }
+
+// Launch calls start with n free loopback ports until it returns nil
+// (WithFreePorts): a port found free may be taken before the server binds
+// it. When start never succeeds, it removes Dir and returns start's last
+// error followed by the output of every run (what names the program).
+func (d *Daemon) Launch(what string, n int, start func(ports []int) error) error {
+	if err := WithFreePorts(n, start); err != nil {
+		os.RemoveAll(d.Dir)
+		return fmt.Errorf("%w\n%s output:\n%s", err, what, d.Output())
+	}
+	return nil
+}
+
+// Close stops the running program (Stop) and removes Dir.
+func (d *Daemon) Close(sig syscall.Signal, grace time.Duration) {
+	d.Stop(sig, grace)
+	os.RemoveAll(d.Dir)
+}
+
+// SkipOrFatal ends t for err, an error starting a server: a skip when err
+// is notInstalled (the program is missing; the tests that need it do not
+// run), unless CI=true, where every test must run; a failure otherwise.
+func SkipOrFatal(t testing.TB, err, notInstalled error) {
+	t.Helper()
+	if errors.Is(err, notInstalled) && os.Getenv("CI") != "true" {
+		t.Skip(err)
+	}
+	t.Fatal(err)
+}
+
+// FindProgram finds the installed program name (gobin.Find: on PATH or
+// in a GOPATH's bin directory), or returns notInstalled.
+func FindProgram(name string, notInstalled error) (string, error) {
+	if p, ok := gobin.Find(name); ok {
+		return p, nil
+	}
+	return "", notInstalled
+}
