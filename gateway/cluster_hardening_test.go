@@ -64,15 +64,7 @@ func validNodes(t *testing.T, g *gw) string {
 func TestClusterForgedRecords(t *testing.T) {
 	ns := natstest.Start(t)
 	gws := startReplicas(t, ns, clusterFiles, "a", "c")
-	a := gws[0]
-	n := dialRaw(t, a)
-	n.Connect("builder", "")
-	n.Facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
-	github := block(global("github", "Uses gh."))
-	for _, g := range gws {
-		g.waitPrompt(t, "main", github)
-	}
-	waitNodeReplicas(t, "builder@a", gws...)
+	n, github := connectBuilder(t, gws)
 
 	kv := bucketWriter(t, ns)
 	ghost := forgedRecord(t, "ghost", "c", time.Now().UTC())

@@ -51,6 +51,22 @@ func startReplicas(t *testing.T, ns *natstest.Server, files map[string]string, n
 	return gws
 }
 
+// connectBuilder connects the raw node builder, which has gh and not jq,
+// to the first of gws (replica a), and waits until every replica offers
+// github (the block it returns) and lists builder on a.
+func connectBuilder(t *testing.T, gws []*gw) (*testkit.RawNode, string) {
+	t.Helper()
+	n := dialRaw(t, gws[0])
+	n.Connect("builder", "")
+	n.Facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	github := block(global("github", "Uses gh."))
+	for _, g := range gws {
+		g.waitPrompt(t, "main", github)
+	}
+	waitNodeReplicas(t, "builder@a", gws...)
+	return n, github
+}
+
 // nodeReplicas is "id@replica,…" of GET /v1/nodes, in id order.
 func nodeReplicas(t *testing.T, g *gw) string {
 	t.Helper()
@@ -96,14 +112,7 @@ func TestClusterSharesTheFleet(t *testing.T) {
 		}
 	}
 
-	n := dialRaw(t, a)
-	n.Connect("builder", "")
-	n.Facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
-	github := block(global("github", "Uses gh."))
-	for _, g := range gws {
-		g.waitPrompt(t, "main", github)
-	}
-	waitNodeReplicas(t, "builder@a", gws...)
+	n, _ := connectBuilder(t, gws)
 	ns1, _ := c.nodes(t)
 	if len(ns1) != 1 || ns1[0].OS != "linux" || !ns1[0].HostBinStatus["gh"] || ns1[0].HostBinStatus["jq"] || ns1[0].FactsAt == nil {
 		t.Errorf("replica c's view of builder: %+v", ns1)

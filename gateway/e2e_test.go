@@ -150,16 +150,10 @@ type skillReportJSON struct {
 
 func skillReport(t *testing.T, g *gw, agent, name string) skillReportJSON {
 	t.Helper()
-	code, _, body := g.Get(t, "/v1/agents/"+agent+"/skills", nil)
-	if code != http.StatusOK {
-		t.Fatalf("GET skills: %d %s", code, body)
-	}
 	var r struct {
 		Skills []skillReportJSON `json:"skills"`
 	}
-	if err := json.Unmarshal([]byte(body), &r); err != nil {
-		t.Fatalf("GET skills: %v\n%s", err, body)
-	}
+	body := g.GetJSON(t, "/v1/agents/"+agent+"/skills", &r)
 	for _, s := range r.Skills {
 		if s.Name == name {
 			return s

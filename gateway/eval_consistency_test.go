@@ -2,8 +2,6 @@ package gateway_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"reflect"
 	"testing"
@@ -32,21 +30,13 @@ func TestGatewayAgreesWithEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := gatewaytest.Start(t, gatewaytest.Options{NoWait: true, Config: gateway.Config{Store: st, ConfigPath: "../testdata/gateway.hujson", Poll: time.Hour}})
-	base := g.URL
 
 	for _, h := range hosts {
 		testkit.DialNode(t, g.WSURL).Host(h)
 	}
 
-	resp, err := http.Get(base + "/v1/agents/main/skills")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var got report.Report
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
-		t.Fatal(err)
-	}
+	g.GetJSON(t, "/v1/agents/main/skills", &got)
 	if !reflect.DeepEqual(got.Skills, want.Skills) {
 		gb, _ := json.MarshalIndent(got.Skills, "", "  ")
 		t.Errorf("gateway skills differ from eval's:\n%s", gb)
@@ -54,16 +44,8 @@ func TestGatewayAgreesWithEval(t *testing.T) {
 	if got.Prompt != want.Prompt {
 		t.Errorf("gateway prompt differs from eval's:\n%s\nwant:\n%s", got.Prompt, want.Prompt)
 	}
-	presp, err := http.Get(base + "/v1/agents/main/prompt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer presp.Body.Close()
-	block, err := io.ReadAll(presp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(block) != want.Prompt {
+	_, _, block := g.Get(t, "/v1/agents/main/prompt", nil)
+	if block != want.Prompt {
 		t.Errorf("GET /prompt differs from eval's block:\n%s", block)
 	}
 }

@@ -3,8 +3,6 @@ package gateway_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,19 +45,10 @@ func TestSkillsFiltered(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := gatewaytest.Start(t, gatewaytest.Options{NoWait: true, Config: gateway.Config{Store: st, ConfigPath: cfg, Poll: time.Hour}})
-	base := g.URL
 
 	skills := func() string {
-		resp, err := http.Get(base + "/v1/agents/main/skills")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+		_, _, body := g.Get(t, "/v1/agents/main/skills", nil)
+		return body
 	}
 	// filtered returns each skill's "hosts" and "filtered" members as
 	// the answer writes them.

@@ -516,17 +516,13 @@ func TestReadyzHidesInternals(t *testing.T) {
 	var fail atomic.Bool
 	g := startHard(t, Config{Store: failingStore{st, &fail}}, nil)
 	waitCode := func(want int) string {
-		deadline := time.Now().Add(hardWait)
-		for {
-			code, body := g.get(t, "/readyz", "", nil)
-			if code == want {
-				return body
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("/readyz never answered %d: %d %s", want, code, body)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		var body string
+		testkit.Eventually(t, hardWait, func() (string, bool) {
+			var code int
+			code, body = g.get(t, "/readyz", "", nil)
+			return fmt.Sprintf("/readyz answered %d %s, want %d", code, body, want), code == want
+		})
+		return body
 	}
 	waitCode(200)
 	fail.Store(true)

@@ -7,7 +7,6 @@ package gateway_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -110,16 +109,10 @@ type nodeView struct {
 // nodes returns GET /v1/nodes, decoded, and its raw body.
 func (g *gw) nodes(t *testing.T) ([]nodeView, string) {
 	t.Helper()
-	code, _, body := g.Get(t, "/v1/nodes", nil)
-	if code != http.StatusOK {
-		t.Fatalf("GET /v1/nodes: %d %s", code, body)
-	}
 	var out struct {
 		Nodes []nodeView `json:"nodes"`
 	}
-	if err := json.Unmarshal([]byte(body), &out); err != nil {
-		t.Fatalf("GET /v1/nodes: %v\n%s", err, body)
-	}
+	body := g.GetJSON(t, "/v1/nodes", &out)
 	return out.Nodes, body
 }
 

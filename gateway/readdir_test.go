@@ -49,20 +49,13 @@ func (g *hardGW) prompt(t *testing.T) string {
 // each (if not nil) between polls.
 func (g *hardGW) waitPromptDoes(t *testing.T, what string, ok func(string) bool, each func()) {
 	t.Helper()
-	deadline := time.Now().Add(hardWait)
-	for {
+	testkit.Eventually(t, hardWait, func() (string, bool) {
 		if each != nil {
 			each()
 		}
 		p := g.prompt(t)
-		if ok(p) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the prompt never %s:\n%s", what, p)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return "the prompt never " + what + ":\n" + p, ok(p)
+	})
 }
 
 // TestDirRewriteWithRestoredMtime (G6): the directory store's ETag was the

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/internal/version"
 	"github.com/skillgate/skillgate/protocol"
@@ -326,13 +328,10 @@ func TestNodesProbeAndLoad(t *testing.T) {
 		t.Errorf("no progress announcement on stderr:\n%s", errOut)
 	}
 	// Closed with 1001: the gateway drops them all.
-	deadline := time.Now().Add(waitFor)
-	for len(getNodes(t, base)) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d nodes still listed after the fleet stopped", len(getNodes(t, base)))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		n := len(getNodes(t, base))
+		return fmt.Sprintf("%d nodes still listed after the fleet stopped", n), n == 0
+	})
 }
 
 func diff(a, b []string) []string {

@@ -99,8 +99,7 @@ func TestEvalHostsURL(t *testing.T) {
 	rawNode(t, base, protocol.HostFacts{ID: "late-1", OS: "linux", Roles: []string{"specialized"}}, false)
 
 	// Wait until every node is listed and the five have reported.
-	deadline := time.Now().Add(wsWait)
-	for {
+	testkit.Eventually(t, wsWait, func() (string, bool) {
 		var answer struct {
 			Nodes []statusNode `json:"nodes"`
 		}
@@ -113,14 +112,8 @@ func TestEvalHostsURL(t *testing.T) {
 				reported++
 			}
 		}
-		if len(answer.Nodes) == 6 && reported == 5 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nodes after %v: %+v", wsWait, answer.Nodes)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Sprintf("nodes: %+v", answer.Nodes), len(answer.Nodes) == 6 && reported == 5
+	})
 
 	file := filepath.Join(t.TempDir(), "hosts.json")
 	b, _ := json.Marshal(hosts)
@@ -218,22 +211,16 @@ func TestEvalHostsURLNotAsked(t *testing.T) {
 	}
 	// The gateway polls the store every second, and asks its nodes (which
 	// do not answer: they are raw sockets that read nothing more).
-	deadline := time.Now().Add(wsWait)
-	for {
+	testkit.Eventually(t, wsWait, func() (string, bool) {
 		var answer struct {
 			Skills []struct{ Name string } `json:"skills"`
 		}
 		if err := getJSON(t.Context(), http.DefaultClient, base+"/v1/agents/main/skills", &answer); err != nil {
 			t.Fatal(err)
 		}
-		if slices.ContainsFunc(answer.Skills, func(s struct{ Name string }) bool { return s.Name == "zz" }) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the gateway never listed the new skill")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Sprintf("the gateway never listed the new skill: %+v", answer.Skills),
+			slices.ContainsFunc(answer.Skills, func(s struct{ Name string }) bool { return s.Name == "zz" })
+	})
 	var rep struct {
 		Skills []struct {
 			Name     string   `json:"name"`

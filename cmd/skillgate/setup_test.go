@@ -194,26 +194,17 @@ func TestServeWithoutCredentials(t *testing.T) {
 		"container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and AWS_CONTAINER_CREDENTIALS_FULL_URI are unset; " +
 		"the EC2 instance metadata service (IMDS): "
 	// Without an instance the metadata service may take its timeouts.
-	deadline := time.Now().Add(90 * time.Second)
-	var last string
-	for {
+	testkit.Eventually(t, 90*time.Second, func() (string, bool) {
 		code, body := httpGet(base + "/readyz")
 		var r struct{ Error string }
 		json.Unmarshal([]byte(body), &r)
-		if code == http.StatusServiceUnavailable && strings.HasPrefix(r.Error, want) {
-			break
+		last := fmt.Sprintf("/readyz: %d %s\nwant 503 with an error starting %q", code, body, want)
+		ok := code == http.StatusServiceUnavailable && strings.HasPrefix(r.Error, want)
+		if !ok {
+			testkit.CheckAlive(t, last, gw)
 		}
-		last = fmt.Sprint(code, " ", body)
-		select {
-		case <-gw.Exited():
-			t.Fatalf("skillgate serve exited; last: %s", last)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz: %s\nwant 503 with an error starting %q", last, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return last, ok
+	})
 	if code, body := httpGet(base + "/v1/agents/main/prompt"); code != http.StatusServiceUnavailable || !strings.Contains(body, `"error":"`+strings.ReplaceAll(want, `"`, `\"`)) {
 		t.Errorf("prompt: %d %s", code, body)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/internal/tlstest"
 )
 
@@ -96,17 +98,10 @@ func TestServeTLSProcesses(t *testing.T) {
 
 	want := "<available_skills>\n  <skill name=\"github\">\n    <description>Uses gh.</description>\n" +
 		"    <location>skills/github/SKILL.md</location>\n    <read_path>skills/github/SKILL.md</read_path>\n  </skill>\n</available_skills>"
-	deadline := time.Now().Add(tlsWait)
-	for {
+	testkit.Eventually(t, tlsWait, func() (string, bool) {
 		code, body := httpsGet(t, "https://"+addr+"/v1/agents/main/prompt", ca.Pool())
-		if code == http.StatusOK && body == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prompt over https: %d %q, want %q", code, body, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Sprintf("prompt over https: %d %q, want %q", code, body, want), code == http.StatusOK && body == want
+	})
 	if strings.Contains(gw.Output(), "without TLS") {
 		t.Errorf("a loopback gateway with TLS warned about clear text:\n%s", gw.Output())
 	}
@@ -207,14 +202,10 @@ func TestStatusCAFile(t *testing.T) {
 		<-exited
 	})
 	base := "https://" + listenAddr(t, logs.String, exited)
-	for deadline := time.Now().Add(tlsWait); ; time.Sleep(20 * time.Millisecond) {
-		if code, _ := httpsGet(t, base+"/readyz", ca.Pool()); code == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gateway was not ready within %v:\n%s", tlsWait, logs.String())
-		}
-	}
+	testkit.Eventually(t, tlsWait, func() (string, bool) {
+		code, _ := httpsGet(t, base+"/readyz", ca.Pool())
+		return "the gateway was not ready:\n" + logs.String(), code == http.StatusOK
+	})
 
 	out, errOut, code := runCmd(t, "status", "--gateway", base, "--ca-file", caFile, "--agent", "main")
 	if code != 0 || !strings.Contains(out, "0 nodes connected to "+base) || !strings.Contains(out, "github") {

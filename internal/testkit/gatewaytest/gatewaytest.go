@@ -15,6 +15,7 @@ package gatewaytest
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -220,6 +221,20 @@ func (g *Gateway) TryGet(t testing.TB, pathAndQuery string, hdr http.Header) (in
 		return 0, nil, "", fmt.Errorf("reading body: %w", err)
 	}
 	return resp.StatusCode, resp.Header, string(b), nil
+}
+
+// GetJSON does a Get that must answer 200 and decodes its body into v; it
+// returns the body.
+func (g *Gateway) GetJSON(t testing.TB, pathAndQuery string, v any) string {
+	t.Helper()
+	code, _, body := g.Get(t, pathAndQuery, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", pathAndQuery, code, body)
+	}
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		t.Fatalf("GET %s: %v\n%s", pathAndQuery, err, body)
+	}
+	return body
 }
 
 // Prompt returns the agent's prompt block; the request must succeed with
