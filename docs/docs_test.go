@@ -24,7 +24,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -217,16 +216,6 @@ func copyTree(t *testing.T, from, to string) {
 	}
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
 // blockTimeout bounds one block's run.
 const blockTimeout = 2 * time.Minute
 
@@ -302,7 +291,7 @@ func TestCommandBlocks(t *testing.T) {
 func runBlock(t *testing.T, bins, script string, want *string) {
 	dir, env := sandbox(t, bins)
 	if strings.Contains(script, "{port}") {
-		script = strings.ReplaceAll(script, "{port}", freePort(t))
+		script = strings.ReplaceAll(script, "{port}", strconv.Itoa(testkit.FreePort(t)))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), blockTimeout)
 	defer cancel()

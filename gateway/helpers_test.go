@@ -1,9 +1,11 @@
 package gateway_test
 
-// Shared machinery of the gateway's end-to-end tests: a real gateway on a
-// real loopback listener, a real MinIO (one per package, a bucket per test),
-// real skillgate-node processes built once (testkit.Binaries), and a raw WebSocket
-// client for the protocol tests. Nothing here is a mock.
+// What the gateway's end-to-end tests share beyond the test kit
+// (internal/testkit): a real gateway on a real MinIO (gatewaytest; one
+// server per package, a bucket per test) with the reads these tests make,
+// and the expected blocks. Nodes are real skillgate-node processes
+// (testkit.StartNode) or raw protocol nodes (testkit.RawNode). Nothing here
+// is a mock.
 
 import (
 	"bufio"
