@@ -303,27 +303,44 @@ func TestMCPGoClient(t *testing.T) {
 	}
 }
 
+// mcpPost POSTs body to url as an MCP client does, with the headers hdr
+// ("Host" sets the request's host), and returns the status, headers and
+// body.
+func mcpPost(t *testing.T, url, body string, hdr map[string]string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
 // TestMCPAuth checks who may open whose session.
 func TestMCPAuth(t *testing.T) {
 	g := mcpFixture(t, "", mcpAdminToken)
 	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 	post := func(query, token, session string) (int, string) {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.URL+"/mcp"+query, strings.NewReader(initBody))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		hdr := map[string]string{}
 		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
+			hdr["Authorization"] = "Bearer " + token
 		}
 		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
+			hdr["Mcp-Session-Id"] = session
 		}
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		code, _, body := mcpPost(t, g.URL+"/mcp"+query, initBody, hdr)
+		return code, body
 	}
 	for _, c := range []struct {
 		query, token string
@@ -406,17 +423,9 @@ func TestMCPSessionBounds(t *testing.T) {
 	a.Close()
 	var sid string
 	testkit.Eventually(t, waitFor, func() (string, bool) {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.URL+"/mcp", strings.NewReader(initBody))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+mcpMainToken)
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			return err.Error(), false
-		}
-		resp.Body.Close()
-		sid = resp.Header.Get("Mcp-Session-Id")
-		return fmt.Sprint(resp.StatusCode), resp.StatusCode == http.StatusOK
+		code, h, _ := mcpPost(t, g.URL+"/mcp", initBody, map[string]string{"Authorization": "Bearer " + mcpMainToken})
+		sid = h.Get("Mcp-Session-Id")
+		return fmt.Sprint(code), code == http.StatusOK
 	})
 	testkit.Eventually(t, waitFor, func() (string, bool) {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.URL+"/mcp",
@@ -460,23 +469,8 @@ func TestMCPTypeScriptHTTP(t *testing.T) {
 func TestMCPWithoutTokens(t *testing.T) {
 	g := mcpFixture(t, "{}", "")
 	post := func(query, body string, hdr map[string]string) (int, string) {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.URL+"/mcp"+query, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range hdr {
-			if k == "Host" {
-				req.Host = v
-			} else {
-				req.Header.Set(k, v)
-			}
-		}
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		code, _, b := mcpPost(t, g.URL+"/mcp"+query, body, hdr)
+		return code, b
 	}
 	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` +
