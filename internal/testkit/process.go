@@ -27,10 +27,9 @@ type Process struct {
 }
 
 // StartProcess starts cmd with its stdout and stderr written to out.
-// Where there are process groups, the
-// program gets its own, which Stop signals; on Linux the kernel kills it
-// when the test binary dies without cleaning up (a timeout, a panic), so
-// that no server is orphaned.
+// Where there are process groups, the program gets its own, which Stop
+// signals; on Linux the kernel kills it when the test binary dies without
+// cleaning up (a timeout, a panic), so that no process is orphaned.
 func StartProcess(cmd *exec.Cmd, out *syncbuf.Buffer) (*Process, error) {
 	cmd.Stdout, cmd.Stderr = out, out
 	setProcAttr(cmd)
@@ -65,8 +64,8 @@ func (p *Process) ExitCode() (int, error) {
 	return 0, p.err
 }
 
-// Signal sends sig to the program alone (not its group): SIGSTOP and
-// SIGCONT, for a test that freezes a process.
+// Signal sends sig to the program alone (not its group): SIGTERM as an
+// operator's stop, SIGSTOP and SIGCONT for a test that freezes it.
 func (p *Process) Signal(sig syscall.Signal) error { return p.cmd.Process.Signal(sig) }
 
 // Stop sends sig to the program's group and waits for it to exit; after
