@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -126,7 +127,7 @@ func TestLoaderFiles(t *testing.T) {
 
 	// One changed file is fetched again, and only it.
 	future := time.Now().Add(time.Hour)
-	writeFiles(t, root, map[string]string{"skills/a/scripts/run.sh": "#!/bin/sh\necho changed\n"})
+	testkit.WriteFiles(t, root, map[string]string{"skills/a/scripts/run.sh": "#!/bin/sh\necho changed\n"})
 	touch(t, root, "skills/a/scripts/run.sh", future)
 	before := st.gets.Load()
 	changed, _ := snapshot(t, st, l)
@@ -159,7 +160,7 @@ func TestLoaderFiles(t *testing.T) {
 	if got := inputs(deleted); !reflect.DeepEqual(got, want) {
 		t.Errorf("after a deletion inputs =\n  %+v\nwant\n  %+v", got, want)
 	}
-	writeFiles(t, root, map[string]string{"skills/a/.x": "dot"})
+	testkit.WriteFiles(t, root, map[string]string{"skills/a/.x": "dot"})
 	touch(t, root, "skills/a/.x", fi.ModTime())
 	before = st.gets.Load()
 	snapshot(t, st, l)
@@ -347,7 +348,7 @@ func TestLoaderFileStorageError(t *testing.T) {
 	t.Parallel()
 	parent := t.TempDir()
 	root := filepath.Join(parent, "bucket")
-	writeFiles(t, root, map[string]string{
+	testkit.WriteFiles(t, root, map[string]string{
 		"skills/a/SKILL.md": string(skillFile("ay", "a")),
 		"skills/a/run.sh":   "run",
 	})

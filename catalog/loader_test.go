@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/catalog"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -150,7 +151,7 @@ func TestLoaderStorageError(t *testing.T) {
 	t.Parallel()
 	parent := t.TempDir()
 	root := filepath.Join(parent, "bucket")
-	writeFiles(t, root, map[string]string{"skills/a/SKILL.md": string(skillFile("ay", "a"))})
+	testkit.WriteFiles(t, root, map[string]string{"skills/a/SKILL.md": string(skillFile("ay", "a"))})
 	d, err := store.NewDir(root)
 	if err != nil {
 		t.Fatal(err)

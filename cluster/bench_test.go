@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // benchNodes is how many nodes each of two replicas holds in the loaded
@@ -39,7 +40,7 @@ func BenchmarkPublishToPutLoaded(b *testing.B) {
 		pub.Publish(testRecord(fmt.Sprintf("a-%04d", i), t0))
 		sub.Publish(testRecord(fmt.Sprintf("b-%04d", i), t0))
 	}
-	waitFor(b, 30*time.Second, "b sees a's nodes", func() bool { return hs.len() == benchNodes })
+	testkit.Until(b, 30*time.Second, "b sees a's nodes", func() bool { return hs.len() == benchNodes })
 	measureChanges(b, pub, hs, benchNodes)
 }
 
@@ -115,7 +116,7 @@ func BenchmarkRenewals(b *testing.B) {
 	for i := range benchNodes {
 		pub.Publish(testRecord(fmt.Sprintf("a-%04d", i), t0))
 	}
-	waitFor(b, 30*time.Second, "b sees a's nodes", func() bool { return hs.len() == benchNodes })
+	testkit.Until(b, 30*time.Second, "b sees a's nodes", func() bool { return hs.len() == benchNodes })
 	time.Sleep(ttl) // past the first, bursty renewals
 	for b.Loop() {
 		before := cpuTime()

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // encodeRecord is rec as JSON, as a replica's record holds it.
@@ -40,7 +41,7 @@ func TestForgedRecordsRefused(t *testing.T) {
 	waitConnected(t, a, b)
 	real := testRecord("n1", time.Now())
 	a.Publish(real)
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	testkit.Until(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
 
 	kv := bucketKV(t, srv)
 	ghost := encodeRecord(t, as(testRecord("ghost", time.Now()), "b"))
@@ -128,7 +129,7 @@ func TestRecordTimesBounded(t *testing.T) {
 	// A good record written after them is delivered: they were seen.
 	good := testRecord("n-good", now)
 	a.Publish(good)
-	waitFor(t, 5*time.Second, "b sees n-good", func() bool { return hb.get("n-good") != nil })
+	testkit.Until(t, 5*time.Second, "b sees n-good", func() bool { return hb.get("n-good") != nil })
 	for _, id := range []string{"n-connectedat", "n-factsat", "n-future"} {
 		if r := hb.get(id); r != nil {
 			t.Errorf("b got %s: %s", id, show(r))
@@ -153,9 +154,9 @@ func TestBucketDeletedWatchReopened(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Publish(testRecord("n2", time.Now()))
-	waitFor(t, 5*testTTL, "b sees n2, published after the bucket was deleted", func() bool { return hb.get("n2") != nil })
-	waitFor(t, 5*testTTL, "b in sync", func() bool { return b.State().Connected })
-	waitFor(t, 5*testTTL, "b sees n1 again", func() bool { return hb.get("n1") != nil })
+	testkit.Until(t, 5*testTTL, "b sees n2, published after the bucket was deleted", func() bool { return hb.get("n2") != nil })
+	testkit.Until(t, 5*testTTL, "b in sync", func() bool { return b.State().Connected })
+	testkit.Until(t, 5*testTTL, "b sees n1 again", func() bool { return hb.get("n1") != nil })
 	stays(t, 2*testTTL, "b keeps n1 and n2", func() bool { return hb.get("n1") != nil && hb.get("n2") != nil })
 }
 
@@ -178,7 +179,7 @@ func TestBucketRecreatedWithTinyValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []*Member{a, b} {
-		waitFor(t, 5*testTTL, "member "+m.cfg.Replica+" says the bucket cannot be used", func() bool {
+		testkit.Until(t, 5*testTTL, "member "+m.cfg.Replica+" says the bucket cannot be used", func() bool {
 			st := m.State()
 			return !st.Connected && strings.Contains(st.Reason, "max value size")
 		})
@@ -197,7 +198,7 @@ func TestExistingBucketTinyValuesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _, _ := join(t, srv, "a", testTTL)
-	waitFor(t, 5*time.Second, "a refuses the bucket", func() bool {
+	testkit.Until(t, 5*time.Second, "a refuses the bucket", func() bool {
 		st := a.State()
 		return !st.Connected && strings.Contains(st.Reason, "max value size")
 	})
@@ -235,7 +236,7 @@ func TestWriteFailuresNotReady(t *testing.T) {
 	a, _, _ := join(t, srv, "a", testTTL)
 	waitConnected(t, a)
 	a.Publish(testRecord("n1", time.Now()))
-	waitFor(t, 5*testTTL, "a not ready while its writes fail", func() bool {
+	testkit.Until(t, 5*testTTL, "a not ready while its writes fail", func() bool {
 		st := a.State()
 		return !st.Connected && strings.Contains(st.Reason, "writing")
 	})
@@ -245,7 +246,7 @@ func TestWriteFailuresNotReady(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 5*testTTL, "a ready again", func() bool { return a.State().Connected })
+	testkit.Until(t, 5*testTTL, "a ready again", func() bool { return a.State().Connected })
 }
 
 // TestBucketBounded: the bucket a replica creates bounds its bytes and
@@ -287,22 +288,22 @@ func TestRecordCopiedBack(t *testing.T) {
 	// n1's first facts, copied; then new facts.
 	r1 := testRecord("n1", time.Now())
 	a.Publish(r1)
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	testkit.Until(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
 	e, err := kv.Get(t.Context(), "n1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	copied := e.Value()
 	a.Publish(testRecord("n1", r1.ConnectedAt, "HOME", "PATH"))
-	waitFor(t, 5*time.Second, "b sees n1's new facts", func() bool { return len(hb.get("n1").Env) == 2 })
+	testkit.Until(t, 5*time.Second, "b sees n1's new facts", func() bool { return len(hb.get("n1").Env) == 2 })
 	if _, err := kv.Put(t.Context(), "n1", copied); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Second, "a writes n1's facts back over the copy", func() bool {
+	testkit.Until(t, time.Second, "a writes n1's facts back over the copy", func() bool {
 		r, err := bucketRecord(t, kv, "n1")
 		return err == nil && len(r.Env) == 2
 	})
-	waitFor(t, time.Second, "b back on n1's new facts", func() bool { return len(hb.get("n1").Env) == 2 })
+	testkit.Until(t, time.Second, "b back on n1's new facts", func() bool { return len(hb.get("n1").Env) == 2 })
 }
 
 // TestRecordCopiedBackLater: the record of a node that left, copied from
@@ -317,20 +318,20 @@ func TestRecordCopiedBackLater(t *testing.T) {
 	kv := bucketKV(t, srv)
 	r1 := testRecord("n1", time.Now())
 	a.Publish(r1)
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	testkit.Until(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
 	e, err := kv.Get(t.Context(), "n1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	copied := e.Value()
 	a.Withdraw("n1", r1.ConnectedAt)
-	waitFor(t, 5*time.Second, "b drops n1", func() bool { return hb.get("n1") == nil })
+	testkit.Until(t, 5*time.Second, "b drops n1", func() bool { return hb.get("n1") == nil })
 	time.Sleep(2*testTTL + 100*time.Millisecond)
 	before := b.Refused()[RefusedTime]
 	if _, err := kv.Put(t.Context(), "n1", copied); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the copy refused for its time", func() bool { return b.Refused()[RefusedTime] > before })
+	testkit.Until(t, 5*time.Second, "the copy refused for its time", func() bool { return b.Refused()[RefusedTime] > before })
 	if hb.get("n1") != nil {
 		t.Error("b brought back n1 from a copy of its record")
 	}
@@ -347,7 +348,7 @@ func TestRemoteCap(t *testing.T) {
 	for i := range 5 {
 		a.Publish(testRecord(fmt.Sprint("n", i), time.Now()))
 	}
-	waitFor(t, 5*time.Second, "b refuses two", func() bool { return b.Refused()[RefusedFull] >= 2 })
+	testkit.Until(t, 5*time.Second, "b refuses two", func() bool { return b.Refused()[RefusedFull] >= 2 })
 	stays(t, 2*testTTL, "b holds 3", func() bool { return hb.len() == 3 && b.State().Remote == 3 })
 	if n := strings.Count(logs.String(), "holding the most remote records allowed"); n != 1 {
 		t.Errorf("logged %d times, want once", n)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/natstest"
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -81,18 +82,6 @@ func (r *recorder) events() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.log...)
-}
-
-// waitFor polls cond until it holds, failing t after timeout.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // stays checks that cond holds all through d.
@@ -175,7 +164,7 @@ func twoReplicas(t testing.TB, srv *natstest.Server) (a, b *Member, hb *recorder
 	b, hb, blogs = join(t, srv, "b", testTTL)
 	waitConnected(t, a, b)
 	a.Publish(testRecord("n1", time.Now()))
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	testkit.Until(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
 	return a, b, hb, blogs
 }
 
@@ -213,7 +202,7 @@ func joinWith(t testing.TB, srv *natstest.Server, cfg Config) (*Member, *recorde
 func waitConnected(t testing.TB, ms ...*Member) {
 	t.Helper()
 	for _, m := range ms {
-		waitFor(t, 10*time.Second, "member "+m.cfg.Replica+" connected", func() bool { return m.State().Connected })
+		testkit.Until(t, 10*time.Second, "member "+m.cfg.Replica+" connected", func() bool { return m.State().Connected })
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 const testTTL = time.Second
@@ -30,21 +31,21 @@ func TestPublishWithdraw(t *testing.T) {
 
 	r1 := testRecord("n1", time.Now())
 	a.Publish(r1)
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	testkit.Until(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
 	sameRecord(t, "b's record of n1", hb.get("n1"), as(r1, "a"))
 
 	// A change of facts is delivered; the same record again is not.
 	r1b := testRecord("n1", r1.ConnectedAt, "HOME", "PATH")
 	a.Publish(r1b)
 	a.Publish(r1b)
-	waitFor(t, 5*time.Second, "b sees n1's new facts", func() bool { return len(hb.get("n1").Env) == 2 })
+	testkit.Until(t, 5*time.Second, "b sees n1's new facts", func() bool { return len(hb.get("n1").Env) == 2 })
 	sameRecord(t, "b's record of n1", hb.get("n1"), as(r1b, "a"))
 
 	// A node with an id that is not a key of its own.
 	r2 := testRecord("n 2/ü", time.Now())
 	r2.ID = "n 2 ü"
 	b.Publish(r2)
-	waitFor(t, 5*time.Second, "a sees n 2 ü", func() bool { return ha.get("n 2 ü") != nil })
+	testkit.Until(t, 5*time.Second, "a sees n 2 ü", func() bool { return ha.get("n 2 ü") != nil })
 	sameRecord(t, "a's record of n 2 ü", ha.get("n 2 ü"), as(r2, "b"))
 
 	if st := a.State(); !st.Connected || st.Reason != "" || st.Local != 1 || st.Remote != 1 {
@@ -54,9 +55,9 @@ func TestPublishWithdraw(t *testing.T) {
 	// A withdraw of another connection does nothing.
 	a.Withdraw("n1", r1.ConnectedAt.Add(-time.Second))
 	a.Withdraw("n1", r1.ConnectedAt)
-	waitFor(t, 5*time.Second, "b sees n1 go", func() bool { return hb.get("n1") == nil })
+	testkit.Until(t, 5*time.Second, "b sees n1 go", func() bool { return hb.get("n1") == nil })
 	b.Withdraw("n 2 ü", r2.ConnectedAt)
-	waitFor(t, 5*time.Second, "a sees n 2 ü go", func() bool { return ha.get("n 2 ü") == nil })
+	testkit.Until(t, 5*time.Second, "a sees n 2 ü go", func() bool { return ha.get("n 2 ü") == nil })
 
 	if got, want := strings.Join(hb.events(), "; "), "put n1 a; put n1 a; delete n1"; got != want {
 		t.Errorf("b's Handler got %q, want %q", got, want)
@@ -86,7 +87,7 @@ func TestNoRenewal(t *testing.T) {
 	waitConnected(t, a, b)
 	r := testRecord("n1", time.Now())
 	a.Publish(r)
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	testkit.Until(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
 	kv := bucketKV(t, srv)
 	first, err := kv.Get(t.Context(), "n1")
 	if err != nil {
@@ -134,7 +135,7 @@ func TestCloseWithoutWithdraw(t *testing.T) {
 		t.Errorf("a.State() after Close = %+v", st)
 	}
 	closed := time.Now()
-	waitFor(t, testTTL+time.Second, "b drops n1 within the TTL", func() bool { return hb.get("n1") == nil })
+	testkit.Until(t, testTTL+time.Second, "b drops n1 within the TTL", func() bool { return hb.get("n1") == nil })
 	t.Logf("n1 dropped %v after Close", time.Since(closed).Round(time.Millisecond))
 	a.Publish(testRecord("n2", time.Now())) // ignored after Close, no panic
 }
@@ -151,23 +152,23 @@ func TestNewestConnectionWins(t *testing.T) {
 	// n1 connects to a, then to b: b's newer connection wins.
 	older, newer := testRecord("n1", t0), testRecord("n1", t0.Add(time.Second), "NEWER")
 	a.Publish(older)
-	waitFor(t, 5*time.Second, "b sees a's n1", func() bool { return hb.get("n1") != nil })
+	testkit.Until(t, 5*time.Second, "b sees a's n1", func() bool { return hb.get("n1") != nil })
 	b.Publish(newer)
-	waitFor(t, 5*time.Second, "a gets b's n1", func() bool {
+	testkit.Until(t, 5*time.Second, "a gets b's n1", func() bool {
 		r := ha.get("n1")
 		return r != nil && r.Replica == "b"
 	})
 	sameRecord(t, "a's record of n1", ha.get("n1"), as(newer, "b"))
-	waitFor(t, 5*time.Second, "b drops a's n1", func() bool { return hb.get("n1") == nil })
-	waitFor(t, 5*time.Second, "a stops renewing n1", func() bool { return a.State().Local == 0 })
+	testkit.Until(t, 5*time.Second, "b drops a's n1", func() bool { return hb.get("n1") == nil })
+	testkit.Until(t, 5*time.Second, "a stops renewing n1", func() bool { return a.State().Local == 0 })
 
 	// n2 connects to a, then an older connection of it is published by
 	// b (published late): a's newer connection still wins.
 	older2, newer2 := testRecord("n2", t0), testRecord("n2", t0.Add(time.Second))
 	a.Publish(newer2)
-	waitFor(t, 5*time.Second, "b sees a's n2", func() bool { return hb.get("n2") != nil })
+	testkit.Until(t, 5*time.Second, "b sees a's n2", func() bool { return hb.get("n2") != nil })
 	b.Publish(older2)
-	waitFor(t, 5*time.Second, "b stops renewing n2", func() bool { return b.State().Local == 1 })
+	testkit.Until(t, 5*time.Second, "b stops renewing n2", func() bool { return b.State().Local == 1 })
 
 	// Past twice the TTL, the bucket holds the newer connections, each
 	// replica the other's, and nothing flaps.
@@ -202,7 +203,7 @@ func TestNewestConnectionWins(t *testing.T) {
 	a.Withdraw("n1", older.ConnectedAt)
 	b.Withdraw("n2", older2.ConnectedAt)
 	b.Withdraw("n1", newer.ConnectedAt)
-	waitFor(t, 5*time.Second, "a sees n1 go", func() bool { return ha.get("n1") == nil })
+	testkit.Until(t, 5*time.Second, "a sees n1 go", func() bool { return ha.get("n1") == nil })
 	if hb.get("n2") == nil {
 		t.Error("b's withdraw of its old n2 connection removed a's n2")
 	}
@@ -220,11 +221,11 @@ func TestNATSStopAndRestart(t *testing.T) {
 	ra, rb := testRecord("na", time.Now()), testRecord("nb", time.Now())
 	a.Publish(ra)
 	b.Publish(rb)
-	waitFor(t, 5*time.Second, "both see the other's node", func() bool { return ha.get("nb") != nil && hb.get("na") != nil })
+	testkit.Until(t, 5*time.Second, "both see the other's node", func() bool { return ha.get("nb") != nil && hb.get("na") != nil })
 
 	srv.Stop()
 	stopped := time.Now()
-	waitFor(t, testTTL+time.Second, "remote records dropped after the TTL", func() bool { return ha.len() == 0 && hb.len() == 0 })
+	testkit.Until(t, testTTL+time.Second, "remote records dropped after the TTL", func() bool { return ha.len() == 0 && hb.len() == 0 })
 	t.Logf("remote records dropped %v after the stop", time.Since(stopped).Round(time.Millisecond))
 	st := a.State()
 	want := fmt.Sprintf("nats: not connected to nats://127.0.0.1:%d (", srv.Port())
@@ -242,7 +243,7 @@ func TestNATSStopAndRestart(t *testing.T) {
 
 	srv.Restart(t) // memory storage: the bucket is gone
 	waitConnected(t, a, b)
-	waitFor(t, 10*time.Second, "both see the other's nodes again", func() bool {
+	testkit.Until(t, 10*time.Second, "both see the other's nodes again", func() bool {
 		return ha.get("nb2") != nil && hb.get("na") != nil
 	})
 	sameRecord(t, "a's nb2", ha.get("nb2"), as(rb2, "b"))
@@ -272,7 +273,7 @@ func TestJoinUnreachable(t *testing.T) {
 	}
 	a.Publish(testRecord("n1", time.Now()))
 	want := fmt.Sprintf("nats: not connected to nats://redacted@127.0.0.1:%d (connection refused) for ", srv.Port())
-	waitFor(t, 5*time.Second, "a reason naming the refused connection", func() bool {
+	testkit.Until(t, 5*time.Second, "a reason naming the refused connection", func() bool {
 		return strings.HasPrefix(a.State().Reason, want)
 	})
 	if st := a.State(); st.Connected || st.Local != 1 || strings.Contains(st.Reason, "secret") {
@@ -321,17 +322,17 @@ func TestHostileEntries(t *testing.T) {
 	// delivered, and n1 stays.
 	good := testRecord("n3", time.Now())
 	put("n3", sign("n3", as(good, "c")))
-	waitFor(t, 5*time.Second, "b sees n3", func() bool { return hb.get("n3") != nil })
+	testkit.Until(t, 5*time.Second, "b sees n3", func() bool { return hb.get("n3") != nil })
 	sameRecord(t, "b's n3", hb.get("n3"), as(good, "c"))
 	if got := strings.Join(hb.events(), "; "); got != "put n1 a; put n3 c" {
 		t.Errorf("b's Handler got %q", got)
 	}
 	// A format this replica does not read is said apart, once.
-	waitFor(t, time.Second, "the format logged", func() bool {
+	testkit.Until(t, time.Second, "the format logged", func() bool {
 		return strings.Contains(logs.String(), `level=ERROR msg="cluster: refused records of a format this replica does not read; every replica must run the same version" replica=b key=old-format err="format sg1: written by a replica of an earlier version`)
 	})
 	// Only the first other refusal is logged at once; the rest are counted.
-	waitFor(t, time.Second, "a refusal logged", func() bool {
+	testkit.Until(t, time.Second, "a refusal logged", func() bool {
 		return strings.Contains(logs.String(), `level=WARN msg="cluster: refused a record of the bucket" replica=b reason=unsigned key=bad-json err="not signed`)
 	})
 	if n := strings.Count(logs.String(), "refused a record"); n != 1 {
@@ -347,7 +348,7 @@ func TestHostileEntries(t *testing.T) {
 	// Garbage over a live record's key: the owner writes its record back
 	// at its next renewal, and the others keep it meanwhile.
 	put("n1", "garbage")
-	waitFor(t, 5*time.Second, "a writes n1 back over the garbage", func() bool {
+	testkit.Until(t, 5*time.Second, "a writes n1 back over the garbage", func() bool {
 		r, err := bucketRecord(t, kv, "n1")
 		return err == nil && r.Replica == "a"
 	})
@@ -367,7 +368,7 @@ func TestRestartedMemberRepublishes(t *testing.T) {
 	for i := range n {
 		a.Publish(testRecord(fmt.Sprintf("node-%04d", i), t0))
 	}
-	waitFor(t, 10*time.Second, "b sees every node", func() bool { return hb.len() == n })
+	testkit.Until(t, 10*time.Second, "b sees every node", func() bool { return hb.len() == n })
 	if err := a.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +386,7 @@ func TestRestartedMemberRepublishes(t *testing.T) {
 	for i := range n {
 		a2.Publish(testRecord(fmt.Sprintf("node-%04d", i), t1))
 	}
-	waitFor(t, 10*time.Second, "b sees every node's new connection", func() bool {
+	testkit.Until(t, 10*time.Second, "b sees every node's new connection", func() bool {
 		for i := range n {
 			if r := hb.get(fmt.Sprintf("node-%04d", i)); r == nil || !r.ConnectedAt.Equal(t1.UTC().Round(0)) {
 				return false
@@ -424,8 +425,8 @@ func TestOwnRecordsNotDelivered(t *testing.T) {
 		a.Withdraw(r.ID, r.ConnectedAt)
 	}
 	kv := bucketKV(t, srv)
-	waitFor(t, 5*time.Second, "every node gone from the bucket", func() bool { return len(nodeKeys(t, kv)) == 0 })
-	waitFor(t, 5*time.Second, "b holds nothing", func() bool { return hb.len() == 0 })
+	testkit.Until(t, 5*time.Second, "every node gone from the bucket", func() bool { return len(nodeKeys(t, kv)) == 0 })
+	testkit.Until(t, 5*time.Second, "b holds nothing", func() bool { return hb.len() == 0 })
 	if ev := ha.events(); len(ev) != 0 {
 		t.Errorf("a's Handler got its own records: %q", ev)
 	}
@@ -446,7 +447,7 @@ func TestExistingBucketWithMaxAgeRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _, _ := join(t, srv, "a", testTTL)
-	waitFor(t, 5*time.Second, "a refuses the bucket", func() bool {
+	testkit.Until(t, 5*time.Second, "a refuses the bucket", func() bool {
 		st := a.State()
 		return !st.Connected && strings.Contains(st.Reason, "the bucket has a max age (ttl) of 5s")
 	})
@@ -470,9 +471,9 @@ func TestExistingBucketKept(t *testing.T) {
 	}
 	r := testRecord("n1", time.Now())
 	a.Publish(r)
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	testkit.Until(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
 	a.Withdraw("n1", r.ConnectedAt)
-	waitFor(t, 5*time.Second, "b drops n1", func() bool { return hb.get("n1") == nil })
+	testkit.Until(t, 5*time.Second, "b drops n1", func() bool { return hb.get("n1") == nil })
 }
 
 func TestCloseLeavesNoGoroutines(t *testing.T) {
@@ -489,7 +490,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			a.Publish(testRecord("n1", time.Now()))
 			if !natsUp {
 				srv.Stop()
-				waitFor(t, 5*time.Second, "a disconnected", func() bool { return !a.State().Connected })
+				testkit.Until(t, 5*time.Second, "a disconnected", func() bool { return !a.State().Connected })
 			}
 			a.Close(t.Context())
 			goleak.VerifyNone(t, ignore)

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // replicaPermissions is the NATS permissions block docs/deploy-cluster.md
@@ -64,7 +65,7 @@ accounts {
 	waitConnected(t, a, b)
 	r := testRecord("n1", time.Now())
 	a.Publish(r)
-	waitFor(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
+	testkit.Until(t, 5*time.Second, "b sees n1", func() bool { return hb.get("n1") != nil })
 	js := func(user, password string) jetstream.JetStream {
 		return srv.JetStream(t, nats.UserInfo(user, password))
 	}
@@ -77,12 +78,12 @@ accounts {
 	if _, err := kv.Put(t.Context(), "n1", []byte("garbage")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "a writes n1 back", func() bool {
+	testkit.Until(t, 5*time.Second, "a writes n1 back", func() bool {
 		e, err := kv.Get(t.Context(), "n1")
 		return err == nil && string(e.Value()) != "garbage"
 	})
 	a.Withdraw("n1", r.ConnectedAt)
-	waitFor(t, 5*time.Second, "b sees n1 go", func() bool { return hb.get("n1") == nil })
+	testkit.Until(t, 5*time.Second, "b sees n1 go", func() bool { return hb.get("n1") == nil })
 
 	// A replica may not delete the bucket; an administrator may.
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
@@ -96,10 +97,10 @@ accounts {
 	}
 	r2 := testRecord("n2", time.Now())
 	a.Publish(r2)
-	waitFor(t, 5*testTTL, "b sees n2 in the bucket made again", func() bool { return hb.get("n2") != nil })
+	testkit.Until(t, 5*testTTL, "b sees n2 in the bucket made again", func() bool { return hb.get("n2") != nil })
 	waitConnected(t, a, b)
 	a.Withdraw("n2", r2.ConnectedAt)
-	waitFor(t, 5*time.Second, "b sees n2 go", func() bool { return hb.get("n2") == nil })
+	testkit.Until(t, 5*time.Second, "b sees n2 go", func() bool { return hb.get("n2") == nil })
 	if n := strings.Count(srv.Output(), "Violation"); n != violations || violations != 1 {
 		t.Errorf("NATS reported %d permission violations, want only the delete refused:\n%s", n, srv.Output())
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // publishN publishes n records of ids prefix-0000… on m, connected at t0.
@@ -35,19 +36,19 @@ func TestHeartbeatLapseDropsAll(t *testing.T) {
 	c, hc, _ := join(t, srv, "c", testTTL)
 	waitConnected(t, a, b, c)
 	publishN(a, "a", n, time.Now())
-	waitFor(t, 5*time.Second, "b and c see a's nodes", func() bool { return hb.len() == n && hc.len() == n })
-	waitFor(t, 5*time.Second, "b sees two replicas", func() bool { return b.State().Replicas == 2 })
+	testkit.Until(t, 5*time.Second, "b and c see a's nodes", func() bool { return hb.len() == n && hc.len() == n })
+	testkit.Until(t, 5*time.Second, "b sees two replicas", func() bool { return b.State().Replicas == 2 })
 
 	// a stops beating; its records stay in the bucket (no withdraw).
 	a.cancel() // as a kill: no flush, nothing deleted
 	stopped := time.Now()
-	waitFor(t, testTTL+time.Second, "b and c drop a's nodes", func() bool { return hb.len() == 0 && hc.len() == 0 })
+	testkit.Until(t, testTTL+time.Second, "b and c drop a's nodes", func() bool { return hb.len() == 0 && hc.len() == 0 })
 	t.Logf("a's %d nodes dropped %v after its last heartbeat at most", n, time.Since(stopped).Round(time.Millisecond))
 	if d := time.Since(stopped); d < testTTL-testTTL/3 {
 		t.Errorf("dropped %v after a stopped, before its TTL could lapse", d)
 	}
 	kv := bucketKV(t, srv)
-	waitFor(t, 5*time.Second, "a's records and heartbeat deleted from the bucket", func() bool {
+	testkit.Until(t, 5*time.Second, "a's records and heartbeat deleted from the bucket", func() bool {
 		if len(nodeKeys(t, kv)) != 0 {
 			return false
 		}
@@ -78,7 +79,7 @@ func TestRestartTakesRecordsBack(t *testing.T) {
 	b, hb, _ := join(t, srv, "b", testTTL)
 	waitConnected(t, a, b)
 	publishN(a, "a", n, time.Now())
-	waitFor(t, 5*time.Second, "b sees a's nodes", func() bool { return hb.len() == n })
+	testkit.Until(t, 5*time.Second, "b sees a's nodes", func() bool { return hb.len() == n })
 
 	var mu sync.Mutex
 	var low = n
@@ -105,9 +106,9 @@ func TestRestartTakesRecordsBack(t *testing.T) {
 		t.Errorf("b held only %d of a's %d nodes while a restarted", low, n)
 	}
 	mu.Unlock()
-	waitFor(t, 3*testTTL, "the nodes that did not come back dropped", func() bool { return hb.len() == back })
+	testkit.Until(t, 3*testTTL, "the nodes that did not come back dropped", func() bool { return hb.len() == back })
 	kv := bucketKV(t, srv)
-	waitFor(t, 3*testTTL, "their records deleted", func() bool { return len(nodeKeys(t, kv)) == back })
+	testkit.Until(t, 3*testTTL, "their records deleted", func() bool { return len(nodeKeys(t, kv)) == back })
 	if !strings.Contains(logs.String(), "cluster: deleting the records of a run before of this replica that its nodes did not take back") {
 		t.Errorf("a2 did not say it deleted the records left over:\n%s", logs)
 	}
@@ -127,13 +128,13 @@ func TestRestartSlowerThanTTL(t *testing.T) {
 	b, hb, _ := join(t, srv, "b", testTTL)
 	waitConnected(t, a, b)
 	publishN(a, "a", n, time.Now())
-	waitFor(t, 5*time.Second, "b sees a's nodes", func() bool { return hb.len() == n })
+	testkit.Until(t, 5*time.Second, "b sees a's nodes", func() bool { return hb.len() == n })
 	a.cancel()
-	waitFor(t, testTTL+time.Second, "b drops a's nodes", func() bool { return hb.len() == 0 })
+	testkit.Until(t, testTTL+time.Second, "b drops a's nodes", func() bool { return hb.len() == 0 })
 	a2, _, _ := join(t, srv, "a", testTTL)
 	waitConnected(t, a2)
 	publishN(a2, "a", n, time.Now())
-	waitFor(t, 5*time.Second, "b sees them again", func() bool { return hb.len() == n })
+	testkit.Until(t, 5*time.Second, "b sees them again", func() bool { return hb.len() == n })
 	stays(t, 2*testTTL, "b keeps them", func() bool { return hb.len() == n })
 }
 
@@ -178,7 +179,7 @@ func TestReadyMeansRead(t *testing.T) {
 	waitConnected(t, a)
 	publishN(a, "a", n, time.Now())
 	kv := bucketKV(t, srv)
-	waitFor(t, 10*time.Second, "a's records written", func() bool { return len(nodeKeys(t, kv)) == n })
+	testkit.Until(t, 10*time.Second, "a's records written", func() bool { return len(nodeKeys(t, kv)) == n })
 	var mu sync.Mutex
 	rewritten := map[string]bool{} // ids written again once b joined
 	var joined atomic.Bool
@@ -229,8 +230,8 @@ func TestReadyMeansRead(t *testing.T) {
 	}
 	bm.Store(b)
 	t.Cleanup(func() { b.Close(context.Background()) })
-	waitFor(t, 20*time.Second, "b in sync", func() bool { return b.State().Connected })
-	waitFor(t, 20*time.Second, "b reads every record", func() bool { return hb.len() == n })
+	testkit.Until(t, 20*time.Second, "b in sync", func() bool { return b.State().Connected })
+	testkit.Until(t, 20*time.Second, "b reads every record", func() bool { return hb.len() == n })
 	mu.Lock()
 	defer mu.Unlock()
 	if !checked.Load() {
@@ -257,13 +258,13 @@ func TestOwnRecordCopiedBack(t *testing.T) {
 	}
 	copied := e.Value()
 	a.Withdraw("n1", hb.get("n1").ConnectedAt)
-	waitFor(t, 5*time.Second, "b drops n1", func() bool { return hb.get("n1") == nil })
+	testkit.Until(t, 5*time.Second, "b drops n1", func() bool { return hb.get("n1") == nil })
 	time.Sleep(testTTL + 200*time.Millisecond) // past a's memory of its last write
 	if _, err := kv.Put(t.Context(), "n1", copied); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "a deletes the copy", func() bool { return len(nodeKeys(t, kv)) == 0 })
-	waitFor(t, 5*time.Second, "b holds no n1", func() bool { return hb.get("n1") == nil })
+	testkit.Until(t, 5*time.Second, "a deletes the copy", func() bool { return len(nodeKeys(t, kv)) == 0 })
+	testkit.Until(t, 5*time.Second, "b holds no n1", func() bool { return hb.get("n1") == nil })
 }
 
 // TestBehindIsNotLapsed: a replica whose watch falls behind (its Handler
@@ -285,7 +286,7 @@ func TestBehindIsNotLapsed(t *testing.T) {
 	b, hb, _ := join(t, srv, "b", testTTL)
 	waitConnected(t, a, b)
 	publishN(b, "b", n, time.Now())
-	waitFor(t, 20*time.Second, "a reads b's records", func() bool { return slow.len() == n })
+	testkit.Until(t, 20*time.Second, "a reads b's records", func() bool { return slow.len() == n })
 	stays(t, 2*testTTL, "a keeps them", func() bool { return slow.len() == n })
 	if _, deletes := slow.counts(); deletes != 0 {
 		t.Errorf("a dropped %d of b's nodes while reading late", deletes)

@@ -38,15 +38,6 @@ const root = ".."
 
 var units = []string{"skillgate.service", "skillgate-node.service"}
 
-func readFile(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // ---- systemd units ----
 
 // directive is one Key=value line of a unit file.
@@ -127,7 +118,7 @@ func TestUnitSettings(t *testing.T) {
 	}
 	for _, name := range units {
 		t.Run(name, func(t *testing.T) {
-			text := readFile(t, filepath.Join("systemd", name))
+			text := testkit.ReadFile(t, filepath.Join("systemd", name))
 			ds := parseUnit(text)
 			want := map[string]string{}
 			for k, v := range common {
@@ -269,7 +260,7 @@ func TestSystemdVerify(t *testing.T) {
 			}
 			var paths []string
 			for _, name := range units {
-				text := variant(readFile(t, filepath.Join("systemd", name)))
+				text := variant(testkit.ReadFile(t, filepath.Join("systemd", name)))
 				text = strings.ReplaceAll(text, "/usr/local/bin/", bin+"/")
 				p := filepath.Join(dir, name)
 				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -365,7 +356,7 @@ func systemdWords(value, credDir string) ([]string, error) {
 // TestGatewayExecStart: the gateway unit runs skillgate serve itself (no
 // shell), with its tokens from the two credentials.
 func TestGatewayExecStart(t *testing.T) {
-	ds := parseUnit(readFile(t, filepath.Join("systemd", "skillgate.service")))
+	ds := parseUnit(testkit.ReadFile(t, filepath.Join("systemd", "skillgate.service")))
 	execStart := values(ds, "Service", "ExecStart")
 	if len(execStart) != 1 {
 		t.Fatalf("ExecStart: %q, want one", execStart)
@@ -428,7 +419,7 @@ func parseDockerfile(text string) [][]instruction {
 }
 
 func TestDockerfile(t *testing.T) {
-	stages := parseDockerfile(readFile(t, filepath.Join(root, "Dockerfile")))
+	stages := parseDockerfile(testkit.ReadFile(t, filepath.Join(root, "Dockerfile")))
 	if len(stages) < 2 {
 		t.Fatalf("%d stages, want a multi-stage build", len(stages))
 	}
@@ -498,7 +489,7 @@ func TestDockerfile(t *testing.T) {
 
 func TestDockerignore(t *testing.T) {
 	var patterns []string
-	sc := bufio.NewScanner(strings.NewReader(readFile(t, filepath.Join(root, ".dockerignore"))))
+	sc := bufio.NewScanner(strings.NewReader(testkit.ReadFile(t, filepath.Join(root, ".dockerignore"))))
 	for sc.Scan() {
 		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
 			patterns = append(patterns, strings.Trim(l, "/"))
@@ -539,7 +530,7 @@ func TestDockerBuildStep(t *testing.T) {
 		t.Skip("the build step is a POSIX shell script")
 	}
 	rev := gitHead(t, root)
-	stages := parseDockerfile(readFile(t, filepath.Join(root, "Dockerfile")))
+	stages := parseDockerfile(testkit.ReadFile(t, filepath.Join(root, "Dockerfile")))
 	var script, workdir string
 	for _, in := range stages[0] {
 		switch {
@@ -666,7 +657,7 @@ func TestMakeDist(t *testing.T) {
 	slices.Sort(wantFiles)
 
 	// SHA256SUMS: `sha256sum` format, one line per binary, right sums.
-	sums := readFile(t, filepath.Join(dist, "SHA256SUMS"))
+	sums := testkit.ReadFile(t, filepath.Join(dist, "SHA256SUMS"))
 	line := regexp.MustCompile(`^([0-9a-f]{64})  (\S+)$`)
 	var listed []string
 	for l := range strings.Lines(sums) {

@@ -24,7 +24,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,15 +67,6 @@ func docFiles(t *testing.T) []string {
 		out = append(out, filepath.ToSlash(strings.TrimPrefix(f, root+string(os.PathSeparator))))
 	}
 	return out
-}
-
-func readFile(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 var fenceRe = regexp.MustCompile("^( *)(```+)\\s*([A-Za-z0-9_+-]*)\\s*$")
@@ -226,16 +216,6 @@ func copyTree(t *testing.T, from, to string) {
 	}
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
 // blockTimeout bounds one block's run.
 const blockTimeout = 2 * time.Minute
 
@@ -251,7 +231,7 @@ func TestCommandBlocks(t *testing.T) {
 	var bins string
 	ran, notRun := 0, 0
 	for _, file := range docFiles(t) {
-		blocks := fences(file, readFile(t, filepath.Join(root, file)))
+		blocks := fences(file, testkit.ReadFile(t, filepath.Join(root, file)))
 		for i, f := range blocks {
 			where := fmt.Sprintf("%s:%d", f.file, f.line)
 			m := notRunRe.FindStringSubmatch(f.marker)
@@ -311,7 +291,7 @@ func TestCommandBlocks(t *testing.T) {
 func runBlock(t *testing.T, bins, script string, want *string) {
 	dir, env := sandbox(t, bins)
 	if strings.Contains(script, "{port}") {
-		script = strings.ReplaceAll(script, "{port}", freePort(t))
+		script = strings.ReplaceAll(script, "{port}", strconv.Itoa(testkit.FreePort(t)))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), blockTimeout)
 	defer cancel()
@@ -328,7 +308,7 @@ func runBlock(t *testing.T, bins, script string, want *string) {
 		err = cmd.Wait()
 	}
 	killGroup(cmd) // a block's `… &`
-	out, errOut := readFile(t, stdout.Name()), readFile(t, stderr.Name())
+	out, errOut := testkit.ReadFile(t, stdout.Name()), testkit.ReadFile(t, stderr.Name())
 	if err != nil {
 		t.Fatalf("the block failed: %v\nscript:\n%s\nstdout:\n%s\nstderr:\n%s", err, script, out, errOut)
 	}
@@ -385,7 +365,7 @@ func commandLines(t *testing.T) (lines, where []string) {
 		}
 	}
 	for _, doc := range docFiles(t) {
-		parts := strings.Split(readFile(t, filepath.Join(root, doc)), "```")
+		parts := strings.Split(testkit.ReadFile(t, filepath.Join(root, doc)), "```")
 		for i, part := range parts {
 			if i%2 == 1 { // a code block
 				add(doc, part)
@@ -404,7 +384,7 @@ func commandLines(t *testing.T) (lines, where []string) {
 	for _, u := range units {
 		var block strings.Builder
 		in := false
-		for l := range strings.Lines(readFile(t, u)) {
+		for l := range strings.Lines(testkit.ReadFile(t, u)) {
 			if strings.HasPrefix(strings.TrimPrefix(l, "#"), "ExecStart=") {
 				in = true
 			}
@@ -576,7 +556,7 @@ func TestDocumentedKeys(t *testing.T) {
 	paths := settingPaths()
 	checked := 0
 	for _, doc := range docFiles(t) {
-		text := readFile(t, filepath.Join(root, doc))
+		text := testkit.ReadFile(t, filepath.Join(root, doc))
 		parts := strings.Split(text, "```")
 		for i := 0; i < len(parts); i += 2 { // prose: the inline code
 			spans := strings.Split(parts[i], "`")

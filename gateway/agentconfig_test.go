@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // TestAgentTokens: a per-agent token reads only its agent's endpoints;
@@ -24,7 +25,7 @@ func TestAgentTokens(t *testing.T) {
 		agentToken: "admin-tok",
 		config:     `{"gateway": {"agentTokens": {"a1": "tok-a1", "a2": "sha256:` + hex.EncodeToString(sum[:]) + `"}}}`,
 	})
-	g.token = ""
+	g.Token = ""
 	bearer := func(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
 	tests := []struct {
 		path, token string
@@ -49,7 +50,7 @@ func TestAgentTokens(t *testing.T) {
 		if tc.token != "" {
 			hdr = bearer(tc.token)
 		}
-		code, _, body := g.get(t, tc.path, hdr)
+		code, _, body := g.Get(t, tc.path, hdr)
 		if code != tc.code {
 			t.Errorf("%s with %q: %d %s, want %d", tc.path, tc.token, code, body, tc.code)
 		}
@@ -78,10 +79,10 @@ func TestAgentScope(t *testing.T) {
 			t.Errorf("ops %s: eligible %v stage %q reasons %q, want config [not in this agent's skill scope]", name, r.Eligible, r.Stage, r.Reasons)
 		}
 	}
-	if code, _, body := g.get(t, "/v1/agents/ops/read?path=skills/plain/SKILL.md", nil); code != http.StatusNotFound {
+	if code, _, body := g.Get(t, "/v1/agents/ops/read?path=skills/plain/SKILL.md", nil); code != http.StatusNotFound {
 		t.Errorf("ops reading plain: %d %s, want 404", code, body)
 	}
-	if code, _, _ := g.get(t, "/v1/agents/main/read?path=skills/plain/SKILL.md", nil); code != http.StatusOK {
+	if code, _, _ := g.Get(t, "/v1/agents/main/read?path=skills/plain/SKILL.md", nil); code != http.StatusOK {
 		t.Errorf("main reading plain: %d, want 200", code)
 	}
 }
@@ -163,12 +164,12 @@ func TestOpenClawConfig(t *testing.T) {
 		{"/v1/agents/unlisted/read?path=skills/notes/SKILL.md", 200},
 		{"/v1/agents/unlisted/read?path=skills/plain/SKILL.md", 404},
 	} {
-		if code, _, body := g.get(t, tc.path, nil); code != tc.code {
+		if code, _, body := g.Get(t, tc.path, nil); code != tc.code {
 			t.Errorf("%s: %d %s, want %d", tc.path, code, body, tc.code)
 		}
 	}
 	for agent, want := range map[string]string{"main": "", "inherits": "notes"} {
-		code, _, body := g.get(t, "/v1/agents/"+agent+"/skills?eligible=true&q=notes", nil)
+		code, _, body := g.Get(t, "/v1/agents/"+agent+"/skills?eligible=true&q=notes", nil)
 		var res struct{ Skills []struct{ Name string } }
 		if err := json.Unmarshal([]byte(body), &res); code != 200 || err != nil {
 			t.Fatalf("search of %s: %d %s", agent, code, body)
@@ -185,9 +186,9 @@ func TestOpenClawConfig(t *testing.T) {
 	// OpenClaw's prompt budget, applied at reload: one byte short of the
 	// whole block shortens it.
 	limited := strings.Replace(cfg, `"allowBundled"`, `"limits": {"maxSkillsPromptChars": `+strconv.Itoa(len(both)-1)+`}, "allowBundled"`, 1)
-	g.writeConfig(t, limited)
-	eventually(t, waitFor, func() (string, bool) {
-		got := g.prompt(t, "inherits")
+	g.WriteConfig(t, limited)
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		got := g.Prompt(t, "inherits")
 		return got, got != both && len(got) <= len(both)-1 && strings.Contains(got, "<note ")
 	})
 
@@ -196,9 +197,9 @@ func TestOpenClawConfig(t *testing.T) {
 		{`"region": "eu"`, `"promt": {}`, `gateway.promt: unknown key; did you mean gateway.prompt?`},
 		{`"mine": 1`, `"enabled": "no"`, `skills.entries.notes.enabled: must be true or false, got the string \"no\"`},
 	} {
-		g.writeConfig(t, strings.Replace(strings.Replace(limited, tc.from, tc.to, 1), `"skills": []`, `"skills": ["github"]`, 1))
-		eventually(t, waitFor, func() (string, bool) {
-			logs := g.logs.String()
+		g.WriteConfig(t, strings.Replace(strings.Replace(limited, tc.from, tc.to, 1), `"skills": []`, `"skills": ["github"]`, 1))
+		testkit.Eventually(t, waitFor, func() (string, bool) {
+			logs := g.Logs.String()
 			return "logs lack " + tc.log + ":\n" + logs, strings.Contains(logs, tc.log)
 		})
 		g.waitPrompt(t, "quiet", "")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // apiFiles is the bucket of TestAgentAPI.
@@ -42,7 +43,7 @@ func TestAgentAPI(t *testing.T) {
 	if q := governanceQueue(t, g); len(q.Skills) != 1 || q.Skills[0].Dir != "big" || q.Skills[0].Reason != "quarantined by governance: unscanned files" {
 		t.Fatalf("review queue = %+v, want big, quarantined for unscanned files", q)
 	} else {
-		g.writeConfig(t, `{"skills": {"entries": {"big": {"approve": "`+q.Skills[0].Governance.Digest+`"}}}}`)
+		g.WriteConfig(t, `{"skills": {"entries": {"big": {"approve": "`+q.Skills[0].Governance.Digest+`"}}}}`)
 	}
 
 	mainBlock := block(
@@ -54,10 +55,10 @@ func TestAgentAPI(t *testing.T) {
 
 	t.Run("prompt", func(t *testing.T) {
 		g.waitPrompt(t, "main", mainBlock)
-		if got := g.prompt(t, "never-seen-agent"); got != globalBlock {
+		if got := g.Prompt(t, "never-seen-agent"); got != globalBlock {
 			t.Errorf("unknown agent:\n%s\nwant the global skills:\n%s", got, globalBlock)
 		}
-		if got := g.prompt(t, "other"); !strings.Contains(got, "agents/other/skills/secret/SKILL.md") || strings.Contains(got, "agents/main/") {
+		if got := g.Prompt(t, "other"); !strings.Contains(got, "agents/other/skills/secret/SKILL.md") || strings.Contains(got, "agents/main/") {
 			t.Errorf("other's block:\n%s", got)
 		}
 	})
@@ -74,7 +75,7 @@ func TestAgentAPI(t *testing.T) {
 			"", // /v1/agents//prompt: empty, not redirected
 		} {
 			for _, what := range []string{"prompt", "skills", "read?path=skills/x/SKILL.md"} {
-				code, hdr, body := g.get(t, "/v1/agents/"+id+"/"+what, nil)
+				code, hdr, body := g.Get(t, "/v1/agents/"+id+"/"+what, nil)
 				if code != http.StatusBadRequest {
 					t.Errorf("agent id %q, %s: %d %s, want 400", id, what, code, body)
 					continue
@@ -83,14 +84,14 @@ func TestAgentAPI(t *testing.T) {
 			}
 		}
 		// 128 bytes is still fine.
-		if code, _, body := g.get(t, "/v1/agents/"+strings.Repeat("a", 128)+"/prompt", nil); code != http.StatusOK || body != globalBlock {
+		if code, _, body := g.Get(t, "/v1/agents/"+strings.Repeat("a", 128)+"/prompt", nil); code != http.StatusOK || body != globalBlock {
 			t.Errorf("a 128-byte agent id: %d %q", code, body)
 		}
 	})
 
 	read := func(agent, p string) (int, http.Header, string) {
 		t.Helper()
-		return g.get(t, "/v1/agents/"+agent+"/read?path="+url.QueryEscape(p), nil)
+		return g.Get(t, "/v1/agents/"+agent+"/read?path="+url.QueryEscape(p), nil)
 	}
 
 	t.Run("read: agent-local first, then global", func(t *testing.T) {
@@ -181,7 +182,7 @@ func TestAgentAPI(t *testing.T) {
 		// looser on reused connections.
 		status := func(headerBytes int) int {
 			t.Helper()
-			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, g.base+"/v1/agents/main/prompt", nil)
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, g.URL+"/v1/agents/main/prompt", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +207,7 @@ func TestAgentAPI(t *testing.T) {
 	})
 
 	t.Run("skills report has exactly the eval --json fields", func(t *testing.T) {
-		code, hdr, body := g.get(t, "/v1/agents/main/skills", nil)
+		code, hdr, body := g.Get(t, "/v1/agents/main/skills", nil)
 		if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
 			t.Fatalf("%d %s %s", code, hdr.Get("Content-Type"), body)
 		}
@@ -289,16 +290,16 @@ func TestAgentAPI(t *testing.T) {
 	t.Run("nodes sorted, factsAt null before facts", func(t *testing.T) {
 		before := time.Now().UTC().Add(-time.Second)
 		z := dialRaw(t, g)
-		z.connect("zeta", "")
+		z.Connect("zeta", "")
 		a := dialRaw(t, g)
-		a.connect("alpha-node", "")
-		a.facts("f1", nil, map[string]bool{"nope-tool": true})
+		a.Connect("alpha-node", "")
+		a.Facts("f1", nil, map[string]bool{"nope-tool": true})
 		m := dialRaw(t, g)
-		m.connect("mid", "")
-		m.facts("f1", nil, nil)
+		m.Connect("mid", "")
+		m.Facts("f1", nil, nil)
 		var ns []nodeView
 		var body string
-		eventually(t, waitFor, func() (string, bool) {
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			ns, body = g.nodes(t)
 			return body, len(ns) == 3
 		})
@@ -347,7 +348,7 @@ func TestAgentAPI(t *testing.T) {
 	})
 
 	t.Run("deleting an agent-local skill unshadows the global one", func(t *testing.T) {
-		g.del(t, "agents/main/skills/x/SKILL.md")
+		g.Delete(t, "agents/main/skills/x/SKILL.md")
 		g.waitPrompt(t, "main", block(
 			entry{name: "mine", desc: "Main only.", location: "agents/main/skills/mine/SKILL.md"},
 			global("big", "Has a big file."), global("x", "Global x."))) // the raw nodes of the last subtest are gone
@@ -357,7 +358,7 @@ func TestAgentAPI(t *testing.T) {
 	})
 
 	t.Run("unknown endpoint", func(t *testing.T) {
-		code, hdr, body := g.get(t, "/v1/agents/main/nothing", nil)
+		code, hdr, body := g.Get(t, "/v1/agents/main/nothing", nil)
 		if code != http.StatusNotFound {
 			t.Errorf("%d %s", code, body)
 		}
@@ -372,7 +373,7 @@ func TestEmptyPrompt(t *testing.T) {
 		"skills/needs/SKILL.md": skillMD("needs", "Needs nope-tool.", `{"bins": ["nope-tool"]}`),
 	}})
 	for _, agent := range []string{"main", "anyone"} {
-		code, hdr, body := g.get(t, "/v1/agents/"+agent+"/prompt", nil)
+		code, hdr, body := g.Get(t, "/v1/agents/"+agent+"/prompt", nil)
 		if code != http.StatusOK || body != "" {
 			t.Errorf("%s: %d %q, want 200 and an empty body", agent, code, body)
 		}
@@ -389,17 +390,17 @@ func TestAgentAuth(t *testing.T) {
 		files:      map[string]string{"skills/plain/SKILL.md": skillMD("plain", "No requirements.", "")},
 		agentToken: "agent-token-3d7b",
 	})
-	g.token = "" // send headers by hand
+	g.Token = "" // send headers by hand
 	for _, p := range []string{"/v1/agents/main/prompt", "/v1/agents/main/skills", "/v1/agents/main/read?path=skills/plain/SKILL.md", "/v1/nodes",
 		"/v1/governance", "/v1/agents/..%2Fx/prompt"} {
-		code, hdr, body := g.get(t, p, nil)
+		code, hdr, body := g.Get(t, p, nil)
 		if code != http.StatusUnauthorized {
 			t.Errorf("%s without a token: %d %s, want 401", p, code, body)
 		} else {
 			checkJSONError(t, hdr, body)
 		}
 		for _, auth := range []string{"Bearer wrong", "Bearer agent-token-3d7", "Bearer agent-token-3d7bX"} {
-			code, hdr, body = g.get(t, p, http.Header{"Authorization": {auth}})
+			code, hdr, body = g.Get(t, p, http.Header{"Authorization": {auth}})
 			if code != http.StatusForbidden {
 				t.Errorf("%s with %q: %d %s, want 403", p, auth, code, body)
 			} else {
@@ -408,26 +409,26 @@ func TestAgentAuth(t *testing.T) {
 		}
 	}
 	ok := http.Header{"Authorization": {"Bearer agent-token-3d7b"}}
-	if code, _, body := g.get(t, "/v1/agents/main/prompt", ok); code != http.StatusOK || body != block(ePlain) {
+	if code, _, body := g.Get(t, "/v1/agents/main/prompt", ok); code != http.StatusOK || body != block(ePlain) {
 		t.Errorf("with the token: %d %q", code, body)
 	}
 	for _, p := range []string{"/v1/agents/main/skills", "/v1/agents/main/read?path=skills/plain/SKILL.md", "/v1/nodes", "/v1/governance"} {
-		if code, _, body := g.get(t, p, ok); code != http.StatusOK {
+		if code, _, body := g.Get(t, p, ok); code != http.StatusOK {
 			t.Errorf("%s with the token: %d %s", p, code, body)
 		}
 	}
 	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
-		if code, _, body := g.get(t, p, nil); code != http.StatusOK {
+		if code, _, body := g.Get(t, p, nil); code != http.StatusOK {
 			t.Errorf("%s without a token: %d %.200s, want 200 (open)", p, code, body)
 		}
 	}
-	if strings.Contains(g.logs.String(), "agent-token-3d7b") {
+	if strings.Contains(g.Logs.String(), "agent-token-3d7b") {
 		t.Errorf("gateway logs show the agent token")
 	}
 	t.Run("auth scheme is case-insensitive", func(t *testing.T) {
 		// RFC 7235 §2.1: the auth scheme is case-insensitive.
 		for _, auth := range []string{"bearer agent-token-3d7b", "BEARER agent-token-3d7b"} {
-			if code, _, body := g.get(t, "/v1/nodes", http.Header{"Authorization": {auth}}); code != http.StatusOK {
+			if code, _, body := g.Get(t, "/v1/nodes", http.Header{"Authorization": {auth}}); code != http.StatusOK {
 				t.Errorf("%q: %d %s, want 200", auth, code, body)
 			}
 		}
@@ -480,7 +481,7 @@ func TestReadInert(t *testing.T) {
 		"notes.txt":  "text/plain; charset=utf-8",
 		"SKILL.md":   "text/markdown; charset=utf-8",
 	} {
-		code, hdr, body := g.get(t, "/v1/agents/main/read?path=skills/doc/"+file, nil)
+		code, hdr, body := g.Get(t, "/v1/agents/main/read?path=skills/doc/"+file, nil)
 		if code != http.StatusOK {
 			t.Errorf("%s: %d %s", file, code, body)
 			continue

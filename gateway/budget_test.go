@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // TestPromptBudget drives the budget through the config file and the
@@ -19,7 +21,7 @@ func TestPromptBudget(t *testing.T) {
 		"gateway": {"prompt": {"maxChars": 6000, "maxSkills": 30}},
 		"agents": {"small": {"prompt": {"maxChars": 2000}}},
 		"skills": {"entries": {"s39": {"priority": 5}}}}`})
-	code, hdr, body := g.get(t, "/v1/agents/main/prompt", nil)
+	code, hdr, body := g.Get(t, "/v1/agents/main/prompt", nil)
 	if code != 200 || len(body) > 6000 || !strings.Contains(body, `<note omitted="11" shortened="`) || !strings.HasSuffix(body, "</note>\n</available_skills>") {
 		t.Fatalf("main: %d, %d bytes:\n%s", code, len(body), body)
 	}
@@ -30,17 +32,17 @@ func TestPromptBudget(t *testing.T) {
 	etag := hdr.Get("ETag")
 
 	// The agent's own budget, and a request lowering it further.
-	_, _, small := g.get(t, "/v1/agents/small/prompt", nil)
-	_, _, smaller := g.get(t, "/v1/agents/small/prompt?maxChars=1000&maxSkills=3", nil)
+	_, _, small := g.Get(t, "/v1/agents/small/prompt", nil)
+	_, _, smaller := g.Get(t, "/v1/agents/small/prompt?maxChars=1000&maxSkills=3", nil)
 	if len(small) > 2000 || len(smaller) > 1000 || len(smaller) >= len(small) || strings.Count(smaller, "<skill ") > 3 {
 		t.Errorf("small %d bytes, lowered %d bytes with %d skills", len(small), len(smaller), strings.Count(smaller, "<skill "))
 	}
 	// Above the configured budget: clamped, the same block.
-	if _, h, b := g.get(t, "/v1/agents/main/prompt?maxChars=999999&maxSkills=1000", nil); b != body || h.Get("ETag") != etag {
+	if _, h, b := g.Get(t, "/v1/agents/main/prompt?maxChars=999999&maxSkills=1000", nil); b != body || h.Get("ETag") != etag {
 		t.Errorf("a raised budget changed the block (%d bytes, ETag %s)", len(b), h.Get("ETag"))
 	}
 	for _, q := range []string{"maxChars=abc", "maxSkills=0", "maxChars=-5"} {
-		if code, _, b := g.get(t, "/v1/agents/main/prompt?"+q, nil); code != http.StatusBadRequest {
+		if code, _, b := g.Get(t, "/v1/agents/main/prompt?"+q, nil); code != http.StatusBadRequest {
 			t.Errorf("%s: %d %s, want 400", q, code, b)
 		}
 	}
@@ -53,16 +55,16 @@ func TestPromptBudget(t *testing.T) {
 	}
 
 	// Always skills alone over the budget: all emitted, logged and counted.
-	g.writeConfig(t, `{"gateway": {"prompt": {"maxChars": 100}}}`)
-	g.srv.Reload()
-	eventually(t, waitFor, func() (string, bool) {
-		b := g.prompt(t, "main")
+	g.WriteConfig(t, `{"gateway": {"prompt": {"maxChars": 100}}}`)
+	g.Server.Reload()
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		b := g.Prompt(t, "main")
 		return b, strings.Contains(b, `name="aaa-always"`) && !strings.Contains(b, `name="s00"`)
 	})
 	if n := g.metric(t, "skillgate_prompt_over_budget_total"); n != 1 {
 		t.Errorf("over_budget_total = %v, want 1", n)
 	}
-	if !strings.Contains(g.logs.String(), "prompt budget: the always skills alone exceed it") {
+	if !strings.Contains(g.Logs.String(), "prompt budget: the always skills alone exceed it") {
 		t.Error("no warn log of the always skills over the budget")
 	}
 }
@@ -74,20 +76,20 @@ func TestPromptHostsHint(t *testing.T) {
 		"skills/tool/SKILL.md":  skillMD("tool", "Needs the-tool.", `{"bins": ["the-tool"]}`),
 		"skills/plain/SKILL.md": skillMD("plain", "Plain.", ""),
 	}, config: `{"gateway": {"prompt": {"hosts": "names"}}}`})
-	dirA, dirB := binDir(t, "the-tool"), binDir(t, "other")
-	startNode(t, g.base, "node-a", dirA, nil)
-	startNode(t, g.base, "node-b", dirB, nil)
+	dirA, dirB := testkit.BinDir(t, "the-tool"), testkit.BinDir(t, "other")
+	startNode(t, g.URL, "node-a", dirA, nil)
+	startNode(t, g.URL, "node-b", dirB, nil)
 	g.waitNodes(t, "node-a,node-b")
-	eventually(t, waitFor, func() (string, bool) {
-		b := g.prompt(t, "main")
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		b := g.Prompt(t, "main")
 		return b, strings.Contains(b, "<read_path>skills/tool/SKILL.md</read_path>\n    <hosts count=\"1\">node-a</hosts>\n  </skill>")
 	})
-	if b := g.prompt(t, "main"); strings.Contains(b, "skills/plain/SKILL.md</read_path>\n    <hosts") {
+	if b := g.Prompt(t, "main"); strings.Contains(b, "skills/plain/SKILL.md</read_path>\n    <hosts") {
 		t.Errorf("a skill without host requirements got a hosts hint:\n%s", b)
 	}
-	addBin(t, dirB, "the-tool") // node-b now matches too: the block changes
-	eventually(t, waitFor, func() (string, bool) {
-		b := g.prompt(t, "main")
+	testkit.AddBin(t, dirB, "the-tool") // node-b now matches too: the block changes
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		b := g.Prompt(t, "main")
 		return b, strings.Contains(b, `<hosts count="2">node-a, node-b</hosts>`)
 	})
 }

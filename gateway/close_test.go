@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,83 +15,31 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/skillgate/skillgate/gateway"
-	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/store"
 )
 
-// dirGateway is a real gateway on a directory store, started by the test
-// itself (not stopped by a cleanup), so that the test can stop it and
+// dirGateway is a real gateway on a directory store, which the test
+// stops itself (Close, or the end of Serve's context), so that it can
 // check what is left.
-type dirGateway struct {
-	*gw
-	root   string
-	cancel context.CancelFunc // ends Serve's context
-	served chan error         // Serve's result
-}
+type dirGateway struct{ *gw }
 
 func startDirGateway(t *testing.T, files map[string]string, cfg gateway.Config) *dirGateway {
 	t.Helper()
-	root := t.TempDir()
-	d := &dirGateway{gw: &gw{logs: &syncbuf.Buffer{}}, root: root, served: make(chan error, 1)}
-	for k, v := range files {
-		d.write(t, k, v)
-	}
-	st, err := store.NewDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store, cfg.StoreName = st, "directory"
-	cfg.Logger = slog.New(slog.NewJSONHandler(d.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg.StoreName = "directory"
 	if cfg.Poll == 0 {
 		cfg.Poll = 50 * time.Millisecond
 	}
-	srv, err := gateway.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.srv = srv
-	d.base = "http://" + ln.Addr().String()
-	d.wsURL = "ws://" + ln.Addr().String() + "/v1/nodes/connect"
-	ctx, cancel := context.WithCancel(context.Background())
-	d.cancel = cancel
-	go func() { d.served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		srv.Close()
-		if t.Failed() {
-			t.Logf("gateway logs:\n%s", tail(d.logs.String(), 16<<10))
-		}
-	})
-	eventually(t, waitFor, func() (string, bool) {
-		code, _, body := d.get(t, "/readyz", nil)
-		return fmt.Sprint(code, " ", body), code == http.StatusOK
-	})
-	return d
-}
-
-// write puts a file into the store directory.
-func (d *dirGateway) write(t *testing.T, key, body string) {
-	t.Helper()
-	p := filepath.Join(d.root, filepath.FromSlash(key))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return &dirGateway{&gw{gatewaytest.Start(t, gatewaytest.Options{Files: files, Config: cfg})}}
 }
 
 // served waits for Serve to return and checks it returned nil.
 func (d *dirGateway) waitServed(t *testing.T) {
 	t.Helper()
 	select {
-	case err := <-d.served:
-		if err != nil {
+	case <-d.Served.Done():
+		if err := d.Served.Err(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	case <-time.After(waitFor):
@@ -107,28 +52,28 @@ func (d *dirGateway) waitServed(t *testing.T) {
 // connection with its id), a socket that never sends connect, an interest
 // change pushed to every node, and every HTTP endpoint. It returns the
 // node processes and the raw sockets still open.
-func exercise(t *testing.T, d *dirGateway) ([]*nodeProc, []*rawNode) {
+func exercise(t *testing.T, d *dirGateway) ([]*testkit.Proc, []*testkit.RawNode) {
 	t.Helper()
-	procs := []*nodeProc{
-		startNode(t, d.base, "proc-a", binDir(t, "alpha-tool"), nil),
-		startNode(t, d.base, "proc-b", binDir(t, "beta-tool"), nil),
+	procs := []*testkit.Proc{
+		startNode(t, d.URL, "proc-a", testkit.BinDir(t, "alpha-tool"), nil),
+		startNode(t, d.URL, "proc-b", testkit.BinDir(t, "beta-tool"), nil),
 	}
 	old := dialRaw(t, d.gw)
-	old.connect("raw-dup", "")
+	old.Connect("raw-dup", "")
 	raw := dialRaw(t, d.gw)
-	raw.connect("raw-dup", "") // replaces old
-	raw.facts("f1", nil, map[string]bool{"alpha-tool": true})
+	raw.Connect("raw-dup", "") // replaces old
+	raw.Facts("f1", nil, map[string]bool{"alpha-tool": true})
 	other := dialRaw(t, d.gw)
-	other.connect("raw-other", "")
-	other.facts("f1", nil, nil)
+	other.Connect("raw-other", "")
+	other.Facts("f1", nil, nil)
 	pending := dialRaw(t, d.gw) // never sends connect: its timer is armed
 	d.waitNodes(t, "proc-a,proc-b,raw-dup,raw-other")
 	d.waitPrompt(t, "main", block(eAlpha, eBeta))
 
 	// A new skill changes the interest: an evt push to every node.
-	d.write(t, "skills/gamma/SKILL.md", skillMD("gamma", "Needs COMBO_KEY.", `{"env": ["COMBO_KEY"]}`))
-	eventually(t, waitFor, func() (string, bool) {
-		f, err := other.next(waitFor)
+	d.Put(t, "skills/gamma/SKILL.md", skillMD("gamma", "Needs COMBO_KEY.", `{"env": ["COMBO_KEY"]}`))
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		f, err := other.Next(waitFor)
 		if err != nil {
 			t.Fatalf("waiting for the interest event: %v", err)
 		}
@@ -136,11 +81,11 @@ func exercise(t *testing.T, d *dirGateway) ([]*nodeProc, []*rawNode) {
 	})
 	for _, path := range []string{"/v1/agents/main/prompt", "/v1/agents/main/prompt", "/v1/agents/main/skills",
 		"/v1/agents/main/read?path=skills/alpha/SKILL.md", "/v1/nodes", "/readyz", "/healthz", "/metrics"} {
-		if code, _, body := d.get(t, path, nil); code != http.StatusOK {
+		if code, _, body := d.Get(t, path, nil); code != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", path, code, body)
 		}
 	}
-	return procs, []*rawNode{old, raw, other, pending}
+	return procs, []*testkit.RawNode{old, raw, other, pending}
 }
 
 var closeSkills = map[string]string{
@@ -165,9 +110,9 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 
 			if how == "Close" {
-				d.srv.Close()
+				d.Server.Close()
 			} else {
-				d.cancel()
+				d.Served.Cancel()
 			}
 			d.waitServed(t)
 			// Checked before the test closes its side of anything: the
@@ -175,17 +120,17 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 			// processes (which would reconnect forever) and copy their
 			// output.
 			goleak.VerifyNone(t, ignore,
-				goleak.IgnoreAnyFunction("github.com/skillgate/skillgate/gateway_test.startNode.func1"),
+				goleak.IgnoreAnyFunction("github.com/skillgate/skillgate/internal/testkit.StartProcess.func1"),
 				goleak.IgnoreAnyFunction("os/exec.(*Cmd).writerDescriptor.func1"))
 
 			// Then nothing at all once the test's own are gone.
 			for _, p := range procs {
-				p.kill()
+				p.Kill(t)
 			}
 			for _, r := range raws {
-				r.c.CloseNow()
+				r.Conn.CloseNow()
 			}
-			httpClient.CloseIdleConnections()
+			d.Client.CloseIdleConnections()
 			goleak.VerifyNone(t, ignore)
 		})
 	}
@@ -197,22 +142,22 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 // which nothing is served and Close returns at once.
 func TestCloseWithNodesConnected(t *testing.T) {
 	d := startDirGateway(t, closeSkills, gateway.Config{})
-	proc := startNode(t, d.base, "proc-a", binDir(t, "alpha-tool"), nil)
+	proc := startNode(t, d.URL, "proc-a", testkit.BinDir(t, "alpha-tool"), nil)
 	reading := dialRaw(t, d.gw)
-	reading.connect("reading", "")
-	reading.facts("f1", nil, nil)
+	reading.Connect("reading", "")
+	reading.Facts("f1", nil, nil)
 	deaf := dialRaw(t, d.gw)
-	deaf.connect("deaf", "")
-	deaf.facts("f1", nil, nil) // reads nothing from here on: never answers the close
+	deaf.Connect("deaf", "")
+	deaf.Facts("f1", nil, nil) // reads nothing from here on: never answers the close
 	pending := dialRaw(t, d.gw)
 	d.waitNodes(t, "deaf,proc-a,reading")
 
 	// Both readers see the close while Close runs.
 	closes := make(chan string, 2)
-	for _, r := range []*rawNode{reading, pending} {
+	for _, r := range []*testkit.RawNode{reading, pending} {
 		go func() {
 			for {
-				_, _, err := r.c.Read(context.Background())
+				_, _, err := r.Conn.Read(context.Background())
 				if err != nil {
 					closes <- fmt.Sprintf("%d %q", websocket.CloseStatus(err), closeReason(err))
 					return
@@ -223,7 +168,7 @@ func TestCloseWithNodesConnected(t *testing.T) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range 2 { // concurrent calls both return once everything ended
-		wg.Go(func() { d.srv.Close() })
+		wg.Go(func() { d.Server.Close() })
 	}
 	wg.Wait()
 	// The deaf peer costs the library's close handshake timeout (5s).
@@ -240,23 +185,23 @@ func TestCloseWithNodesConnected(t *testing.T) {
 			t.Fatal("a node socket was not closed")
 		}
 	}
-	eventually(t, waitFor, func() (string, bool) {
-		out := proc.out.String()
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		out := proc.Output()
 		return out, strings.Contains(out, "gateway shutting down")
 	})
 	d.waitServed(t)
 
 	start = time.Now()
-	d.srv.Close()
+	d.Server.Close()
 	if took := time.Since(start); took > 100*time.Millisecond {
 		t.Errorf("a second Close took %v", took)
 	}
-	if _, err := http.Get(d.base + "/healthz"); err == nil {
+	if _, err := http.Get(d.URL + "/healthz"); err == nil {
 		t.Error("the gateway still answers after Close")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	if err := d.srv.Serve(ctx, mustListen(t)); !errors.Is(err, http.ErrServerClosed) {
+	if err := d.Server.Serve(ctx, mustListen(t)); !errors.Is(err, http.ErrServerClosed) {
 		t.Errorf("Serve after Close = %v, want http.ErrServerClosed", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -48,9 +49,9 @@ func forgedRecord(t *testing.T, id, replica string, connectedAt time.Time) []byt
 // it.
 func validNodes(t *testing.T, g *gw) string {
 	t.Helper()
-	code, _, body := g.get(t, "/v1/nodes", nil)
+	code, _, body := g.Get(t, "/v1/nodes", nil)
 	if code != http.StatusOK || !json.Valid([]byte(body)) {
-		t.Fatalf("GET %s/v1/nodes: %d, not valid JSON: %s", g.base, code, body)
+		t.Fatalf("GET %s/v1/nodes: %d, not valid JSON: %s", g.URL, code, body)
 	}
 	return body
 }
@@ -63,15 +64,7 @@ func validNodes(t *testing.T, g *gw) string {
 func TestClusterForgedRecords(t *testing.T) {
 	ns := natstest.Start(t)
 	gws := startReplicas(t, ns, clusterFiles, "a", "c")
-	a := gws[0]
-	n := dialRaw(t, a)
-	n.connect("builder", "")
-	n.facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
-	github := block(global("github", "Uses gh."))
-	for _, g := range gws {
-		g.waitPrompt(t, "main", github)
-	}
-	waitNodeReplicas(t, "builder@a", gws...)
+	n, github := connectBuilder(t, gws)
 
 	kv := bucketWriter(t, ns)
 	ghost := forgedRecord(t, "ghost", "c", time.Now().UTC())
@@ -87,23 +80,23 @@ func TestClusterForgedRecords(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		for _, g := range gws {
 			if got := nodeReplicas(t, g); got != "builder@a" {
-				t.Fatalf("%s lists %q while the bucket is forged, want builder@a only", g.base, got)
+				t.Fatalf("%s lists %q while the bucket is forged, want builder@a only", g.URL, got)
 			}
-			if got := g.prompt(t, "main"); got != github {
-				t.Fatalf("%s's block while the bucket is forged:\n%s", g.base, got)
+			if got := g.Prompt(t, "main"); got != github {
+				t.Fatalf("%s's block while the bucket is forged:\n%s", g.URL, got)
 			}
 		}
 	}
 	// The node was never replaced: its connection still answers.
-	n.facts("f2", []string{}, map[string]bool{"gh": true, "jq": true})
+	n.Facts("f2", []string{}, map[string]bool{"gh": true, "jq": true})
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("github", "Uses gh."), global("jq-tools", "Uses jq.")))
 		// Every forged record was refused, and counted.
 		if got := g.metric(t, "skillgate_cluster_records_refused_total", `reason="unsigned"`); got < 20 {
-			t.Errorf("%s: skillgate_cluster_records_refused_total{reason=\"unsigned\"} = %v, want every forged record counted", g.base, got)
+			t.Errorf("%s: skillgate_cluster_records_refused_total{reason=\"unsigned\"} = %v, want every forged record counted", g.URL, got)
 		}
-		if code, _, body := g.get(t, "/readyz", nil); code != http.StatusOK {
-			t.Errorf("%s /readyz: %d %s", g.base, code, body)
+		if code, _, body := g.Get(t, "/readyz", nil); code != http.StatusOK {
+			t.Errorf("%s /readyz: %d %s", g.URL, code, body)
 		}
 	}
 }
@@ -130,15 +123,15 @@ func TestClusterRecordTimeOutOfRange(t *testing.T) {
 	// A node connecting after it: once listed everywhere, the record
 	// before it was read.
 	n := dialRaw(t, a)
-	n.connect("builder", "")
-	n.facts("f1", []string{}, map[string]bool{"gh": true})
+	n.Connect("builder", "")
+	n.Facts("f1", []string{}, map[string]bool{"gh": true})
 	for _, g := range gws {
-		eventually(t, waitFor, func() (string, bool) {
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			body := validNodes(t, g)
-			return fmt.Sprintf("%s lists %s", g.base, body), nodeReplicas(t, g) == "builder@a"
+			return fmt.Sprintf("%s lists %s", g.URL, body), nodeReplicas(t, g) == "builder@a"
 		})
 		if got := g.metric(t, "skillgate_cluster_records_refused_total", `reason="unsigned"`); got != 1 {
-			t.Errorf("%s: skillgate_cluster_records_refused_total{reason=\"unsigned\"} = %v, want 1", g.base, got)
+			t.Errorf("%s: skillgate_cluster_records_refused_total{reason=\"unsigned\"} = %v, want 1", g.URL, got)
 		}
 	}
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -45,9 +47,9 @@ type simNode struct {
 func dialSim(t *testing.T, g *gw, id string, bins, env []string) *simNode {
 	t.Helper()
 	r := dialRaw(t, g)
-	n := &simNode{t: t, c: r.c, id: id, closed: make(chan struct{})}
+	n := &simNode{t: t, c: r.Conn, id: id, closed: make(chan struct{})}
 	n.set(bins, env)
-	in := r.connect(id, "")
+	in := r.Connect(id, "")
 	n.mu.Lock()
 	n.interest = in
 	n.mu.Unlock()
@@ -90,7 +92,7 @@ func (n *simNode) answer() {
 	for _, b := range n.interest.Bins {
 		bins[b] = n.bins[b]
 	}
-	frame := factsFrame(fmt.Sprint("f", n.req), env, bins)
+	frame := testkit.FactsFrame(fmt.Sprint("f", n.req), env, bins)
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
@@ -136,7 +138,7 @@ func (n *simNode) leave() {
 // skillsOf is GET /v1/agents/main/skills of g.
 func skillsOf(t *testing.T, g *gw) string {
 	t.Helper()
-	code, _, body := g.get(t, "/v1/agents/main/skills", nil)
+	code, _, body := g.Get(t, "/v1/agents/main/skills", nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET skills: %d %s", code, body)
 	}
@@ -150,7 +152,7 @@ func skillsOf(t *testing.T, g *gw) string {
 // not asked yet).
 func TestClusterUnknownIsNotAbsent(t *testing.T) {
 	ns := natstest.Start(t)
-	st := newBucketStore(t, sharedMinio.Get(t))
+	st := gatewaytest.NewStore(t, sharedMinio.Get(t))
 	cc := func() *cluster.Config { return &cluster.Config{URL: ns.URL(), TTL: clusterTTL, Secret: clusterSecret} }
 	files := map[string]string{"skills/github/SKILL.md": skillMD("github", "Uses gh.", `{"bins": ["gh"]}`)}
 	a := startGateway(t, gwOptions{store: st, files: files, replica: "a", cluster: cc(), poll: 5 * time.Second})
@@ -164,7 +166,7 @@ func TestClusterUnknownIsNotAbsent(t *testing.T) {
 	bins := func(g *gw) map[string]bool {
 		ns, _ := g.nodes(t)
 		if len(ns) != 1 {
-			t.Fatalf("%s lists %d nodes", g.base, len(ns))
+			t.Fatalf("%s lists %d nodes", g.URL, len(ns))
 		}
 		return ns[0].HostBinStatus
 	}
@@ -173,8 +175,8 @@ func TestClusterUnknownIsNotAbsent(t *testing.T) {
 	}
 
 	// jq-tools needs jq: b knows at once, a within its 5 s poll.
-	b.put(t, "skills/jq-tools/SKILL.md", skillMD("jq-tools", "Uses jq.", `{"bins": ["jq"]}`))
-	eventually(t, waitFor, func() (string, bool) {
+	b.Put(t, "skills/jq-tools/SKILL.md", skillMD("jq-tools", "Uses jq.", `{"bins": ["jq"]}`))
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		body := skillsOf(t, b)
 		return body, strings.Contains(body, `"jq-tools"`)
 	})
@@ -184,7 +186,7 @@ func TestClusterUnknownIsNotAbsent(t *testing.T) {
 		if !sameBins(got, map[string]bool{"gh": true}) {
 			t.Errorf("b's hostBinStatus of builder before a asked for jq: %v; want jq left out (not asked yet)", got)
 		}
-		if p := b.prompt(t, "main"); p != block(global("github", "Uses gh.")) {
+		if p := b.Prompt(t, "main"); p != block(global("github", "Uses gh.")) {
 			t.Errorf("b's block before the node was asked for jq:\n%s", p)
 		}
 	} else {
@@ -203,7 +205,7 @@ func TestClusterUnknownIsNotAbsent(t *testing.T) {
 	for _, g := range []*gw{a, b} {
 		g.waitPrompt(t, "main", block(global("github", "Uses gh.")))
 		if got := bins(g); !sameBins(got, map[string]bool{"gh": true, "jq": false}) {
-			t.Errorf("%s's hostBinStatus of builder: %v", g.base, got)
+			t.Errorf("%s's hostBinStatus of builder: %v", g.URL, got)
 		}
 	}
 }
@@ -215,7 +217,7 @@ func TestClusterUnknownIsNotAbsent(t *testing.T) {
 // binary for absent until the node reconnected).
 func TestClusterLearnsAnswerBeforeInterest(t *testing.T) {
 	ns := natstest.Start(t)
-	st := newBucketStore(t, sharedMinio.Get(t))
+	st := gatewaytest.NewStore(t, sharedMinio.Get(t))
 	cc := func() *cluster.Config { return &cluster.Config{URL: ns.URL(), TTL: clusterTTL, Secret: clusterSecret} }
 	files := map[string]string{"skills/github/SKILL.md": skillMD("github", "Uses gh.", `{"bins": ["gh"], "env": ["GH_TOKEN"]}`)}
 	a := startGateway(t, gwOptions{store: st, files: files, replica: "a", cluster: cc(), poll: 100 * time.Millisecond})
@@ -225,7 +227,7 @@ func TestClusterLearnsAnswerBeforeInterest(t *testing.T) {
 	for _, g := range []*gw{a, b} {
 		g.waitPrompt(t, "main", github)
 	}
-	b.put(t, "skills/jq-tools/SKILL.md", skillMD("jq-tools", "Uses jq.", `{"bins": ["jq"], "env": ["JQ_COLORS"]}`))
+	b.Put(t, "skills/jq-tools/SKILL.md", skillMD("jq-tools", "Uses jq.", `{"bins": ["jq"], "env": ["JQ_COLORS"]}`))
 	both := block(global("github", "Uses gh."), global("jq-tools", "Uses jq."))
 	a.waitPrompt(t, "main", both)
 	start := time.Now()
@@ -258,7 +260,7 @@ func TestClusterConvergesWithInterestChanges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 1))
 	t.Logf("seed %d", seed)
 	ns := natstest.Start(t)
-	st := newBucketStore(t, sharedMinio.Get(t))
+	st := gatewaytest.NewStore(t, sharedMinio.Get(t))
 	polls := []time.Duration{100 * time.Millisecond, 300 * time.Millisecond, 700 * time.Millisecond}
 	names := []string{"a", "b", "c"}
 	base := map[string]string{"skills/github/SKILL.md": skillMD("github", "Uses gh.", `{"bins": ["gh"]}`)}
@@ -319,14 +321,14 @@ func TestClusterConvergesWithInterestChanges(t *testing.T) {
 			req = fmt.Sprintf(`{"bins": [%q], "env": [%q]}`, binPool[rng.IntN(len(binPool))], envPool[rng.IntN(len(envPool))])
 		}
 		md := skillMD(fmt.Sprintf("s%d", k), fmt.Sprintf("Skill %d.", k), req)
-		gws[0].put(t, key, md)
-		ref.put(t, key, md)
+		gws[0].Put(t, key, md)
+		ref.Put(t, key, md)
 		extra = append(extra, key)
 	}
 	converged := func(round int, what string) {
 		start := time.Now()
 		for i, g := range gws {
-			eventually(t, waitFor, func() (string, bool) {
+			testkit.Eventually(t, waitFor, func() (string, bool) {
 				want, got := skillsOf(t, ref), skillsOf(t, g)
 				return fmt.Sprintf("round %d (%s), replica %s:\ngot  %s\nwant %s", round, what, names[i], got, want), got == want
 			})
@@ -375,11 +377,11 @@ func TestClusterConvergesWithInterestChanges(t *testing.T) {
 		addSkill(k)
 		if len(extra) > 1 && rng.IntN(2) == 0 {
 			i := rng.IntN(len(extra) - 1) // not the one just added
-			gws[0].del(t, extra[i])
-			ref.del(t, extra[i])
+			gws[0].Delete(t, extra[i])
+			ref.Delete(t, extra[i])
 			extra = slices.Delete(extra, i, i+1)
 		}
-		eventually(t, waitFor, func() (string, bool) {
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			body := skillsOf(t, ref)
 			return body, strings.Contains(body, fmt.Sprintf(`"s%d"`, k))
 		})

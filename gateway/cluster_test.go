@@ -20,9 +20,9 @@ import (
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/natstest"
-	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/store"
 )
 
 // clusterTTL is the replicas' gateway.cluster.ttl in these tests.
@@ -41,7 +41,7 @@ var clusterFiles = map[string]string{
 // all members of the cluster on ns.
 func startReplicas(t *testing.T, ns *natstest.Server, files map[string]string, names ...string) []*gw {
 	t.Helper()
-	st := newBucketStore(t, sharedMinio.Get(t))
+	st := gatewaytest.NewStore(t, sharedMinio.Get(t))
 	var gws []*gw
 	for i, name := range names {
 		o := gwOptions{store: st, replica: name, cluster: &cluster.Config{URL: ns.URL(), TTL: clusterTTL, Secret: clusterSecret}}
@@ -53,10 +53,26 @@ func startReplicas(t *testing.T, ns *natstest.Server, files map[string]string, n
 	return gws
 }
 
+// connectBuilder connects the raw node builder, which has gh and not jq,
+// to the first of gws (replica a), and waits until every replica offers
+// github (the block it returns) and lists builder on a.
+func connectBuilder(t *testing.T, gws []*gw) (*testkit.RawNode, string) {
+	t.Helper()
+	n := dialRaw(t, gws[0])
+	n.Connect("builder", "")
+	n.Facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	github := block(global("github", "Uses gh."))
+	for _, g := range gws {
+		g.waitPrompt(t, "main", github)
+	}
+	waitNodeReplicas(t, "builder@a", gws...)
+	return n, github
+}
+
 // nodeReplicas is "id@replica,…" of GET /v1/nodes, in id order.
 func nodeReplicas(t *testing.T, g *gw) string {
 	t.Helper()
-	code, _, body := g.get(t, "/v1/nodes?fields=id,replica", nil)
+	code, _, body := g.Get(t, "/v1/nodes?fields=id,replica", nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET /v1/nodes: %d %s", code, body)
 	}
@@ -77,9 +93,9 @@ func nodeReplicas(t *testing.T, g *gw) string {
 func waitNodeReplicas(t *testing.T, want string, gws ...*gw) {
 	t.Helper()
 	for _, g := range gws {
-		eventually(t, waitFor, func() (string, bool) {
+		testkit.Eventually(t, waitFor, func() (string, bool) {
 			got := nodeReplicas(t, g)
-			return fmt.Sprintf("%s lists %q, want %q", g.base, got, want), got == want
+			return fmt.Sprintf("%s lists %q, want %q", g.URL, got, want), got == want
 		})
 	}
 }
@@ -92,38 +108,31 @@ func TestClusterSharesTheFleet(t *testing.T) {
 	gws := startReplicas(t, ns, clusterFiles, "a", "b", "c")
 	a, c := gws[0], gws[2]
 	for _, g := range gws {
-		code, _, body := g.get(t, "/readyz", nil)
+		code, _, body := g.Get(t, "/readyz", nil)
 		if code != http.StatusOK || !strings.Contains(body, `"cluster":"ok"`) || !strings.Contains(body, `"remoteNodes":0`) {
-			t.Errorf("%s /readyz: %d %s", g.base, code, body)
+			t.Errorf("%s /readyz: %d %s", g.URL, code, body)
 		}
 	}
 
-	n := dialRaw(t, a)
-	n.connect("builder", "")
-	n.facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
-	github := block(global("github", "Uses gh."))
-	for _, g := range gws {
-		g.waitPrompt(t, "main", github)
-	}
-	waitNodeReplicas(t, "builder@a", gws...)
+	n, _ := connectBuilder(t, gws)
 	ns1, _ := c.nodes(t)
 	if len(ns1) != 1 || ns1[0].OS != "linux" || !ns1[0].HostBinStatus["gh"] || ns1[0].HostBinStatus["jq"] || ns1[0].FactsAt == nil {
 		t.Errorf("replica c's view of builder: %+v", ns1)
 	}
-	if code, _, body := c.get(t, "/readyz", nil); code != http.StatusOK || !strings.Contains(body, `"remoteNodes":1`) || !strings.Contains(body, `"nodes":0`) {
+	if code, _, body := c.Get(t, "/readyz", nil); code != http.StatusOK || !strings.Contains(body, `"remoteNodes":1`) || !strings.Contains(body, `"nodes":0`) {
 		t.Errorf("c /readyz: %d %s", code, body)
 	}
 	if r, up := c.metric(t, "skillgate_cluster_remote_nodes"), c.metric(t, "skillgate_cluster_connected"); r != 1 || up != 1 {
 		t.Errorf("c's metrics: skillgate_cluster_remote_nodes %v, skillgate_cluster_connected %v; want 1 and 1", r, up)
 	}
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		n := c.metric(t, "skillgate_cluster_replicas")
 		return fmt.Sprint("skillgate_cluster_replicas ", n), n == 2
 	})
 
 	// Leaving: withdrawn at once, well before the TTL would drop it.
 	left := time.Now()
-	n.c.Close(websocket.StatusNormalClosure, "bye")
+	n.Conn.Close(websocket.StatusNormalClosure, "bye")
 	for _, g := range gws {
 		g.waitPrompt(t, "main", "")
 	}
@@ -134,12 +143,12 @@ func TestClusterSharesTheFleet(t *testing.T) {
 
 	// A replica that stops cleanly withdraws its nodes as it closes them.
 	n = dialRaw(t, a)
-	n.connect("builder", "")
-	n.facts("f1", []string{}, map[string]bool{"gh": true})
+	n.Connect("builder", "")
+	n.Facts("f1", []string{}, map[string]bool{"gh": true})
 	waitNodeReplicas(t, "builder@a", c)
 	stopped := time.Now()
 	done := make(chan struct{})
-	go func() { a.stop(); close(done) }() // the raw node does not answer the close handshake: a takes its time
+	go func() { a.Stop(); close(done) }() // the raw node does not answer the close handshake: a takes its time
 	waitNodeReplicas(t, "", c)
 	c.waitPrompt(t, "main", "")
 	if d := time.Since(stopped); d >= clusterTTL {
@@ -157,23 +166,23 @@ func TestClusterNewestConnectionWins(t *testing.T) {
 	a, b := gws[0], gws[1]
 
 	old := dialRaw(t, a)
-	old.connect("x", "")
-	old.facts("f1", []string{}, map[string]bool{"gh": false, "jq": true})
+	old.Connect("x", "")
+	old.Facts("f1", []string{}, map[string]bool{"gh": false, "jq": true})
 	waitNodeReplicas(t, "x@a", gws...)
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("jq-tools", "Uses jq.")))
 	}
 
 	cur := dialRaw(t, b)
-	cur.connect("x", "")
-	cur.facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
-	old.expectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
+	cur.Connect("x", "")
+	cur.Facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	old.ExpectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
 	waitNodeReplicas(t, "x@b", gws...)
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("github", "Uses gh.")))
 	}
 	// The newer connection is still served.
-	cur.facts("f2", []string{}, map[string]bool{"gh": true, "jq": true})
+	cur.Facts("f2", []string{}, map[string]bool{"gh": true, "jq": true})
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("github", "Uses gh."), global("jq-tools", "Uses jq.")))
 	}
@@ -187,11 +196,11 @@ func TestClusterNATSOutage(t *testing.T) {
 	gws := startReplicas(t, ns, clusterFiles, "a", "c")
 	a, c := gws[0], gws[1]
 	na := dialRaw(t, a)
-	na.connect("na", "")
-	na.facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	na.Connect("na", "")
+	na.Facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
 	nc := dialRaw(t, c)
-	nc.connect("nc", "")
-	nc.facts("f1", []string{}, map[string]bool{"gh": false, "jq": true})
+	nc.Connect("nc", "")
+	nc.Facts("f1", []string{}, map[string]bool{"gh": false, "jq": true})
 	both := block(global("github", "Uses gh."), global("jq-tools", "Uses jq."))
 	for _, g := range gws {
 		g.waitPrompt(t, "main", both)
@@ -200,8 +209,8 @@ func TestClusterNATSOutage(t *testing.T) {
 
 	ns.Stop()
 	for _, g := range gws {
-		eventually(t, waitFor, func() (string, bool) {
-			code, _, body := g.get(t, "/readyz", nil)
+		testkit.Eventually(t, waitFor, func() (string, bool) {
+			code, _, body := g.Get(t, "/readyz", nil)
 			return fmt.Sprint(code, " ", body), code == http.StatusServiceUnavailable && strings.Contains(body, `"cluster":"nats: `)
 		})
 	}
@@ -213,8 +222,8 @@ func TestClusterNATSOutage(t *testing.T) {
 
 	ns.Restart(t)
 	for _, g := range gws {
-		eventually(t, waitFor, func() (string, bool) {
-			code, _, body := g.get(t, "/readyz", nil)
+		testkit.Eventually(t, waitFor, func() (string, bool) {
+			code, _, body := g.Get(t, "/readyz", nil)
 			return fmt.Sprint(code, " ", body), code == http.StatusOK && strings.Contains(body, `"cluster":"ok"`)
 		})
 		g.waitPrompt(t, "main", both)
@@ -243,7 +252,7 @@ func TestClusterConvergesRandomly(t *testing.T) {
 	ref := startGateway(t, gwOptions{files: files})
 
 	type live struct {
-		on, mirror *rawNode
+		on, mirror *testkit.RawNode
 		replica    int
 	}
 	fleet := map[string]*live{}
@@ -261,28 +270,28 @@ func TestClusterConvergesRandomly(t *testing.T) {
 		return env, bins
 	}
 	req := 0
-	facts := func(n *rawNode, env []string, bins map[string]bool) {
+	facts := func(n *testkit.RawNode, env []string, bins map[string]bool) {
 		req++
-		n.facts(fmt.Sprint("f", req), env, bins)
+		n.Facts(fmt.Sprint("f", req), env, bins)
 	}
 	connectOn := func(id string, r int) {
 		env, bins := randFacts()
 		n := dialRaw(t, gws[r])
-		n.connect(id, "")
+		n.Connect(id, "")
 		facts(n, env, bins)
 		l := fleet[id]
 		if l == nil {
 			l = &live{mirror: dialRaw(t, ref)}
-			l.mirror.connect(id, "")
+			l.mirror.Connect(id, "")
 			fleet[id] = l
 		} else if l.on != nil {
-			l.on.c.CloseNow() // replaced by the gateway; not read here
+			l.on.Conn.CloseNow() // replaced by the gateway; not read here
 		}
 		l.on, l.replica = n, r
 		facts(l.mirror, env, bins)
 	}
 	skills := func(g *gw) string {
-		code, _, body := g.get(t, "/v1/agents/main/skills", nil)
+		code, _, body := g.Get(t, "/v1/agents/main/skills", nil)
 		if code != http.StatusOK {
 			t.Fatalf("GET skills: %d %s", code, body)
 		}
@@ -301,20 +310,20 @@ func TestClusterConvergesRandomly(t *testing.T) {
 				facts(l.on, env, bins)
 				facts(l.mirror, env, bins)
 			case op == 1: // moves: leaves, then connects elsewhere
-				l.on.c.Close(websocket.StatusNormalClosure, "moving")
+				l.on.Conn.Close(websocket.StatusNormalClosure, "moving")
 				l.on = nil
 				connectOn(id, (l.replica+1+rng.IntN(2))%3)
 			case op == 2: // a second connection on another replica while the first is open
 				connectOn(id, (l.replica+1+rng.IntN(2))%3)
 			default: // leaves
-				l.on.c.Close(websocket.StatusNormalClosure, "bye")
-				l.mirror.c.Close(websocket.StatusNormalClosure, "bye")
+				l.on.Conn.Close(websocket.StatusNormalClosure, "bye")
+				l.mirror.Conn.Close(websocket.StatusNormalClosure, "bye")
 				delete(fleet, id)
 			}
 		}
 		// Quiet: every replica converges on the single gateway's answer.
 		for i, g := range gws {
-			eventually(t, waitFor, func() (string, bool) {
+			testkit.Eventually(t, waitFor, func() (string, bool) {
 				want, got := skills(ref), skills(g)
 				return fmt.Sprintf("round %d, replica %s:\ngot  %s\nwant %s", round, []string{"a", "b", "c"}[i], got, want), got == want
 			})
@@ -337,22 +346,22 @@ func TestClusterReplicasShareAName(t *testing.T) {
 	gws := startReplicas(t, ns, clusterFiles, "host", "host")
 	a, b := gws[0], gws[1]
 	old := dialRaw(t, a)
-	old.connect("x", "")
-	old.facts("f1", []string{}, map[string]bool{"jq": true})
+	old.Connect("x", "")
+	old.Facts("f1", []string{}, map[string]bool{"jq": true})
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("jq-tools", "Uses jq.")))
 	}
 	waitNodeReplicas(t, "x@host", gws...)
 
 	cur := dialRaw(t, b)
-	cur.connect("x", "")
-	cur.facts("f1", []string{}, map[string]bool{"gh": true})
-	old.expectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
+	cur.Connect("x", "")
+	cur.Facts("f1", []string{}, map[string]bool{"gh": true})
+	old.ExpectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
 	for _, g := range gws {
 		g.waitPrompt(t, "main", block(global("github", "Uses gh.")))
 	}
 	waitNodeReplicas(t, "x@host", gws...)
-	cur.c.Close(websocket.StatusNormalClosure, "bye")
+	cur.Conn.Close(websocket.StatusNormalClosure, "bye")
 	for _, g := range gws {
 		g.waitPrompt(t, "main", "")
 	}
@@ -378,7 +387,7 @@ func TestClusterReplicaLapses(t *testing.T) {
 			Capabilities: baseline, Env: []string{}, HostBinStatus: map[string]bool{"gh": true}}, ConnectedAt: now, FactsAt: &now})
 	}
 	b.waitPrompt(t, "main", block(global("github", "Uses gh.")))
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		n2 := b.metric(t, "skillgate_cluster_remote_nodes")
 		return fmt.Sprint("remote nodes ", n2), n2 == n
 	})
@@ -416,37 +425,14 @@ func TestClusterNodesWaitForTheBucket(t *testing.T) {
 	deadNATS := "nats://" + ln.Addr().String()
 	ln.Close() // nothing listens there
 	const ttl = 4 * time.Second
-	root := t.TempDir()
-	st, err := store.NewDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncbuf.Buffer{}
 	start := time.Now()
-	srv, err := gateway.New(gateway.Config{Store: st, StoreName: "directory", Poll: 50 * time.Millisecond, Replica: "A",
-		Cluster: &cluster.Config{URL: deadNATS, TTL: ttl, Secret: clusterSecret},
-		Logger:  slog.New(slog.NewJSONHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, gln) }()
-	t.Cleanup(func() {
-		cancel()
-		srv.Close()
-		<-served
-	})
-	g := &gw{base: "http://" + gln.Addr().String(), wsURL: "ws://" + gln.Addr().String() + "/v1/nodes/connect", logs: logs}
+	g := &gw{gatewaytest.Start(t, gatewaytest.Options{NoWait: true, Config: gateway.Config{Poll: 50 * time.Millisecond, Replica: "A",
+		Cluster: &cluster.Config{URL: deadNATS, TTL: ttl, Secret: clusterSecret}}})}
 
 	dial := func() (*websocket.Conn, *http.Response, error) {
 		dctx, dcancel := context.WithTimeout(context.Background(), waitFor)
 		defer dcancel()
-		return websocket.Dial(dctx, g.wsURL, nil)
+		return websocket.Dial(dctx, g.WSURL, nil)
 	}
 	c, resp, err := dial()
 	if since := time.Since(start); since >= ttl/2 {
@@ -463,7 +449,7 @@ func TestClusterNodesWaitForTheBucket(t *testing.T) {
 		t.Errorf("skillgate_node_frames_total{kind=upgrade,result=syncing} = %v; want at least 1", n)
 	}
 	// Half the TTL after the start, nodes are let in.
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		c, resp, err := dial()
 		if err != nil {
 			return fmt.Sprint(err, resp), false

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // depReport is the part of a /skills skill object the dependency and
@@ -25,7 +27,7 @@ type depReport struct {
 // depReports returns an agent's /skills answer by skill name.
 func depReports(t *testing.T, g *gw, agent string) map[string]depReport {
 	t.Helper()
-	code, _, body := g.get(t, "/v1/agents/"+agent+"/skills", nil)
+	code, _, body := g.Get(t, "/v1/agents/"+agent+"/skills", nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET skills: %d %s", code, body)
 	}
@@ -65,8 +67,8 @@ func TestDependencyFlipsWithItsDependants(t *testing.T) {
 		"skills/loop-a/SKILL.md":  skillMD("loop-a", "Needs loop-b.", `{"skills": ["loop-b"], "bins": ["dep-tool"]}`),
 		"skills/on-loop/SKILL.md": skillMD("on-loop", "Needs loop-b.", `{"skills": ["loop-b"]}`),
 	}})
-	dir := binDir(t, "unrelated")
-	startNode(t, g.base, "n1", dir, nil)
+	dir := testkit.BinDir(t, "unrelated")
+	startNode(t, g.URL, "n1", dir, nil)
 	g.waitNodes(t, "n1")
 
 	before := block(global("plain", "Plain."))
@@ -98,7 +100,7 @@ func TestDependencyFlipsWithItsDependants(t *testing.T) {
 		from, to    string
 		wantReports map[string]string
 	}{
-		{"the binary comes", func() { addBin(t, dir, "dep-tool") }, before, after, map[string]string{
+		{"the binary comes", func() { testkit.AddBin(t, dir, "dep-tool") }, before, after, map[string]string{
 			"plain": "", "base": "", "top": "", "either": "", "chain": "",
 			"loop-a": cycle, "loop-b": cycle, "on-loop": "requirements: requires skills: loop-b",
 		}},
@@ -108,7 +110,7 @@ func TestDependencyFlipsWithItsDependants(t *testing.T) {
 			}
 		}, after, before, want},
 	} {
-		_, hdr, body := g.get(t, "/v1/agents/main/prompt", nil)
+		_, hdr, body := g.Get(t, "/v1/agents/main/prompt", nil)
 		if body != step.from {
 			t.Fatalf("%s: prompt before:\n%s", step.name, body)
 		}
@@ -128,7 +130,7 @@ func TestDependencyFlipsWithItsDependants(t *testing.T) {
 		check(step.wantReports)
 	}
 	// The log says why, once per change, with the stage.
-	logs := g.logs.String()
+	logs := g.Logs.String()
 	for _, want := range []string{
 		`"msg":"skill disabled: requires skills: base","agent":"main","skill":"top"`,
 		`"msg":"skill enabled","agent":"main","skill":"top"`,

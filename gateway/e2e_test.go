@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/internal/miniotest"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // The skills of TestPromptFollowsNodesSkillsAndConfig, all global.
@@ -43,12 +44,12 @@ func TestPromptFollowsNodesSkillsAndConfig(t *testing.T) {
 	// No node: only the always skill and the one without requirements.
 	g.waitPrompt(t, "main", block(eAlwaysOn, ePlain))
 
-	dirA := binDir(t, "alpha-tool", "eps-tool")
-	dirB := binDir(t, "unrelated-tool")
-	nodeA := startNode(t, g.base, "node-a", dirA, nil)
+	dirA := testkit.BinDir(t, "alpha-tool", "eps-tool")
+	dirB := testkit.BinDir(t, "unrelated-tool")
+	nodeA := startNode(t, g.URL, "node-a", dirA, nil)
 	g.waitPrompt(t, "main", block(eAlpha, eAlwaysOn, ePlain))
 
-	nodeB := startNode(t, g.base, "node-b", dirB, []string{"COMBO_KEY=set"})
+	nodeB := startNode(t, g.URL, "node-b", dirB, []string{"COMBO_KEY=set"})
 	g.waitNodes(t, "node-a,node-b")
 	// gamma joins; combo does not: its bin is on A, its env on B.
 	g.waitPrompt(t, "main", block(eAlpha, eAlwaysOn, eGamma, ePlain))
@@ -59,7 +60,7 @@ func TestPromptFollowsNodesSkillsAndConfig(t *testing.T) {
 
 	// A binary installed on B later shows within the re-check interval,
 	// without restarting anything.
-	addBin(t, dirB, "beta-tool")
+	testkit.AddBin(t, dirB, "beta-tool")
 	g.waitPrompt(t, "main", block(eAlpha, eAlwaysOn, eBeta, eGamma, ePlain))
 	ns, _ := g.nodes(t)
 	if len(ns) != 2 || !ns[1].HostBinStatus["beta-tool"] || ns[1].HostBinStatus["alpha-tool"] {
@@ -67,22 +68,22 @@ func TestPromptFollowsNodesSkillsAndConfig(t *testing.T) {
 	}
 
 	// SKILL.md put, changed, deleted.
-	g.put(t, "skills/delta/SKILL.md", skillMD("delta", "Delta one.", ""))
+	g.Put(t, "skills/delta/SKILL.md", skillMD("delta", "Delta one.", ""))
 	g.waitPrompt(t, "main", block(eAlpha, eAlwaysOn, eBeta, global("delta", "Delta one."), eGamma, ePlain))
-	g.put(t, "skills/delta/SKILL.md", skillMD("delta", "Delta two.", ""))
+	g.Put(t, "skills/delta/SKILL.md", skillMD("delta", "Delta two.", ""))
 	g.waitPrompt(t, "main", block(eAlpha, eAlwaysOn, eBeta, global("delta", "Delta two."), eGamma, ePlain))
-	g.del(t, "skills/delta/SKILL.md")
+	g.Delete(t, "skills/delta/SKILL.md")
 	g.waitPrompt(t, "main", block(eAlpha, eAlwaysOn, eBeta, eGamma, ePlain))
 
 	// A new skill needing a binary nobody was asked about: the gateway
 	// widens its interest (evt interest), node A answers, the skill shows.
-	g.put(t, "skills/epsilon/SKILL.md", skillMD("epsilon", "Uses eps-tool.", `{"bins": ["eps-tool"]}`))
+	g.Put(t, "skills/epsilon/SKILL.md", skillMD("epsilon", "Uses eps-tool.", `{"bins": ["eps-tool"]}`))
 	g.waitPrompt(t, "main", block(eAlpha, eAlwaysOn, eBeta, global("epsilon", "Uses eps-tool."), eGamma, ePlain))
-	g.del(t, "skills/epsilon/SKILL.md")
+	g.Delete(t, "skills/epsilon/SKILL.md")
 	g.waitPrompt(t, "main", block(eAlpha, eAlwaysOn, eBeta, eGamma, ePlain))
 
 	// The config file disables alpha (HuJSON: comments, trailing commas).
-	g.writeConfig(t, `// written by the test
+	g.WriteConfig(t, `// written by the test
 {
   "skills": {
     "entries": {
@@ -90,20 +91,20 @@ func TestPromptFollowsNodesSkillsAndConfig(t *testing.T) {
     },
   },
 }`)
-	g.srv.Reload()
+	g.Server.Reload()
 	g.waitPrompt(t, "main", block(eAlwaysOn, eBeta, eGamma, ePlain))
 	alpha := skillReport(t, g, "main", "alpha")
 	if alpha.Stage != "config" || !slices.Equal(alpha.Reasons, []string{"disabled by skills.entries policy"}) {
 		t.Errorf("alpha after disabling: %+v", alpha)
 	}
-	g.writeConfig(t, `{}`)
+	g.WriteConfig(t, `{}`)
 	g.waitPrompt(t, "main", block(eAlpha, eAlwaysOn, eBeta, eGamma, ePlain))
 
 	// Disconnects.
-	nodeB.kill()
+	nodeB.Kill(t)
 	g.waitPrompt(t, "main", block(eAlpha, eAlwaysOn, ePlain))
 	g.waitNodes(t, "node-a")
-	nodeA.kill()
+	nodeA.Kill(t)
 	g.waitPrompt(t, "main", block(eAlwaysOn, ePlain))
 	g.waitNodes(t, "")
 }
@@ -120,12 +121,12 @@ func TestConfigReloadOnRequest(t *testing.T) {
 	})
 	both := block(global("other", "Another one."), ePlain)
 	g.waitPrompt(t, "main", both)
-	g.writeConfig(t, `{"skills": {"entries": {"plain": {"enabled": false}}}}`)
+	g.WriteConfig(t, `{"skills": {"entries": {"plain": {"enabled": false}}}}`)
 	time.Sleep(300 * time.Millisecond)
-	if got := g.prompt(t, "main"); got != both {
+	if got := g.Prompt(t, "main"); got != both {
 		t.Fatalf("config applied before Reload with a 1h poll:\n%s", got)
 	}
-	g.srv.Reload()
+	g.Server.Reload()
 	g.waitPrompt(t, "main", block(global("other", "Another one.")))
 }
 
@@ -149,16 +150,10 @@ type skillReportJSON struct {
 
 func skillReport(t *testing.T, g *gw, agent, name string) skillReportJSON {
 	t.Helper()
-	code, _, body := g.get(t, "/v1/agents/"+agent+"/skills", nil)
-	if code != http.StatusOK {
-		t.Fatalf("GET skills: %d %s", code, body)
-	}
 	var r struct {
 		Skills []skillReportJSON `json:"skills"`
 	}
-	if err := json.Unmarshal([]byte(body), &r); err != nil {
-		t.Fatalf("GET skills: %v\n%s", err, body)
-	}
+	body := g.GetJSON(t, "/v1/agents/"+agent+"/skills", &r)
 	for _, s := range r.Skills {
 		if s.Name == name {
 			return s
@@ -183,7 +178,7 @@ func TestNodeReportsOnlyAskedEnvNames(t *testing.T) {
 		"skills/weather/SKILL.md": skillMD("weather", "Weather forecasts.", `{"env": ["WEATHER_API_KEY"]}`),
 		"skills/empty/SKILL.md":   skillMD("empty", "Needs EMPTY_KEY.", `{"env": ["EMPTY_KEY"]}`),
 	}})
-	n := startNode(t, g.base, "env-node", binDir(t), []string{
+	n := startNode(t, g.URL, "env-node", testkit.BinDir(t), []string{
 		secretName + "=" + secretValue,
 		"WEATHER_API_KEY=" + askedValue,
 		"EMPTY_KEY=",
@@ -202,14 +197,14 @@ func TestNodeReportsOnlyAskedEnvNames(t *testing.T) {
 		if strings.Contains(body, leak) {
 			t.Errorf("GET /v1/nodes shows %q:\n%s", leak, body)
 		}
-		if strings.Contains(g.logs.String(), leak) {
+		if strings.Contains(g.Logs.String(), leak) {
 			t.Errorf("gateway logs show %q", leak)
 		}
-		if strings.Contains(n.out.String(), leak) {
+		if strings.Contains(n.Output(), leak) {
 			t.Errorf("node logs show %q", leak)
 		}
 	}
-	_, _, skills := g.get(t, "/v1/agents/main/skills", nil)
+	_, _, skills := g.Get(t, "/v1/agents/main/skills", nil)
 	for _, leak := range []string{secretName, secretValue, askedValue} {
 		if strings.Contains(skills, leak) {
 			t.Errorf("GET skills shows %q", leak)
@@ -226,14 +221,14 @@ func TestStorageOutageKeepsLastSnapshot(t *testing.T) {
 	g := startGateway(t, gwOptions{minio: m, files: map[string]string{
 		"skills/plain/SKILL.md": skillMD("plain", "No requirements.", ""),
 	}})
-	startNode(t, g.base, "node-a", binDir(t), nil)
+	startNode(t, g.URL, "node-a", testkit.BinDir(t), nil)
 	want := block(ePlain)
 	g.waitPrompt(t, "main", want)
 	g.waitNodes(t, "node-a")
 
 	m.Stop()
-	eventually(t, waitFor, func() (string, bool) {
-		code, _, body := g.get(t, "/readyz", nil)
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		code, _, body := g.Get(t, "/readyz", nil)
 		var r struct {
 			Ready bool   `json:"ready"`
 			Error string `json:"error"`
@@ -243,20 +238,20 @@ func TestStorageOutageKeepsLastSnapshot(t *testing.T) {
 		return fmt.Sprint(code, " ", body), code == http.StatusServiceUnavailable && !r.Ready &&
 			r.Error == "storage failing, serving the last good snapshot: cannot reach the storage endpoint"
 	})
-	if logs := g.logs.String(); !strings.Contains(logs, `"msg":"storage failing; serving the last good snapshot"`) ||
+	if logs := g.Logs.String(); !strings.Contains(logs, `"msg":"storage failing; serving the last good snapshot"`) ||
 		!strings.Contains(logs, `"cause":"cannot reach the storage endpoint `+m.Endpoint+`: dial tcp`) {
 		t.Errorf("the outage is not logged with its cause:\n%s", logs)
 	}
 	for range 5 {
-		if got := g.prompt(t, "main"); got != want {
+		if got := g.Prompt(t, "main"); got != want {
 			t.Fatalf("prompt during the outage:\n%s\nwant the last good block:\n%s", got, want)
 		}
-		if got := g.prompt(t, "nobody-seen-before"); got != want {
+		if got := g.Prompt(t, "nobody-seen-before"); got != want {
 			t.Fatalf("prompt of a new agent during the outage:\n%s\nwant:\n%s", got, want)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if code, _, body := g.get(t, "/healthz", nil); code != http.StatusOK {
+	if code, _, body := g.Get(t, "/healthz", nil); code != http.StatusOK {
 		t.Errorf("/healthz during the outage: %d %s", code, body)
 	}
 	g.waitNodes(t, "node-a")
@@ -264,11 +259,11 @@ func TestStorageOutageKeepsLastSnapshot(t *testing.T) {
 	if err := m.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, waitFor, func() (string, bool) {
-		code, _, body := g.get(t, "/readyz", nil)
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		code, _, body := g.Get(t, "/readyz", nil)
 		return fmt.Sprint(code, " ", body), code == http.StatusOK
 	})
-	g.put(t, "skills/after/SKILL.md", skillMD("after", "Added after the restart.", ""))
+	g.Put(t, "skills/after/SKILL.md", skillMD("after", "Added after the restart.", ""))
 	g.waitPrompt(t, "main", block(global("after", "Added after the restart."), ePlain))
 }
 
@@ -281,7 +276,7 @@ func TestSteadyStatePromptBuildsMakeNoStorageRequest(t *testing.T) {
 		"skills/plain/SKILL.md":            skillMD("plain", "No requirements.", ""),
 		"agents/main/skills/mine/SKILL.md": skillMD("mine", "Main only.", ""),
 	}})
-	startNode(t, g.base, "node-a", binDir(t, "alpha-tool"), nil)
+	startNode(t, g.URL, "node-a", testkit.BinDir(t, "alpha-tool"), nil)
 	want := block(entry{name: "mine", desc: "Main only.", location: "agents/main/skills/mine/SKILL.md"}, eAlpha, ePlain)
 	g.waitPrompt(t, "main", want)
 	time.Sleep(600 * time.Millisecond) // a few polls and node re-checks
@@ -290,7 +285,7 @@ func TestSteadyStatePromptBuildsMakeNoStorageRequest(t *testing.T) {
 	lists := g.metric(t, "skillgate_store_requests_total", `op="list"`)
 	hits := g.metric(t, "skillgate_prompt_builds_total", `cache="hit"`)
 	for i := range 50 {
-		if got := g.prompt(t, "main"); got != want {
+		if got := g.Prompt(t, "main"); got != want {
 			t.Fatalf("prompt build %d:\n%s\nwant:\n%s", i, got, want)
 		}
 	}

@@ -1,18 +1,15 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/store"
@@ -32,49 +29,14 @@ func TestGatewayAgreesWithEval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gateway.New(gateway.Config{Store: st, ConfigPath: "../testdata/gateway.hujson", Poll: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	base := "http://" + ln.Addr().String()
+	g := gatewaytest.Start(t, gatewaytest.Options{NoWait: true, Config: gateway.Config{Store: st, ConfigPath: "../testdata/gateway.hujson", Poll: time.Hour}})
 
 	for _, h := range hosts {
-		c, _, err := websocket.Dial(t.Context(), "ws://"+ln.Addr().String()+"/v1/nodes/connect", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.CloseNow() })
-		send := func(v any) {
-			b, _ := json.Marshal(v)
-			if err := c.Write(t.Context(), websocket.MessageText, b); err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := c.Read(t.Context()); err != nil { // the res
-				t.Fatal(err)
-			}
-		}
-		send(map[string]any{"type": "req", "id": "1", "method": "connect", "params": map[string]any{
-			"protocol": 1, "client": "test", "node": map[string]any{"id": h.ID, "os": h.OS, "roles": h.Roles, "capabilities": h.Capabilities}}})
-		send(map[string]any{"type": "req", "id": "2", "method": "facts.update", "params": map[string]any{"env": h.Env, "hostBinStatus": h.HostBinStatus}})
+		testkit.DialNode(t, g.WSURL).Host(h)
 	}
 
-	resp, err := http.Get(base + "/v1/agents/main/skills")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var got report.Report
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
-		t.Fatal(err)
-	}
+	g.GetJSON(t, "/v1/agents/main/skills", &got)
 	if !reflect.DeepEqual(got.Skills, want.Skills) {
 		gb, _ := json.MarshalIndent(got.Skills, "", "  ")
 		t.Errorf("gateway skills differ from eval's:\n%s", gb)
@@ -82,16 +44,8 @@ func TestGatewayAgreesWithEval(t *testing.T) {
 	if got.Prompt != want.Prompt {
 		t.Errorf("gateway prompt differs from eval's:\n%s\nwant:\n%s", got.Prompt, want.Prompt)
 	}
-	presp, err := http.Get(base + "/v1/agents/main/prompt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer presp.Body.Close()
-	block, err := io.ReadAll(presp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(block) != want.Prompt {
+	_, _, block := g.Get(t, "/v1/agents/main/prompt", nil)
+	if block != want.Prompt {
 		t.Errorf("GET /prompt differs from eval's block:\n%s", block)
 	}
 }

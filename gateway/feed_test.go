@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // poll is one GET of a prompt with If-None-Match and wait, and its answer.
@@ -19,7 +21,7 @@ type poll struct {
 
 func (g *gw) pollPrompt(t *testing.T, agent, etag, wait string) poll {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, g.base+"/v1/agents/"+agent+"/prompt?wait="+wait, nil)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, g.URL+"/v1/agents/"+agent+"/prompt?wait="+wait, nil)
 	if err != nil {
 		t.Error(err)
 		return poll{}
@@ -46,33 +48,33 @@ func TestPromptETagAndLongPoll(t *testing.T) {
 		"agents/a1/skills/loc/SKILL.md":   skillMD("loc", "Needs loc-tool.", `{"bins": ["loc-tool"]}`),
 		"agents/a2/skills/other/SKILL.md": skillMD("other", "Other.", ""),
 	}})
-	dir := binDir(t, "unrelated")
-	startNode(t, g.base, "n1", dir, nil)
+	dir := testkit.BinDir(t, "unrelated")
+	startNode(t, g.URL, "n1", dir, nil)
 	g.waitNodes(t, "n1")
 
-	code, hdr, body := g.get(t, "/v1/agents/a1/prompt", nil)
+	code, hdr, body := g.Get(t, "/v1/agents/a1/prompt", nil)
 	etag := hdr.Get("ETag")
 	if code != 200 || !strings.HasPrefix(etag, `"`) || len(etag) != 34 || hdr.Get("Cache-Control") != "no-cache" || strings.Contains(body, `<skill name="loc">`) {
 		t.Fatalf("a1 prompt: %d ETag %q Cache-Control %q\n%s", code, etag, hdr.Get("Cache-Control"), body)
 	}
-	if _, hdr2, _ := g.get(t, "/v1/agents/a1/prompt", nil); hdr2.Get("ETag") != etag {
+	if _, hdr2, _ := g.Get(t, "/v1/agents/a1/prompt", nil); hdr2.Get("ETag") != etag {
 		t.Errorf("same block, ETag %q then %q", etag, hdr2.Get("ETag"))
 	}
-	code, hdr, body = g.get(t, "/v1/agents/a1/prompt", http.Header{"If-None-Match": {etag}})
+	code, hdr, body = g.Get(t, "/v1/agents/a1/prompt", http.Header{"If-None-Match": {etag}})
 	if code != http.StatusNotModified || body != "" || hdr.Get("ETag") != etag {
 		t.Errorf("If-None-Match: %d %q ETag %q, want 304 without a body", code, body, hdr.Get("ETag"))
 	}
-	if code, _, body := g.get(t, "/v1/agents/a1/prompt", http.Header{"If-None-Match": {`"other", ` + etag}}); code != http.StatusNotModified {
+	if code, _, body := g.Get(t, "/v1/agents/a1/prompt", http.Header{"If-None-Match": {`"other", ` + etag}}); code != http.StatusNotModified {
 		t.Errorf("If-None-Match list: %d %q, want 304", code, body)
 	}
-	if code, _, _ := g.get(t, "/v1/agents/a1/prompt", http.Header{"If-None-Match": {`"stale"`}}); code != 200 {
+	if code, _, _ := g.Get(t, "/v1/agents/a1/prompt", http.Header{"If-None-Match": {`"stale"`}}); code != 200 {
 		t.Errorf("stale If-None-Match: %d, want 200", code)
 	}
-	if code, _, body := g.get(t, "/v1/agents/a1/prompt?wait=soon", nil); code != http.StatusBadRequest {
+	if code, _, body := g.Get(t, "/v1/agents/a1/prompt?wait=soon", nil); code != http.StatusBadRequest {
 		t.Errorf("wait=soon: %d %s, want 400", code, body)
 	}
-	_, hdrA2, _ := g.get(t, "/v1/agents/a2/prompt", nil)
-	_, hdrMain, _ := g.get(t, "/v1/agents/main/prompt", nil)
+	_, hdrA2, _ := g.Get(t, "/v1/agents/a2/prompt", nil)
+	_, hdrMain, _ := g.Get(t, "/v1/agents/main/prompt", nil)
 
 	results := make(chan [2]any, 3)
 	for _, p := range []struct{ agent, etag, wait string }{
@@ -81,7 +83,7 @@ func TestPromptETagAndLongPoll(t *testing.T) {
 		go func() { results <- [2]any{p.agent, g.pollPrompt(t, p.agent, p.etag, p.wait)} }()
 	}
 	time.Sleep(300 * time.Millisecond) // the polls are waiting
-	addBin(t, dir, "loc-tool")         // flips a1's local skill only
+	testkit.AddBin(t, dir, "loc-tool") // flips a1's local skill only
 
 	got := map[string]poll{}
 	var order []string
@@ -106,7 +108,7 @@ func TestPromptETagAndLongPoll(t *testing.T) {
 	// A long poll whose client leaves ends with it.
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.base+"/v1/agents/a1/prompt?wait=5m", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.URL+"/v1/agents/a1/prompt?wait=5m", nil)
 	req.Header.Set("If-None-Match", a1.etag)
 	if _, err := http.DefaultClient.Do(req); err == nil {
 		t.Error("a long poll on an unchanged block answered before its client left")

@@ -1,12 +1,8 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +11,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/store"
 )
@@ -46,31 +44,11 @@ func TestSkillsFiltered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gateway.New(gateway.Config{Store: st, ConfigPath: cfg, Poll: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	base := "http://" + ln.Addr().String()
+	g := gatewaytest.Start(t, gatewaytest.Options{NoWait: true, Config: gateway.Config{Store: st, ConfigPath: cfg, Poll: time.Hour}})
 
 	skills := func() string {
-		resp, err := http.Get(base + "/v1/agents/main/skills")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+		_, _, body := g.Get(t, "/v1/agents/main/skills", nil)
+		return body
 	}
 	// filtered returns each skill's "hosts" and "filtered" members as
 	// the answer writes them.
@@ -114,24 +92,10 @@ func TestSkillsFiltered(t *testing.T) {
 
 	conns := map[string]*websocket.Conn{}
 	connect := func(id, osName string, env []string, bins map[string]bool) {
-		c, _, err := websocket.Dial(t.Context(), "ws://"+ln.Addr().String()+"/v1/nodes/connect", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.CloseNow() })
-		conns[id] = c
-		send := func(v any) {
-			b, _ := json.Marshal(v)
-			if err := c.Write(t.Context(), websocket.MessageText, b); err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := c.Read(t.Context()); err != nil { // the res
-				t.Fatal(err)
-			}
-		}
-		send(map[string]any{"type": "req", "id": "1", "method": "connect", "params": map[string]any{
-			"protocol": 1, "client": "test", "node": map[string]any{"id": id, "os": osName, "roles": []string{"execution"}, "capabilities": protocol.BaselineCapabilities}}})
-		send(map[string]any{"type": "req", "id": "2", "method": "facts.update", "params": map[string]any{"env": env, "hostBinStatus": bins}})
+		r := testkit.DialNode(t, g.WSURL)
+		conns[id] = r.Conn
+		r.Host(protocol.HostFacts{ID: id, OS: osName, Roles: []string{"execution"}, Capabilities: protocol.BaselineCapabilities,
+			Env: env, HostBinStatus: bins})
 	}
 	for i := range 3 {
 		connect(fmt.Sprintf("lin-%d", i), "linux", []string{"TOKEN"}, map[string]bool{"gh": true})
@@ -147,7 +111,7 @@ func TestSkillsFiltered(t *testing.T) {
 
 	// A host leaving drops the cached answer: the counts follow.
 	conns["mac-1"].Close(websocket.StatusNormalClosure, "")
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		got := filtered(skills())["mac-gh"]
 		return got, got == `"hosts":[],"filtered":[{"requirement":"os","values":["darwin"],"hosts":3},{"requirement":"bins","values":["gh"],"hosts":1}]`
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // toolMD is a benign SKILL.md; toolEvilMD the same skill after an edit
@@ -20,7 +21,7 @@ const (
 // governanceQueue returns GET /v1/governance.
 func governanceQueue(t *testing.T, g *gw) gateway.GovernanceQueue {
 	t.Helper()
-	code, _, body := g.get(t, "/v1/governance", nil)
+	code, _, body := g.Get(t, "/v1/governance", nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET /v1/governance: %d %s", code, body)
 	}
@@ -50,7 +51,7 @@ func TestGovernanceEndToEnd(t *testing.T) {
 		t.Errorf("scans after the first snapshot = %v, want 2 (one per skill)", scans)
 	}
 
-	g.put(t, "skills/tool/SKILL.md", toolEvilMD)
+	g.Put(t, "skills/tool/SKILL.md", toolEvilMD)
 	g.waitPrompt(t, "main", block(ePlainSkill))
 	r := skillReport(t, g, "main", "tool")
 	wantReason := "blocked by governance: download-exec at SKILL.md:9"
@@ -79,20 +80,20 @@ func TestGovernanceEndToEnd(t *testing.T) {
 	if n := g.metric(t, "skillgate_governance_scans_total"); n != scans+1 {
 		t.Errorf("scans after one edit = %v, want %v: only the changed skill is scanned", n, scans+1)
 	}
-	logs := g.logs.String()
+	logs := g.Logs.String()
 	if !strings.Contains(logs, `"msg":"governance: a skill's mode tightened"`) || !strings.Contains(logs, `"skill":"tool","location":"skills/tool/SKILL.md"`) ||
 		!strings.Contains(logs, `"rules":"download-exec`) {
-		t.Errorf("no warn log of the tightening with skill= and rules=:\n%s", tail(logs, 4<<10))
+		t.Errorf("no warn log of the tightening with skill= and rules=:\n%s", testkit.Tail(logs, 4<<10))
 	}
 
 	// Nor can an agent read the held skill's files.
-	if code, _, body := g.get(t, "/v1/agents/main/read?path=skills/tool/SKILL.md", nil); code != http.StatusForbidden ||
+	if code, _, body := g.Get(t, "/v1/agents/main/read?path=skills/tool/SKILL.md", nil); code != http.StatusForbidden ||
 		!strings.Contains(body, "skill directory tool is "+wantReason) {
 		t.Errorf("read of the held skill: %d %s, want 403 naming the reason", code, body)
 	}
 
 	// The operator approves exactly this content.
-	g.writeConfig(t, `{"skills": {"entries": {"tool": {"approve": "`+want.Digest+`"}}}}`)
+	g.WriteConfig(t, `{"skills": {"entries": {"tool": {"approve": "`+want.Digest+`"}}}}`)
 	g.waitPrompt(t, "main", block(ePlainSkill, eTool))
 	if r := skillReport(t, g, "main", "tool"); r.Governance == nil || !r.Governance.Approved || r.Governance.Mode != "allow" {
 		t.Errorf("tool after approval: governance %+v, want approved, allow", r.Governance)
@@ -100,13 +101,13 @@ func TestGovernanceEndToEnd(t *testing.T) {
 	if q := governanceQueue(t, g); len(q.Skills) != 0 {
 		t.Errorf("review queue after approval = %+v, want empty", q)
 	}
-	if code, _, body := g.get(t, "/v1/agents/main/read?path=skills/tool/SKILL.md", nil); code != http.StatusOK || body != toolEvilMD {
+	if code, _, body := g.Get(t, "/v1/agents/main/read?path=skills/tool/SKILL.md", nil); code != http.StatusOK || body != toolEvilMD {
 		t.Errorf("read of the approved skill: %d %q", code, body)
 	}
 
 	// A new file in the directory changes the digest: held again, now for
 	// the file's own finding.
-	g.put(t, "skills/tool/scripts/setup.sh", "#!/bin/sh\n(crontab -l; echo '* * * * * /tmp/x') | crontab -\n")
+	g.Put(t, "skills/tool/scripts/setup.sh", "#!/bin/sh\n(crontab -l; echo '* * * * * /tmp/x') | crontab -\n")
 	g.waitPrompt(t, "main", block(ePlainSkill))
 	r = skillReport(t, g, "main", "tool")
 	if r.Stage != "governance" || r.Governance == nil || r.Governance.Approved || r.Governance.Digest == want.Digest {
@@ -117,7 +118,7 @@ func TestGovernanceEndToEnd(t *testing.T) {
 	}
 
 	// Observe: reported, not hidden.
-	g.writeConfig(t, `{"gateway": {"governance": {"mode": "observe"}}}`)
+	g.WriteConfig(t, `{"gateway": {"governance": {"mode": "observe"}}}`)
 	g.waitPrompt(t, "main", block(ePlainSkill, eTool))
 	if r := skillReport(t, g, "main", "tool"); r.Governance == nil || r.Governance.Mode != "block" || r.Stage != "" {
 		t.Errorf("tool under observe: stage %q governance %+v, want offered with mode block", r.Stage, r.Governance)
@@ -127,14 +128,14 @@ func TestGovernanceEndToEnd(t *testing.T) {
 	}
 
 	// The operator's own mode holds a clean skill, whatever the mode.
-	g.writeConfig(t, `{"gateway": {"governance": {"mode": "observe"}}, "skills": {"entries": {"plain": {"mode": "quarantine"}}}}`)
+	g.WriteConfig(t, `{"gateway": {"governance": {"mode": "observe"}}, "skills": {"entries": {"plain": {"mode": "quarantine"}}}}`)
 	g.waitPrompt(t, "main", block(eTool))
 	if r := skillReport(t, g, "main", "plain"); r.Stage != "governance" || len(r.Reasons) != 1 || r.Reasons[0] != "quarantined by governance: operator" {
 		t.Errorf("plain under the operator's quarantine: stage %q reasons %q", r.Stage, r.Reasons)
 	}
 
 	// allowedHosts changes the rules: every skill is scanned again, once.
-	g.put(t, "skills/egress/SKILL.md", "---\nname: egress\ndescription: Reads the status page.\n---\n\nSee https://status.acme-cloud.io/api for the status.\n")
+	g.Put(t, "skills/egress/SKILL.md", "---\nname: egress\ndescription: Reads the status page.\n---\n\nSee https://status.acme-cloud.io/api for the status.\n")
 	g.waitPrompt(t, "main", block(global("egress", "Reads the status page."), eTool))
 	hosts := func() []string {
 		var out []string
@@ -149,9 +150,9 @@ func TestGovernanceEndToEnd(t *testing.T) {
 		t.Errorf("egress findings before allowedHosts = %q, want one for status.acme-cloud.io", h)
 	}
 	before := g.metric(t, "skillgate_governance_scans_total")
-	g.writeConfig(t, `{"gateway": {"governance": {"mode": "observe", "allowedHosts": ["*.acme-cloud.io"]}}}`)
-	g.srv.Reload()
-	eventually(t, waitFor, func() (string, bool) { h := hosts(); return strings.Join(h, ","), len(h) == 0 })
+	g.WriteConfig(t, `{"gateway": {"governance": {"mode": "observe", "allowedHosts": ["*.acme-cloud.io"]}}}`)
+	g.Server.Reload()
+	testkit.Eventually(t, waitFor, func() (string, bool) { h := hosts(); return strings.Join(h, ","), len(h) == 0 })
 	if n := g.metric(t, "skillgate_governance_scans_total"); n != before+3 {
 		t.Errorf("scans after an allowedHosts change = %v, want %v (each of the 3 skills once)", n, before+3)
 	}

@@ -18,7 +18,7 @@ func TestPromptGzip(t *testing.T) {
 		files["skills/"+name+"/SKILL.md"] = skillMD(name, "A skill with a description long enough to make the block worth compressing.", "")
 	}
 	g := startGateway(t, gwOptions{files: files})
-	_, _, plain := g.get(t, "/v1/agents/main/prompt", http.Header{"Accept-Encoding": {"identity"}})
+	_, _, plain := g.Get(t, "/v1/agents/main/prompt", http.Header{"Accept-Encoding": {"identity"}})
 	if len(plain) < 4<<10 {
 		t.Fatalf("block is %d bytes; the test needs one over 4 KiB", len(plain))
 	}
@@ -32,7 +32,7 @@ func TestPromptGzip(t *testing.T) {
 		{"deflate", false},
 	}
 	for _, tt := range tests {
-		code, hdr, body := g.get(t, "/v1/agents/main/prompt", http.Header{"Accept-Encoding": {tt.ae}})
+		code, hdr, body := g.Get(t, "/v1/agents/main/prompt", http.Header{"Accept-Encoding": {tt.ae}})
 		if code != http.StatusOK || hdr.Get("Vary") != "Accept-Encoding" {
 			t.Fatalf("Accept-Encoding %q: status %d, Vary %q", tt.ae, code, hdr.Get("Vary"))
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/store"
 )
@@ -37,24 +38,10 @@ type hardGW struct {
 	logs *syncbuf.Buffer
 }
 
-// writeSkills writes files (key → content) into a store directory.
-func writeSkills(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for k, v := range files {
-		p := filepath.Join(root, filepath.FromSlash(k))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func startHard(t *testing.T, cfg Config, files map[string]string) *hardGW {
 	t.Helper()
 	root := t.TempDir()
-	writeSkills(t, root, files)
+	testkit.WriteFiles(t, root, files)
 	g := &hardGW{dir: root, logs: &syncbuf.Buffer{}}
 	if cfg.Store == nil {
 		st, err := store.NewDir(root)
@@ -73,25 +60,12 @@ func startHard(t *testing.T, cfg Config, files map[string]string) *hardGW {
 		t.Fatal(err)
 	}
 	g.s = s
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.addr = ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(hardWait):
-			t.Error("Serve did not return")
-		}
+	t.Cleanup(func() { // after Serve's cleanup: the logs are complete
 		if t.Failed() {
 			t.Logf("gateway logs:\n%s", g.logs.String())
 		}
 	})
+	g.addr = testkit.Serve(t, s).Addr
 	return g
 }
 
@@ -542,17 +516,13 @@ func TestReadyzHidesInternals(t *testing.T) {
 	var fail atomic.Bool
 	g := startHard(t, Config{Store: failingStore{st, &fail}}, nil)
 	waitCode := func(want int) string {
-		deadline := time.Now().Add(hardWait)
-		for {
-			code, body := g.get(t, "/readyz", "", nil)
-			if code == want {
-				return body
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("/readyz never answered %d: %d %s", want, code, body)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		var body string
+		testkit.Eventually(t, hardWait, func() (string, bool) {
+			var code int
+			code, body = g.get(t, "/readyz", "", nil)
+			return fmt.Sprintf("/readyz answered %d %s, want %d", code, body, want), code == want
+		})
+		return body
 	}
 	waitCode(200)
 	fail.Store(true)

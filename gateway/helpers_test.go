@@ -1,38 +1,29 @@
 package gateway_test
 
-// Shared machinery of the gateway's end-to-end tests: a real gateway on a
-// real loopback listener, a real MinIO (one per package, a bucket per test),
-// real skillgate-node processes built once (testkit.Binaries), and a raw WebSocket
-// client for the protocol tests. Nothing here is a mock.
+// What the gateway's end-to-end tests share beyond the test kit
+// (internal/testkit): a real gateway on a real MinIO (gatewaytest; one
+// server per package, a bucket per test) with the reads these tests make,
+// and the expected blocks. Nodes are real skillgate-node processes
+// (testkit.StartNode) or raw protocol nodes (testkit.RawNode). Nothing here
+// is a mock.
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/cluster"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/miniotest"
-	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/store"
 )
 
 // waitFor bounds every wait of these tests.
@@ -40,60 +31,14 @@ const waitFor = 10 * time.Second
 
 var sharedMinio miniotest.Once
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	sharedMinio.Close()
-	os.Exit(code)
-}
-
-// nodeBin returns the skillgate-node binary, built once for every package
-// that runs it (testkit.Binaries).
-func nodeBin(t *testing.T) string {
-	t.Helper()
-	return testkit.Binary(t, "cmd/skillgate-node")
-}
-
-// ---------------------------------------------------------------------------
-// Polling
-
-// eventually calls f until it reports true, and returns its value. On
-// timeout it fails t with the last value f observed.
-func eventually(t *testing.T, timeout time.Duration, f func() (string, bool)) string {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		v, ok := f()
-		if ok {
-			return v
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v; last observed:\n%s", timeout, v)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("test ended while waiting; last observed:\n%s", v)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// ---------------------------------------------------------------------------
-// Logs
+func TestMain(m *testing.M) { os.Exit(sharedMinio.Run(m)) }
 
 // ---------------------------------------------------------------------------
 // Gateway
 
-// gw is a real gateway serving on a real 127.0.0.1 listener.
-type gw struct {
-	srv     *gateway.Server
-	base    string // http://127.0.0.1:PORT
-	wsURL   string // ws://127.0.0.1:PORT/v1/nodes/connect
-	logs    *syncbuf.Buffer
-	store   *store.S3
-	cfgPath string
-	token   string // agent bearer token, sent by the helpers when set
-	stop    func() // cancels Serve's context and waits for it to return
-}
+// gw is a real gateway serving on a real 127.0.0.1 listener
+// (gatewaytest), with the reads these tests share.
+type gw struct{ *gatewaytest.Gateway }
 
 type gwOptions struct {
 	minio          *miniotest.Server // nil: the package's shared server
@@ -109,26 +54,9 @@ type gwOptions struct {
 	silentPerAddr  int           // silent connections per address; 0: the default
 	// Replicas: a store shared with other gateways (nil: a fresh bucket
 	// with files), this one's replica name, and its cluster membership.
-	store   *store.S3
+	store   *gatewaytest.Store
 	replica string
 	cluster *cluster.Config
-}
-
-// newBucketStore makes a fresh bucket on srv and returns its S3 store.
-func newBucketStore(t *testing.T, srv *miniotest.Server) *store.S3 {
-	t.Helper()
-	st, err := store.NewS3(t.Context(), store.S3Config{
-		Bucket:          srv.Bucket(t),
-		Endpoint:        srv.Endpoint,
-		Region:          "us-east-1",
-		PathStyle:       true,
-		AccessKeyID:     srv.AccessKey,
-		SecretAccessKey: srv.SecretKey,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
 }
 
 // startGateway starts a gateway on MinIO for t; it stops when t ends.
@@ -138,194 +66,55 @@ func startGateway(t *testing.T, o gwOptions) *gw {
 	if m == nil {
 		m = sharedMinio.Get(t)
 	}
-	st := o.store
-	if st == nil {
-		st = newBucketStore(t, m)
-	}
-	g := &gw{store: st, logs: &syncbuf.Buffer{}, token: o.agentToken}
-	for k, v := range o.files {
-		g.put(t, k, v)
-	}
-	g.cfgPath = filepath.Join(t.TempDir(), "gateway.hujson")
 	if o.config == "" {
 		o.config = "{}"
 	}
-	g.writeConfig(t, o.config)
-	if o.poll == 0 {
-		o.poll = 200 * time.Millisecond
-	}
-	srv, err := gateway.New(gateway.Config{
-		Listen:           "127.0.0.1:0",
-		Store:            st,
-		StoreName:        "s3://" + st.Bucket(),
-		ConfigPath:       g.cfgPath,
-		Poll:             o.poll,
-		NodeToken:        o.nodeToken,
-		MaxNodes:         o.maxNodes,
-		AgentToken:       o.agentToken,
-		ConnectTimeout:   o.connectTimeout,
-		FirstByteTimeout: o.firstByte,
-		MaxSilentPerAddr: o.silentPerAddr,
-		PingInterval:     o.pingInterval,
-		Replica:          o.replica,
-		Cluster:          o.cluster,
-		Logger:           slog.New(slog.NewJSONHandler(g.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.srv = srv
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.base = "http://" + ln.Addr().String()
-	g.wsURL = "ws://" + ln.Addr().String() + "/v1/nodes/connect"
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	var stopOnce sync.Once
-	g.stop = func() {
-		stopOnce.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("Serve: %v", err)
-				}
-			case <-time.After(waitFor):
-				t.Errorf("Serve did not return within %v of its context ending", waitFor)
-			}
-		})
-	}
-	t.Cleanup(func() {
-		g.stop()
-		if t.Failed() {
-			t.Logf("gateway logs:\n%s", tail(g.logs.String(), 16<<10))
-		}
-	})
-	// Ready once the first snapshot is in.
-	eventually(t, waitFor, func() (string, bool) {
-		code, _, body := g.get(t, "/readyz", nil)
-		return fmt.Sprint(code, " ", body), code == http.StatusOK
-	})
-	return g
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
-}
-
-// put writes a bucket object.
-func (g *gw) put(t *testing.T, key, body string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	defer cancel()
-	if err := g.store.Put(ctx, key, []byte(body)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// del removes a bucket object.
-func (g *gw) del(t *testing.T, key string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	defer cancel()
-	if err := g.store.Delete(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// writeConfig replaces the config file atomically (the gateway polls it).
-func (g *gw) writeConfig(t *testing.T, content string) {
-	t.Helper()
-	tmp := g.cfgPath + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, g.cfgPath); err != nil {
-		t.Fatal(err)
-	}
+	return &gw{gatewaytest.Start(t, gatewaytest.Options{
+		MinIO:      m,
+		Shared:     o.store,
+		Files:      o.files,
+		ConfigFile: o.config,
+		Token:      o.agentToken,
+		Config: gateway.Config{
+			Poll:             o.poll,
+			NodeToken:        o.nodeToken,
+			MaxNodes:         o.maxNodes,
+			AgentToken:       o.agentToken,
+			ConnectTimeout:   o.connectTimeout,
+			FirstByteTimeout: o.firstByte,
+			MaxSilentPerAddr: o.silentPerAddr,
+			PingInterval:     o.pingInterval,
+			Replica:          o.replica,
+			Cluster:          o.cluster,
+		},
+	})}
 }
 
 var httpClient = &http.Client{Timeout: 5 * time.Second}
 
-// get does a GET on the gateway with the agent token (when configured)
-// plus hdr, and returns the status, headers and body.
-func (g *gw) get(t *testing.T, pathAndQuery string, hdr http.Header) (int, http.Header, string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, g.base+pathAndQuery, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g.token != "" {
-		req.Header.Set("Authorization", "Bearer "+g.token)
-	}
-	for k, vs := range hdr {
-		req.Header[k] = vs
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", pathAndQuery, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: reading body: %v", pathAndQuery, err)
-	}
-	return resp.StatusCode, resp.Header, string(b)
-}
-
-// prompt returns the agent's prompt block; the request must succeed.
-func (g *gw) prompt(t *testing.T, agent string) string {
-	t.Helper()
-	code, hdr, body := g.get(t, "/v1/agents/"+agent+"/prompt", nil)
-	if code != http.StatusOK {
-		t.Fatalf("GET prompt of %s: %d %s", agent, code, body)
-	}
-	if ct := hdr.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
-		t.Fatalf("GET prompt of %s: Content-Type %q, want text/plain", agent, ct)
-	}
-	return body
-}
-
 // waitPrompt waits until the agent's prompt block is exactly want.
 func (g *gw) waitPrompt(t *testing.T, agent, want string) {
 	t.Helper()
-	eventually(t, waitFor, func() (string, bool) {
-		got := g.prompt(t, agent)
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		got := g.Prompt(t, agent)
 		return fmt.Sprintf("got:\n%s\nwant:\n%s", got, want), got == want
 	})
 }
 
 // nodeView is one node of GET /v1/nodes.
 type nodeView struct {
-	ID            string          `json:"id"`
-	OS            string          `json:"os"`
-	Roles         []string        `json:"roles"`
-	Capabilities  []string        `json:"capabilities"`
-	Env           []string        `json:"env"`
-	HostBinStatus map[string]bool `json:"hostBinStatus"`
-	ConnectedAt   string          `json:"connectedAt"`
-	FactsAt       *string         `json:"factsAt"`
+	protocol.HostFacts
+	ConnectedAt string  `json:"connectedAt"`
+	FactsAt     *string `json:"factsAt"`
 }
 
 // nodes returns GET /v1/nodes, decoded, and its raw body.
 func (g *gw) nodes(t *testing.T) ([]nodeView, string) {
 	t.Helper()
-	code, _, body := g.get(t, "/v1/nodes", nil)
-	if code != http.StatusOK {
-		t.Fatalf("GET /v1/nodes: %d %s", code, body)
-	}
 	var out struct {
 		Nodes []nodeView `json:"nodes"`
 	}
-	if err := json.Unmarshal([]byte(body), &out); err != nil {
-		t.Fatalf("GET /v1/nodes: %v\n%s", err, body)
-	}
+	body := g.GetJSON(t, "/v1/nodes", &out)
 	return out.Nodes, body
 }
 
@@ -345,7 +134,7 @@ func (g *gw) reportingNodeIDs(t *testing.T) string {
 // have reported facts.
 func (g *gw) waitNodes(t *testing.T, want string) {
 	t.Helper()
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		got := g.reportingNodeIDs(t)
 		return fmt.Sprintf("reporting nodes %q, want %q", got, want), got == want
 	})
@@ -355,7 +144,7 @@ func (g *gw) waitNodes(t *testing.T, want string) {
 // labels (e.g. `op="get"`).
 func (g *gw) metric(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	code, _, body := g.get(t, "/metrics", nil)
+	code, _, body := g.Get(t, "/metrics", nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET /metrics: %d", code)
 	}
@@ -396,16 +185,10 @@ func (g *gw) metric(t *testing.T, name string, labels ...string) float64 {
 // ---------------------------------------------------------------------------
 // Skills and expected blocks
 
-// skillMD returns a SKILL.md with a name, a description and, when requires
-// is not empty, metadata {"gsv":{"requires": requires}} (a JSON object).
+// skillMD returns a SKILL.md (testkit.SkillMD) whose body is "Body of
+// NAME.".
 func skillMD(name, description, requires string) string {
-	var b strings.Builder
-	b.WriteString("---\nname: " + name + "\ndescription: " + description + "\n")
-	if requires != "" {
-		b.WriteString(`metadata: '{"gsv": {"requires": ` + requires + `}}'` + "\n")
-	}
-	b.WriteString("---\n\n# " + name + "\n\nBody of " + name + ".\n")
-	return b.String()
+	return testkit.SkillMD(name, description, requires, "Body of "+name+".")
 }
 
 // alwaysMD returns a SKILL.md with always: true.
@@ -470,273 +253,23 @@ func block(entries ...entry) string {
 // ---------------------------------------------------------------------------
 // skillgate-node processes
 
-// nodeProc is a running skillgate-node process.
-type nodeProc struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	out  *syncbuf.Buffer
-	done chan struct{}
-	err  error // Wait's result, valid after done
-}
-
-// binDir makes a directory holding executable shell scripts of these names.
-func binDir(t *testing.T, names ...string) string {
+// startNode runs skillgate-node (testkit.StartNode) against gatewayBase
+// with --id id, --path pathDir, --recheck 200ms, and exactly env as its
+// environment (plus HOME). Extra arguments are appended. It is killed
+// when t ends.
+func startNode(t *testing.T, gatewayBase, id, pathDir string, env []string, extra ...string) *testkit.Proc {
 	t.Helper()
-	dir := t.TempDir()
-	for _, n := range names {
-		addBin(t, dir, n)
-	}
-	return dir
-}
-
-// addBin puts a real executable script into dir.
-func addBin(t *testing.T, dir, name string) {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, []byte("#!/bin/sh\necho "+name+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// startNode runs skillgate-node against g with --id id, --path pathDir,
-// --recheck 200ms, and exactly env as its environment (plus HOME). Extra
-// arguments are appended. It is killed when t ends.
-func startNode(t *testing.T, gatewayBase, id, pathDir string, env []string, extra ...string) *nodeProc {
-	t.Helper()
-	args := []string{"--gateway", gatewayBase, "--id", id, "--path", pathDir, "--recheck", "200ms"}
-	args = append(args, extra...)
-	cmd := exec.Command(nodeBin(t), args...)
-	cmd.Env = append([]string{"HOME=" + t.TempDir()}, env...)
-	p := &nodeProc{t: t, cmd: cmd, out: &syncbuf.Buffer{}, done: make(chan struct{})}
-	cmd.Stdout = p.out
-	cmd.Stderr = p.out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("skillgate-node %s output:\n%s", id, tail(p.out.String(), 8<<10))
-		}
-	})
-	return p
-}
-
-// kill kills the process and waits for it.
-func (p *nodeProc) kill() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	p.cmd.Process.Kill()
-	select {
-	case <-p.done:
-	case <-time.After(waitFor):
-		p.t.Errorf("skillgate-node did not exit within %v of SIGKILL", waitFor)
-	}
-}
-
-// wait waits for the process to exit on its own and returns its exit code.
-func (p *nodeProc) wait(timeout time.Duration) int {
-	p.t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(timeout):
-		p.t.Fatalf("skillgate-node still running after %v; output:\n%s", timeout, p.out.String())
-	}
-	var ee *exec.ExitError
-	if errors.As(p.err, &ee) {
-		return ee.ExitCode()
-	}
-	if p.err != nil {
-		p.t.Fatalf("skillgate-node: %v", p.err)
-	}
-	return 0
+	return testkit.StartNode(t, testkit.Node{Gateway: gatewayBase, ID: id, Path: pathDir, Env: env, Args: extra})
 }
 
 // ---------------------------------------------------------------------------
 // Raw WebSocket client
 
-// rawNode is a hand-driven node connection, for sending what a real node
-// never would.
-type rawNode struct {
-	t *testing.T
-	c *websocket.Conn
-}
-
-func dialRaw(t *testing.T, g *gw) *rawNode {
+// dialRaw connects a raw node to g.
+func dialRaw(t *testing.T, g *gw) *testkit.RawNode {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, g.wsURL, nil)
-	if err != nil {
-		t.Fatalf("dial %s: %v", g.wsURL, err)
-	}
-	c.SetReadLimit(protocol.ReadLimit)
-	t.Cleanup(func() { c.CloseNow() })
-	return &rawNode{t: t, c: c}
-}
-
-func (r *rawNode) send(typ websocket.MessageType, data []byte) {
-	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	defer cancel()
-	if err := r.c.Write(ctx, typ, data); err != nil {
-		r.t.Fatalf("write: %v", err)
-	}
-}
-
-func (r *rawNode) sendText(s string) { r.t.Helper(); r.send(websocket.MessageText, []byte(s)) }
-
-// next reads the next frame the gateway sends, checked with
-// protocol.DecodeFrame. err is the read error (a close, typically).
-func (r *rawNode) next(timeout time.Duration) (protocol.Frame, error) {
-	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	typ, data, err := r.c.Read(ctx)
-	if err != nil {
-		return protocol.Frame{}, err
-	}
-	if typ != websocket.MessageText {
-		r.t.Fatalf("gateway sent a binary frame: %q", data)
-	}
-	f, err := protocol.DecodeFrame(data)
-	if err != nil {
-		r.t.Fatalf("gateway sent a frame that does not decode: %v\n%s", err, data)
-	}
-	return f, nil
-}
-
-// res reads frames until a res (events are skipped) and returns it.
-func (r *rawNode) res() protocol.Frame {
-	r.t.Helper()
-	for {
-		f, err := r.next(waitFor)
-		if err != nil {
-			r.t.Fatalf("waiting for a res: %v", err)
-		}
-		if f.Type == protocol.TypeRes {
-			return f
-		}
-	}
-}
-
-// expectErr reads the next res and checks it is an error with this id and
-// code.
-func (r *rawNode) expectErr(id, code string) protocol.Frame {
-	r.t.Helper()
-	f := r.res()
-	if *f.OK || f.Error == nil || f.Error.Code != code || f.ID != id {
-		r.t.Fatalf("got res %+v (error %+v), want ok:false id %q code %q", f, f.Error, id, code)
-	}
-	if f.Error.Message == "" {
-		r.t.Errorf("error %s has no message", code)
-	}
-	return f
-}
-
-// expectOK reads the next res and checks it is ok:true with this id.
-func (r *rawNode) expectOK(id string) protocol.Frame {
-	r.t.Helper()
-	f := r.res()
-	if !*f.OK || f.ID != id {
-		r.t.Fatalf("got res %+v (error %+v), want ok:true id %q", f, f.Error, id)
-	}
-	return f
-}
-
-// expectClose reads until the connection ends and checks the close status
-// (and the reason, when reason is not empty). Events are skipped; a res is
-// an error.
-func (r *rawNode) expectClose(code websocket.StatusCode, reason string) {
-	r.t.Helper()
-	for {
-		f, err := r.next(waitFor)
-		if err == nil {
-			if f.Type == protocol.TypeRes {
-				r.t.Fatalf("got res %+v (error %+v), want the socket closed with %d", f, f.Error, code)
-			}
-			continue
-		}
-		var ce websocket.CloseError
-		if !errors.As(err, &ce) {
-			r.t.Fatalf("connection ended with %v, want a close frame with status %d", err, code)
-		}
-		if ce.Code != code {
-			r.t.Fatalf("closed with %d %q, want %d", ce.Code, ce.Reason, code)
-		}
-		if reason != "" && ce.Reason != reason {
-			r.t.Fatalf("closed with %d reason %q, want reason %q", ce.Code, ce.Reason, reason)
-		}
-		return
-	}
-}
-
-// connectFrame is a req connect. An empty token leaves "token" out.
-func connectFrame(reqID, nodeID, token string, proto int, roles, caps []string) string {
-	params := map[string]any{
-		"protocol": proto,
-		"client":   "e2e-raw/1",
-		"node":     map[string]any{"id": nodeID, "os": "linux", "roles": roles, "capabilities": caps},
-	}
-	if token != "" {
-		params["token"] = token
-	}
-	b, err := json.Marshal(map[string]any{"type": "req", "id": reqID, "method": "connect", "params": params})
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
+	return testkit.DialNode(t, g.WSURL)
 }
 
 // baseline is the capability set every execution host must have.
-var baseline = []string{"filesystem.list", "filesystem.read", "filesystem.write", "shell.exec"}
-
-// connect sends a valid connect for nodeID and expects ok:true; it returns
-// the interest the gateway answered with.
-func (r *rawNode) connect(nodeID, token string) protocol.Interest {
-	r.t.Helper()
-	r.sendText(connectFrame("c1", nodeID, token, protocol.Version, []string{"execution"}, baseline))
-	f := r.expectOK("c1")
-	res, err := protocol.ParseConnectResult(f.Payload)
-	if err != nil {
-		r.t.Fatalf("connect result: %v", err)
-	}
-	return res.Interest
-}
-
-// factsFrame is a req facts.update.
-func factsFrame(reqID string, env []string, bins map[string]bool) string {
-	if env == nil {
-		env = []string{}
-	}
-	if bins == nil {
-		bins = map[string]bool{}
-	}
-	b, err := json.Marshal(map[string]any{"type": "req", "id": reqID, "method": "facts.update",
-		"params": map[string]any{"env": env, "hostBinStatus": bins}})
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-// facts sends a facts.update and expects ok:true.
-func (r *rawNode) facts(reqID string, env []string, bins map[string]bool) {
-	r.t.Helper()
-	r.sendText(factsFrame(reqID, env, bins))
-	r.expectOK(reqID)
-}
+var baseline = protocol.BaselineCapabilities

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/internal/tlstest"
 )
 
@@ -81,7 +82,7 @@ func TestLongPollLimits(t *testing.T) {
 		config:     `{"gateway": {"maxLongPolls": 5, "maxLongPollsPerToken": 3, "agentTokens": {"main": "tok-main"}}}`,
 	})
 	g.waitPrompt(t, "main", block(global("plain", "Plain.")))
-	_, hdr, _ := g.get(t, "/v1/agents/main/prompt", nil)
+	_, hdr, _ := g.Get(t, "/v1/agents/main/prompt", nil)
 	etag := hdr.Get("ETag")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -89,14 +90,14 @@ func TestLongPollLimits(t *testing.T) {
 
 	var admin []*waitingPoll
 	for range 3 {
-		admin = append(admin, pollOnce(ctx, t, client, g.base, "admin", etag))
+		admin = append(admin, pollOnce(ctx, t, client, g.URL, "admin", etag))
 	}
 	time.Sleep(300 * time.Millisecond) // parked
 	if got := answeredWithin(admin, 100*time.Millisecond); len(got) != 0 {
 		t.Fatalf("the first 3 polls of a token were answered %v, want them waiting", got)
 	}
 	// The token's 4th: 429 at once.
-	req, _ := http.NewRequest(http.MethodGet, g.base+"/v1/agents/main/prompt?wait=1m", nil)
+	req, _ := http.NewRequest(http.MethodGet, g.URL+"/v1/agents/main/prompt?wait=1m", nil)
 	req.Header.Set("If-None-Match", etag)
 	req.Header.Set("Authorization", "Bearer admin")
 	resp, err := client.Do(req)
@@ -108,27 +109,27 @@ func TestLongPollLimits(t *testing.T) {
 		t.Errorf("a token's 4th long poll: %d Retry-After %q, want 429 and 5", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	// A plain request of the same token is served.
-	if code, _, body := g.get(t, "/v1/agents/main/prompt", nil); code != http.StatusOK {
+	if code, _, body := g.Get(t, "/v1/agents/main/prompt", nil); code != http.StatusOK {
 		t.Errorf("a prompt without wait: %d %s", code, body)
 	}
 	// Another token: 2 more fit the total of 5, the 3rd does not.
-	other := []*waitingPoll{pollOnce(ctx, t, client, g.base, "tok-main", etag), pollOnce(ctx, t, client, g.base, "tok-main", etag)}
+	other := []*waitingPoll{pollOnce(ctx, t, client, g.URL, "tok-main", etag), pollOnce(ctx, t, client, g.URL, "tok-main", etag)}
 	time.Sleep(300 * time.Millisecond)
 	if got := answeredWithin(other, 100*time.Millisecond); len(got) != 0 {
 		t.Fatalf("another token's polls were answered %v, want them waiting", got)
 	}
-	if got := answeredWithin([]*waitingPoll{pollOnce(ctx, t, client, g.base, "tok-main", etag)}, 2*time.Second); len(got) != 1 || got[0] != http.StatusTooManyRequests {
+	if got := answeredWithin([]*waitingPoll{pollOnce(ctx, t, client, g.URL, "tok-main", etag)}, 2*time.Second); len(got) != 1 || got[0] != http.StatusTooManyRequests {
 		t.Errorf("the 6th poll in all: %v, want 429", got)
 	}
 	if m := g.metric(t, "skillgate_long_polls"); m != 5 {
 		t.Errorf("skillgate_long_polls = %v, want 5", m)
 	}
 	// A change answers the waiting ones and frees their places.
-	g.put(t, "skills/other/SKILL.md", skillMD("other", "Other.", ""))
+	g.Put(t, "skills/other/SKILL.md", skillMD("other", "Other.", ""))
 	if got := answeredWithin(append(admin, other...), 10*time.Second); fmt.Sprint(got) != "[200 200 200 200 200]" {
 		t.Errorf("the 5 waiting polls answered %v after a change, want 200 each", got)
 	}
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		m := g.metric(t, "skillgate_long_polls")
 		return fmt.Sprintf("skillgate_long_polls = %v, want 0", m), m == 0
 	})
@@ -144,7 +145,7 @@ func TestLongPollLimitsHTTP2(t *testing.T) {
 	tlstest.WriteFile(t, cfgPath, []byte(`{"gateway": {"maxLongPollsPerToken": 10}}`))
 	g := startTLSGateway(t, map[string]string{"skills/plain/SKILL.md": skillMD("plain", "Plain.", "")},
 		gateway.Config{TLSCert: cert, TLSKey: key, ConfigPath: cfgPath}, ca.Pool())
-	base := "https://" + g.addr
+	base := g.URL
 	var dials atomic.Int32
 	client := &http.Client{Transport: &http.Transport{
 		TLSClientConfig:   &tls.Config{RootCAs: ca.Pool()},
@@ -193,7 +194,7 @@ func TestSilentConnections(t *testing.T) {
 		silentPerAddr: 20,
 	})
 	g.waitPrompt(t, "main", block(global("plain", "Plain.")))
-	addr := strings.TrimPrefix(g.base, "http://")
+	addr := strings.TrimPrefix(g.URL, "http://")
 	var idle []net.Conn
 	defer func() {
 		for _, c := range idle {
@@ -208,7 +209,7 @@ func TestSilentConnections(t *testing.T) {
 		idle = append(idle, c)
 	}
 	// A request still gets in.
-	if code, _, body := g.get(t, "/v1/agents/main/prompt", nil); code != http.StatusOK {
+	if code, _, body := g.Get(t, "/v1/agents/main/prompt", nil); code != http.StatusOK {
 		t.Fatalf("a prompt among 60 silent sockets: %d %s", code, body)
 	}
 	// The oldest 40 were closed by the gateway at once; the last 20 after

@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // skillLogs returns the gateway's log records about one skill.
 func skillLogs(t *testing.T, g *gw, skill string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for line := range strings.SplitSeq(g.logs.String(), "\n") {
+	for line := range strings.SplitSeq(g.Logs.String(), "\n") {
 		if line == "" {
 			continue
 		}
@@ -39,15 +40,15 @@ func TestVerdictLogsOncePerChange(t *testing.T) {
 		"skills/weather/SKILL.md": skillMD("weather", "Weather.", `{"env": ["WEATHER_API_KEY"], "bins": ["curl"]}`),
 	}})
 	r := dialRaw(t, g)
-	r.connect("n1", "")
-	r.facts("f1", nil, map[string]bool{"curl": true})
-	eventually(t, waitFor, func() (string, bool) {
+	r.Connect("n1", "")
+	r.Facts("f1", nil, map[string]bool{"curl": true})
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		got := g.reportingNodeIDs(t)
 		return got, got == "n1"
 	})
 	for range 20 {
-		g.prompt(t, "main")
-		g.prompt(t, "other-agent")
+		g.Prompt(t, "main")
+		g.Prompt(t, "other-agent")
 	}
 	recs := skillLogs(t, g, "weather")
 	if len(recs) != 1 {
@@ -61,10 +62,10 @@ func TestVerdictLogsOncePerChange(t *testing.T) {
 		t.Errorf("log record %v", rec)
 	}
 
-	r.facts("f2", []string{"WEATHER_API_KEY"}, map[string]bool{"curl": true})
+	r.Facts("f2", []string{"WEATHER_API_KEY"}, map[string]bool{"curl": true})
 	g.waitPrompt(t, "main", block(global("weather", "Weather.")))
 	for range 20 {
-		g.prompt(t, "main")
+		g.Prompt(t, "main")
 	}
 	recs = skillLogs(t, g, "weather")
 	if len(recs) != 2 || recs[1]["level"] != "INFO" || recs[1]["msg"] != "skill enabled" {
@@ -83,7 +84,7 @@ func TestStorageFindingLevels(t *testing.T) {
 	}})
 	g.waitPrompt(t, "main", block(ePlain))
 	levels := map[string]string{}
-	for line := range strings.SplitSeq(g.logs.String(), "\n") {
+	for line := range strings.SplitSeq(g.Logs.String(), "\n") {
 		var rec map[string]any
 		if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(fmt.Sprint(rec["msg"]), "storage: ") {
 			levels[fmt.Sprint(rec["location"])] = fmt.Sprint(rec["level"], " ", rec["severity"])
@@ -102,16 +103,16 @@ func TestStorageFindingLevels(t *testing.T) {
 func TestNodeLogLines(t *testing.T) {
 	g := startGateway(t, gwOptions{})
 	r := dialRaw(t, g)
-	r.connect("log-node", "")
-	r.c.Close(websocket.StatusNormalClosure, "bye")
-	eventually(t, waitFor, func() (string, bool) {
-		return g.logs.String(), strings.Contains(g.logs.String(), `"msg":"node disconnected"`)
+	r.Connect("log-node", "")
+	r.Conn.Close(websocket.StatusNormalClosure, "bye")
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		return g.Logs.String(), strings.Contains(g.Logs.String(), `"msg":"node disconnected"`)
 	})
 	var want bytes.Buffer
 	l := slog.New(slog.NewJSONHandler(&want, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", "log-node")
 	l.Info("node connected", "os", "linux", "roles", []string{"execution"}, "client", "e2e-raw/1")
 	var got []string
-	for line := range strings.SplitSeq(g.logs.String(), "\n") {
+	for line := range strings.SplitSeq(g.Logs.String(), "\n") {
 		if strings.Contains(line, `"node":"log-node"`) {
 			got = append(got, line)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillgate/skillgate/internal/mcptest"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // The fixture's tokens and skills.
@@ -78,7 +79,7 @@ func goClient(t *testing.T, g *gw, token, query string, changed chan<- struct{})
 		}
 	}
 	c := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-test", Version: "1"}, opts)
-	url := g.base + "/mcp"
+	url := g.URL + "/mcp"
 	if query != "" {
 		url += "?" + query
 	}
@@ -198,7 +199,7 @@ func TestMCPGoClient(t *testing.T) {
 	// search_skills: the ranking of /skills?eligible=true&q=…
 	res := callTool(t, cs, "search_skills", map[string]any{"query": "markdown notes"})
 	found := structured[mcpSkills](t, res)
-	code, _, body := g.get(t, "/v1/agents/main/skills?eligible=true&q=markdown+notes&limit=10", nil)
+	code, _, body := g.Get(t, "/v1/agents/main/skills?eligible=true&q=markdown+notes&limit=10", nil)
 	var httpSearch struct {
 		Skills []struct {
 			Score *float64 `json:"score"`
@@ -222,14 +223,14 @@ func TestMCPGoClient(t *testing.T) {
 	}
 
 	// load_skill and read_skill_file: /read's bytes.
-	_, _, readMD := g.get(t, "/v1/agents/main/read?path=skills/notes/SKILL.md", nil)
+	_, _, readMD := g.Get(t, "/v1/agents/main/read?path=skills/notes/SKILL.md", nil)
 	for _, name := range []string{"notes", "skills/notes/SKILL.md"} { // by name, by location
 		res = callTool(t, cs, "load_skill", map[string]any{"name": name})
 		if f := structured[mcpFile](t, res); f != (mcpFile{Name: "notes", ReadPath: "skills/notes/SKILL.md", Text: readMD}) || resultText(res) != readMD || readMD != notesMD {
 			t.Errorf("load_skill %s = %+v, text %q; want /read's %q", name, f, resultText(res), readMD)
 		}
 	}
-	_, _, readScript := g.get(t, "/v1/agents/main/read?path=skills/notes/scripts/run.sh", nil)
+	_, _, readScript := g.Get(t, "/v1/agents/main/read?path=skills/notes/scripts/run.sh", nil)
 	res = callTool(t, cs, "read_skill_file", map[string]any{"name": "notes", "path": "scripts/run.sh"})
 	if f := structured[mcpFile](t, res); f.Text != readScript || readScript != notesScript || f.ReadPath != "skills/notes/scripts/run.sh" {
 		t.Errorf("read_skill_file = %+v, want /read's %q", f, readScript)
@@ -277,13 +278,13 @@ func TestMCPGoClient(t *testing.T) {
 
 	// The prompt: the budgeted block, as GET …/prompt serves it.
 	pr, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "available_skills"})
-	want := g.prompt(t, "main")
+	want := g.Prompt(t, "main")
 	if err != nil || len(pr.Messages) != 1 || pr.Messages[0].Role != "user" || pr.Messages[0].Content.(*sdk.TextContent).Text != want {
 		t.Errorf("prompts/get = %+v, %v; want one user message %q", pr, err, want)
 	}
 
 	// A node with gh connects: github becomes eligible and the session is told.
-	startNode(t, g.base, "mcp-node-1", binDir(t, "gh"), nil)
+	startNode(t, g.URL, "mcp-node-1", testkit.BinDir(t, "gh"), nil)
 	select {
 	case <-changed:
 	case <-time.After(waitFor):
@@ -302,27 +303,44 @@ func TestMCPGoClient(t *testing.T) {
 	}
 }
 
+// mcpPost POSTs body to url as an MCP client does, with the headers hdr
+// ("Host" sets the request's host), and returns the status, headers and
+// body.
+func mcpPost(t *testing.T, url, body string, hdr map[string]string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
 // TestMCPAuth checks who may open whose session.
 func TestMCPAuth(t *testing.T) {
 	g := mcpFixture(t, "", mcpAdminToken)
 	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 	post := func(query, token, session string) (int, string) {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.base+"/mcp"+query, strings.NewReader(initBody))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		hdr := map[string]string{}
 		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
+			hdr["Authorization"] = "Bearer " + token
 		}
 		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
+			hdr["Mcp-Session-Id"] = session
 		}
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		code, _, body := mcpPost(t, g.URL+"/mcp"+query, initBody, hdr)
+		return code, body
 	}
 	for _, c := range []struct {
 		query, token string
@@ -390,7 +408,7 @@ func TestMCPSessionBounds(t *testing.T) {
 	a := goClient(t, g, mcpMainToken, "", nil)
 	goClient(t, g, mcpMainToken, "", nil)
 	c := sdk.NewClient(&sdk.Implementation{Name: "third", Version: "1"}, nil)
-	_, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: g.base + "/mcp", MaxRetries: -1,
+	_, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: g.URL + "/mcp", MaxRetries: -1,
 		HTTPClient: &http.Client{Transport: bearer{mcpMainToken, http.DefaultTransport}}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "429") && !strings.Contains(err.Error(), "Too Many") && !strings.Contains(err.Error(), "too many MCP sessions") {
 		t.Errorf("a third session: %v, want 429 too many MCP sessions", err)
@@ -404,21 +422,13 @@ func TestMCPSessionBounds(t *testing.T) {
 	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 	a.Close()
 	var sid string
-	eventually(t, waitFor, func() (string, bool) {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.base+"/mcp", strings.NewReader(initBody))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+mcpMainToken)
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			return err.Error(), false
-		}
-		resp.Body.Close()
-		sid = resp.Header.Get("Mcp-Session-Id")
-		return fmt.Sprint(resp.StatusCode), resp.StatusCode == http.StatusOK
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		code, h, _ := mcpPost(t, g.URL+"/mcp", initBody, map[string]string{"Authorization": "Bearer " + mcpMainToken})
+		sid = h.Get("Mcp-Session-Id")
+		return fmt.Sprint(code), code == http.StatusOK
 	})
-	eventually(t, waitFor, func() (string, bool) {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.base+"/mcp",
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.URL+"/mcp",
 			strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -440,14 +450,14 @@ func TestMCPSessionBounds(t *testing.T) {
 func TestMCPTypeScriptHTTP(t *testing.T) {
 	g := mcpFixture(t, "", mcpAdminToken)
 	cfg := mcptest.Scenario()
-	cfg["transport"], cfg["url"], cfg["token"] = "http", g.base+"/mcp", mcpMainToken
+	cfg["transport"], cfg["url"], cfg["token"] = "http", g.URL+"/mcp", mcpMainToken
 	c := mcptest.Start(t, cfg)
 	got := c.Until("ready")
-	_, _, readMD := g.get(t, "/v1/agents/main/read?path=skills/notes/SKILL.md", nil)
-	_, _, readScript := g.get(t, "/v1/agents/main/read?path=skills/notes/scripts/run.sh", nil)
-	mcptest.Check(t, got, readMD, readScript, g.prompt(t, "main"))
+	_, _, readMD := g.Get(t, "/v1/agents/main/read?path=skills/notes/SKILL.md", nil)
+	_, _, readScript := g.Get(t, "/v1/agents/main/read?path=skills/notes/scripts/run.sh", nil)
+	mcptest.Check(t, got, readMD, readScript, g.Prompt(t, "main"))
 
-	startNode(t, g.base, "mcp-node-ts", binDir(t, "gh"), nil)
+	startNode(t, g.URL, "mcp-node-ts", testkit.BinDir(t, "gh"), nil)
 	mcptest.CheckChanged(t, c.Until("done"))
 	if err := c.Wait(); err != nil {
 		t.Errorf("client.mjs: %v", err)
@@ -459,23 +469,8 @@ func TestMCPTypeScriptHTTP(t *testing.T) {
 func TestMCPWithoutTokens(t *testing.T) {
 	g := mcpFixture(t, "{}", "")
 	post := func(query, body string, hdr map[string]string) (int, string) {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, g.base+"/mcp"+query, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range hdr {
-			if k == "Host" {
-				req.Host = v
-			} else {
-				req.Header.Set(k, v)
-			}
-		}
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		code, _, b := mcpPost(t, g.URL+"/mcp"+query, body, hdr)
+		return code, b
 	}
 	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` +

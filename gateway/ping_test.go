@@ -9,12 +9,12 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
-	"github.com/skillgate/skillgate/protocol"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // pingedNode is a raw node connection that counts the gateway's pings.
 type pingedNode struct {
-	*rawNode
+	*testkit.RawNode
 	pings atomic.Int64
 }
 
@@ -23,18 +23,11 @@ type pingedNode struct {
 func dialPinged(t *testing.T, d *dirGateway, id string, read bool) *pingedNode {
 	t.Helper()
 	p := &pingedNode{}
-	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, d.wsURL, &websocket.DialOptions{
+	p.RawNode = testkit.DialNodeWith(t, d.WSURL, &websocket.DialOptions{
 		OnPingReceived: func(context.Context, []byte) bool { p.pings.Add(1); return true },
 	})
-	if err != nil {
-		t.Fatalf("dial %s: %v", d.wsURL, err)
-	}
-	c.SetReadLimit(protocol.ReadLimit)
-	t.Cleanup(func() { c.CloseNow() })
-	p.rawNode = &rawNode{t: t, c: c}
-	p.connect(id, "")
+	c := p.Conn
+	p.Connect(id, "")
 	if read {
 		go func() {
 			for {
@@ -71,7 +64,7 @@ func TestPingsOnlySilentNodes(t *testing.T) {
 			case <-tk.C:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-			err := talking.c.Ping(ctx)
+			err := talking.Conn.Ping(ctx)
 			cancel()
 			if err != nil {
 				pinged <- err
@@ -93,7 +86,7 @@ func TestPingsOnlySilentNodes(t *testing.T) {
 
 	// A node that never reads never answers a ping: it is dropped.
 	dialPinged(t, d, "deaf", false)
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		nodes, body := d.nodes(t)
 		for _, n := range nodes {
 			if n.ID == "deaf" {
@@ -102,8 +95,8 @@ func TestPingsOnlySilentNodes(t *testing.T) {
 		}
 		return body, len(nodes) == 2
 	})
-	eventually(t, waitFor, func() (string, bool) {
-		logs := d.logs.String()
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		logs := d.Logs.String()
 		for line := range strings.Lines(logs) {
 			if strings.Contains(line, `"msg":"node missed a ping; dropping it"`) && strings.Contains(line, `"node":"deaf"`) {
 				return logs, true

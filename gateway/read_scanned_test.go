@@ -30,7 +30,7 @@ const reasonUnscanned = "quarantined by governance: unscanned files"
 // read does GET …/read?path=P for an agent.
 func (g *gw) read(t *testing.T, agent, p string) (int, string) {
 	t.Helper()
-	code, _, body := g.get(t, "/v1/agents/"+agent+"/read?path="+url.QueryEscape(p), nil)
+	code, _, body := g.Get(t, "/v1/agents/"+agent+"/read?path="+url.QueryEscape(p), nil)
 	return code, body
 }
 
@@ -87,7 +87,7 @@ func TestUnscannedFilesHoldTheSkill(t *testing.T) {
 
 	// The operator approves both as they are: offered, but a file the
 	// scanner did not read is still not served.
-	g.writeConfig(t, fmt.Sprintf(`{"skills": {"entries": {"many": {"approve": %q}, "heavy": {"approve": %q}}}}`, digests["many"], digests["heavy"]))
+	g.WriteConfig(t, fmt.Sprintf(`{"skills": {"entries": {"many": {"approve": %q}, "heavy": {"approve": %q}}}}`, digests["many"], digests["heavy"]))
 	g.waitPrompt(t, "main", block(global("heavy", "Has heavy files."), global("many", "Has many files."), ePlain))
 	for _, c := range []struct {
 		path string
@@ -139,15 +139,15 @@ func TestApprovalCoversUnreadFiles(t *testing.T) {
 			}
 			entries = append(entries, fmt.Sprintf("%q: {\"approve\": %q}", dir, r.Governance.Digest))
 		}
-		g.writeConfig(t, `{"skills": {"entries": {`+strings.Join(entries, ", ")+`}}}`)
+		g.WriteConfig(t, `{"skills": {"entries": {`+strings.Join(entries, ", ")+`}}}`)
 	}
 	approve("many", "heavy")
 	g.waitPrompt(t, "main", block(eHeavy, eMany, ePlain))
 
 	// Same sizes, other content: only the ETags say so.
-	g.put(t, "skills/many/z2.sh", runEvil)
+	g.Put(t, "skills/many/z2.sh", runEvil)
 	g.waitPrompt(t, "main", block(eHeavy, ePlain))
-	g.put(t, "skills/heavy/z.sh", runEvil)
+	g.Put(t, "skills/heavy/z.sh", runEvil)
 	g.waitPrompt(t, "main", block(ePlain))
 	for _, dir := range []string{"many", "heavy"} {
 		r := skillReport(t, g, "main", dir)
@@ -170,8 +170,8 @@ func TestReadServesTheScannedBytes(t *testing.T) {
 		"skills/tool/run.sh":   runBenign,
 	}})
 	g.waitPrompt(t, "main", block(global("tool", "Formats notes.")))
-	g.put(t, "skills/tool/run.sh", runEvil)
-	g.put(t, "skills/tool/SKILL.md", toolEvilMD)
+	g.Put(t, "skills/tool/run.sh", runEvil)
+	g.Put(t, "skills/tool/SKILL.md", toolEvilMD)
 	for range 3 {
 		if code, body := g.read(t, "main", "skills/tool/run.sh"); code != http.StatusOK || body != runBenign {
 			t.Errorf("read run.sh after its rewrite: %d %q, want the scanned %q", code, body, runBenign)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/internal/unprivtest"
 )
 
@@ -48,20 +49,13 @@ func (g *hardGW) prompt(t *testing.T) string {
 // each (if not nil) between polls.
 func (g *hardGW) waitPromptDoes(t *testing.T, what string, ok func(string) bool, each func()) {
 	t.Helper()
-	deadline := time.Now().Add(hardWait)
-	for {
+	testkit.Eventually(t, hardWait, func() (string, bool) {
 		if each != nil {
 			each()
 		}
 		p := g.prompt(t)
-		if ok(p) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the prompt never %s:\n%s", what, p)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return "the prompt never " + what + ":\n" + p, ok(p)
+	})
 }
 
 // TestDirRewriteWithRestoredMtime (G6): the directory store's ETag was the
@@ -146,7 +140,7 @@ func TestDirUnreadableDoesNotFreeze(t *testing.T) {
 	if _, err := os.ReadDir(private); err == nil {
 		t.Fatal("the directory is still readable: this test needs a user that file modes bind")
 	}
-	writeSkills(t, g.dir, map[string]string{"skills/plain/SKILL.md": dirPlainNewMD})
+	testkit.WriteFiles(t, g.dir, map[string]string{"skills/plain/SKILL.md": dirPlainNewMD})
 
 	// The other skills keep updating; the two are held.
 	g.waitPromptDoes(t, "showed the edited plain without lock and tool", func(p string) bool {
@@ -160,7 +154,7 @@ func TestDirUnreadableDoesNotFreeze(t *testing.T) {
 	}
 
 	// A rewrite of the held skill's script is never served.
-	writeSkills(t, g.dir, map[string]string{"skills/tool/run.sh": dirRunEvil, "skills/plain/SKILL.md": dirPlainMD})
+	testkit.WriteFiles(t, g.dir, map[string]string{"skills/tool/run.sh": dirRunEvil, "skills/plain/SKILL.md": dirPlainMD})
 	g.waitPromptDoes(t, "showed plain as first written", func(p string) bool {
 		return offered("plain")(p) && !strings.Contains(p, "edited")
 	}, func() {

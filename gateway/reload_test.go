@@ -91,6 +91,15 @@ func (c *configuredServer) reloadWith(t *testing.T, content string) {
 	c.reloadConfig(true)
 }
 
+// wantSettingRecords checks that the records of the config's settings
+// ("config: gateway.…", with their setting=) are exactly want.
+func (c *configuredServer) wantSettingRecords(t *testing.T, want ...string) {
+	t.Helper()
+	if got := c.records(t, "config: gateway.", "setting"); !slices.Equal(got, want) {
+		t.Errorf("log records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // records returns the log records whose message starts with prefix, as
 // "LEVEL msg key=value…" for the keys given.
 func (c *configuredServer) records(t *testing.T, prefix string, keys ...string) []string {
@@ -207,15 +216,11 @@ func TestReloadNamesRestartOnlySettings(t *testing.T) {
 	c := newConfiguredServer(t, Config{Flags: map[string]bool{"poll": true}}, `{"gateway": {"listen": "127.0.0.1:1", "poll": "2s"}}`)
 	c.reloadWith(t, `{"gateway": {"listen": "127.0.0.1:1", "poll": "2s"}}`)
 	c.reloadWith(t, `{"gateway": {"listen": "127.0.0.1:2", "store": "/srv/skills", "poll": "3s"}}`)
-	got := c.records(t, "config: gateway.", "setting")
-	want := []string{
+	c.wantSettingRecords(t,
 		"WARN config: gateway.listen changed; it takes effect at the next restart setting=gateway.listen",
 		"WARN config: gateway.store changed; it takes effect at the next restart setting=gateway.store",
 		"WARN config: gateway.poll changed; --poll on the command line wins over it setting=gateway.poll",
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("log records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	)
 }
 
 // TestNewUsesTheFileAsRead: given the file serve read (Config.File), New

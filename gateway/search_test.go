@@ -22,7 +22,7 @@ func TestSkillSearch(t *testing.T) {
 	}})
 	search := func(q string) gateway.SearchAnswer {
 		t.Helper()
-		code, _, body := g.get(t, "/v1/agents/main/skills?"+q, nil)
+		code, _, body := g.Get(t, "/v1/agents/main/skills?"+q, nil)
 		if code != http.StatusOK {
 			t.Fatalf("search %s: %d %s", q, code, body)
 		}
@@ -59,12 +59,12 @@ func TestSkillSearch(t *testing.T) {
 		t.Errorf("no match: %v", got)
 	}
 	for _, q := range []string{"limit=0", "limit=x", "eligible=maybe"} {
-		if code, _, body := g.get(t, "/v1/agents/main/skills?"+q, nil); code != http.StatusBadRequest {
+		if code, _, body := g.Get(t, "/v1/agents/main/skills?"+q, nil); code != http.StatusBadRequest {
 			t.Errorf("%s: %d %s, want 400", q, code, body)
 		}
 	}
 	// Without a search parameter: the plain answer.
-	if code, _, body := g.get(t, "/v1/agents/main/skills?q=", nil); code != 200 || !json.Valid([]byte(body)) || len(body) < 100 {
+	if code, _, body := g.Get(t, "/v1/agents/main/skills?q=", nil); code != 200 || !json.Valid([]byte(body)) || len(body) < 100 {
 		t.Errorf("empty q: %d %s", code, body)
 	}
 }
@@ -90,7 +90,7 @@ func TestSearchScope(t *testing.T) {
 	cfg := `{"agents": {"ops": {"skills": {"allow": ["git-*"]}}}}`
 	score := func(g *gw, q string) []string {
 		t.Helper()
-		code, _, body := g.get(t, "/v1/agents/ops/skills?q="+q, nil)
+		code, _, body := g.Get(t, "/v1/agents/ops/skills?q="+q, nil)
 		var a gateway.SearchAnswer
 		if err := json.Unmarshal([]byte(body), &a); code != http.StatusOK || err != nil {
 			t.Fatalf("search %s: %d %s", q, code, body)
@@ -113,7 +113,7 @@ func TestSearchScope(t *testing.T) {
 	if r := skillReport(t, with, "ops", "secret-plan"); r.Stage != "config" {
 		t.Fatalf("secret-plan for ops: stage %q", r.Stage)
 	}
-	_, _, body := with.get(t, "/v1/agents/ops/skills", nil)
+	_, _, body := with.Get(t, "/v1/agents/ops/skills", nil)
 	if strings.Contains(body, "example.com/secret-plan") || !strings.Contains(body, "example.com/git-notes") {
 		t.Errorf("/skills of ops shows the scoped-out skill's homepage, or not the others':\n%s", body)
 	}
@@ -125,7 +125,7 @@ func TestSearchScope(t *testing.T) {
 		strings.Repeat("a", gateway.MaxQueryBytes):   http.StatusOK,
 		strings.Repeat("a", gateway.MaxQueryBytes+1): http.StatusBadRequest,
 	} {
-		got, _, body := with.get(t, "/v1/agents/ops/skills?q="+q, nil)
+		got, _, body := with.Get(t, "/v1/agents/ops/skills?q="+q, nil)
 		if got != code {
 			t.Errorf("q of %d bytes: %d %s, want %d", len(q), got, body, code)
 		}

@@ -9,8 +9,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -18,7 +16,8 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/gateway"
-	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -39,32 +38,8 @@ func (s *switchStore) Get(ctx context.Context, key, etag string) ([]byte, string
 // startUnready serves st (named storeName) without waiting for readiness.
 func startUnready(t *testing.T, st store.Store, storeName string) *gw {
 	t.Helper()
-	g := &gw{logs: &syncbuf.Buffer{}}
-	srv, err := gateway.New(gateway.Config{
-		Store:     st,
-		StoreName: storeName,
-		Poll:      100 * time.Millisecond,
-		Logger:    slog.New(slog.NewJSONHandler(g.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.srv, g.base = srv, "http://"+ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		if t.Failed() {
-			t.Logf("gateway logs:\n%s", tail(g.logs.String(), 16<<10))
-		}
-	})
-	return g
+	return &gw{gatewaytest.Start(t, gatewaytest.Options{NoWait: true,
+		Config: gateway.Config{Store: st, StoreName: storeName, Poll: 100 * time.Millisecond}})}
 }
 
 // readyz is the answer of /readyz, with every field an operator reads.
@@ -135,7 +110,7 @@ func TestStoreNotLoaded(t *testing.T) {
 			want := `{"error":` + jsonString(t, "store not loaded: "+fill(tt.detail)) + "}\n"
 			for _, path := range []string{"/v1/agents/main/prompt", "/v1/agents/main/skills", "/v1/agents/main/skills?q=git",
 				"/v1/agents/main/read?path=skills/x/SKILL.md", "/v1/governance"} {
-				code, hdr, body := g.get(t, path, nil)
+				code, hdr, body := g.Get(t, path, nil)
 				if code != http.StatusServiceUnavailable || body != want {
 					t.Errorf("GET %s: %d %s\nwant 503 %s", path, code, body, want)
 				}
@@ -145,15 +120,15 @@ func TestStoreNotLoaded(t *testing.T) {
 			}
 			// A long poll is not parked on a store that never loaded.
 			start := time.Now()
-			code, _, body := g.get(t, "/v1/agents/main/prompt?wait=30s", http.Header{"If-None-Match": {`"x"`}})
+			code, _, body := g.Get(t, "/v1/agents/main/prompt?wait=30s", http.Header{"If-None-Match": {`"x"`}})
 			if code != http.StatusServiceUnavailable || body != want || time.Since(start) > 5*time.Second {
 				t.Errorf("long poll: %d %s after %v, want 503 at once", code, body, time.Since(start))
 			}
-			if code, _, body := g.get(t, "/v1/nodes", nil); code != http.StatusOK {
+			if code, _, body := g.Get(t, "/v1/nodes", nil); code != http.StatusOK {
 				t.Errorf("GET /v1/nodes: %d %s; nodes do not need the store", code, body)
 			}
 
-			code, _, body = g.get(t, "/readyz", nil)
+			code, _, body = g.Get(t, "/readyz", nil)
 			var r readyz
 			if err := json.Unmarshal([]byte(body), &r); err != nil {
 				t.Fatalf("/readyz: %v: %s", err, body)
@@ -169,7 +144,7 @@ func TestStoreNotLoaded(t *testing.T) {
 			// Several polls later the cause was logged once, as what failed
 			// and what to check, and never as a last good snapshot.
 			time.Sleep(400 * time.Millisecond)
-			logs := g.logs.String()
+			logs := g.Logs.String()
 			if n := strings.Count(logs, `"msg":"store not loaded; agents get 503 until a first snapshot loads"`); n != 1 {
 				t.Errorf("the cause was logged %d times, want once:\n%s", n, logs)
 			}
@@ -182,21 +157,21 @@ func TestStoreNotLoaded(t *testing.T) {
 
 			// The operator fixes it: the next poll serves.
 			tt.fix(t, bucket, sw)
-			eventually(t, waitFor, func() (string, bool) {
-				code, hdr, body := g.get(t, "/v1/agents/main/prompt", nil)
+			testkit.Eventually(t, waitFor, func() (string, bool) {
+				code, hdr, body := g.Get(t, "/v1/agents/main/prompt", nil)
 				return body, code == http.StatusOK && body == "" && hdr.Get("ETag") != ""
 			})
-			code, _, body = g.get(t, "/readyz", nil)
+			code, _, body = g.Get(t, "/readyz", nil)
 			r = readyz{}
 			json.Unmarshal([]byte(body), &r)
 			if wantR := (readyz{Ready: true, Store: "s3://" + bucket, Loaded: true}); code != http.StatusOK || r != wantR {
 				t.Errorf("/readyz after the fix: %d %s", code, body)
 			}
-			if code, _, body := g.get(t, "/v1/agents/main/skills", nil); code != http.StatusOK || !strings.HasPrefix(body, `{"agent":"main","skills":[]`) {
+			if code, _, body := g.Get(t, "/v1/agents/main/skills", nil); code != http.StatusOK || !strings.HasPrefix(body, `{"agent":"main","skills":[]`) {
 				t.Errorf("/skills after the fix: %d %s", code, body)
 			}
-			if !strings.Contains(g.logs.String(), `"msg":"storage reachable again"`) {
-				t.Errorf("the recovery was not logged:\n%s", g.logs.String())
+			if !strings.Contains(g.Logs.String(), `"msg":"storage reachable again"`) {
+				t.Errorf("the recovery was not logged:\n%s", g.Logs.String())
 			}
 		})
 	}

@@ -5,109 +5,47 @@ package gateway_test
 // processes connecting to it.
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/skillgate/skillgate/gateway"
-	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/internal/tlstest"
-	"github.com/skillgate/skillgate/store"
 )
 
 // tlsGateway is a gateway on a directory store serving over TLS.
-type tlsGateway struct {
-	srv    *gateway.Server
-	addr   string // 127.0.0.1:PORT
-	logs   *syncbuf.Buffer
-	client *http.Client // trusts the gateway's CA
-}
+type tlsGateway struct{ *gatewaytest.Gateway }
 
 // startTLSGateway serves files over TLS with cfg's TLS files; it stops
 // when t ends.
 func startTLSGateway(t *testing.T, files map[string]string, cfg gateway.Config, ca *x509.CertPool) *tlsGateway {
 	t.Helper()
-	root := t.TempDir()
-	for k, v := range files {
-		p := filepath.Join(root, filepath.FromSlash(k))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := store.NewDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &tlsGateway{logs: &syncbuf.Buffer{}}
-	cfg.Store, cfg.StoreName, cfg.Poll = st, "directory", 50*time.Millisecond
-	cfg.Logger = slog.New(slog.NewJSONHandler(g.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	g.srv, err = gateway.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.addr = ln.Addr().String()
-	g.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca}}}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- g.srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(waitFor):
-			t.Errorf("Serve did not return within %v", waitFor)
-		}
-		if t.Failed() {
-			t.Logf("gateway logs:\n%s", tail(g.logs.String(), 16<<10))
-		}
-	})
-	eventually(t, waitFor, func() (string, bool) {
-		code, body := g.get(t, "/readyz")
-		return fmt.Sprint(code, " ", body), code == http.StatusOK
-	})
-	return g
+	cfg.StoreName, cfg.Poll = "directory", 50*time.Millisecond
+	return &tlsGateway{gatewaytest.Start(t, gatewaytest.Options{Files: files, Config: cfg, CA: ca})}
 }
 
 // get does a GET over HTTPS; a transport error is status 0 and its text.
 func (g *tlsGateway) get(t *testing.T, path string) (int, string) {
 	t.Helper()
-	resp, err := g.client.Get("https://" + g.addr + path)
+	code, _, body, err := g.TryGet(t, path, nil)
 	if err != nil {
 		return 0, err.Error()
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
+	return code, body
 }
 
 // waitPrompt waits until the prompt of agent main, fetched over HTTPS,
 // is want.
 func (g *tlsGateway) waitPrompt(t *testing.T, want string) {
 	t.Helper()
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		code, body := g.get(t, "/v1/agents/main/prompt")
 		return fmt.Sprintf("%d\n%s\nwant:\n%s", code, body, want), code == http.StatusOK && body == want
 	})
@@ -142,20 +80,20 @@ func TestTLSNodeOverWSS(t *testing.T) {
 	g := startTLSGateway(t, gatedFiles, gateway.Config{TLSCert: cert, TLSKey: key}, ca.Pool())
 
 	g.waitPrompt(t, "") // no host has gh yet
-	startNode(t, "https://"+g.addr, "n-https", binDir(t, "gh"), nil, "--ca-file", caFile)
+	startNode(t, "https://"+g.Addr, "n-https", testkit.BinDir(t, "gh"), nil, "--ca-file", caFile)
 	g.waitPrompt(t, block(global("github", "Uses gh.")))
-	eventually(t, waitFor, func() (string, bool) {
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		_, body := g.get(t, "/v1/nodes")
 		return body, strings.Contains(body, `"id":"n-https"`)
 	})
-	startNode(t, "wss://"+g.addr, "n-wss", binDir(t), nil, "--ca-file", caFile)
-	eventually(t, waitFor, func() (string, bool) {
+	startNode(t, "wss://"+g.Addr, "n-wss", testkit.BinDir(t), nil, "--ca-file", caFile)
+	testkit.Eventually(t, waitFor, func() (string, bool) {
 		_, body := g.get(t, "/v1/nodes")
 		return body, strings.Contains(body, `"id":"n-wss"`) && strings.Contains(body, `"id":"n-https"`)
 	})
 
 	// Plain HTTP on the TLS port: net/http's own 400, never the API.
-	resp, err := http.Get("http://" + g.addr + "/v1/agents/main/prompt")
+	resp, err := http.Get("http://" + g.Addr + "/v1/agents/main/prompt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +103,7 @@ func TestTLSNodeOverWSS(t *testing.T) {
 	}
 	// TLS 1.1 is refused; 1.2 is enough.
 	for v, ok := range map[uint16]bool{tls.VersionTLS11: false, tls.VersionTLS12: true} {
-		c, err := tls.Dial("tcp", g.addr, &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS10, MaxVersion: v})
+		c, err := tls.Dial("tcp", g.Addr, &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS10, MaxVersion: v})
 		if err == nil {
 			c.Close()
 		}
@@ -184,7 +122,7 @@ func TestTLSCertRotation(t *testing.T) {
 	first := ca.Leaf(t, tlstest.LeafOptions{})
 	cert, key := first.Write(t, dir, "gateway")
 	g := startTLSGateway(t, nil, gateway.Config{TLSCert: cert, TLSKey: key}, ca.Pool())
-	if got, want := handshakeSerial(t, g.addr, ca.Pool()), first.Cert.SerialNumber.String(); got != want {
+	if got, want := handshakeSerial(t, g.Addr, ca.Pool()), first.Cert.SerialNumber.String(); got != want {
 		t.Fatalf("serial %s, want the first certificate's %s", got, want)
 	}
 
@@ -195,27 +133,27 @@ func TestTLSCertRotation(t *testing.T) {
 	second := ca2.Leaf(t, tlstest.LeafOptions{})
 	second.Write(t, dir, "gateway")
 	want := second.Cert.SerialNumber.String()
-	eventually(t, waitFor, func() (string, bool) {
-		got := handshakeSerial(t, g.addr, both)
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		got := handshakeSerial(t, g.Addr, both)
 		return "serial " + got + ", want " + want, got == want
 	})
 
 	// A certificate that does not match the key: the old pair stays.
 	tlstest.WriteFile(t, cert, ca.Leaf(t, tlstest.LeafOptions{}).CertPEM)
-	eventually(t, waitFor, func() (string, bool) {
-		handshakeSerial(t, g.addr, both) // the files are checked at handshakes
-		return g.logs.String(), strings.Contains(g.logs.String(), "TLS certificate changed but cannot be used")
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		handshakeSerial(t, g.Addr, both) // the files are checked at handshakes
+		return g.Logs.String(), strings.Contains(g.Logs.String(), "TLS certificate changed but cannot be used")
 	})
 	for range 2 { // handshakes after further checks of the files
-		if got := handshakeSerial(t, g.addr, both); got != want {
+		if got := handshakeSerial(t, g.Addr, both); got != want {
 			t.Fatalf("after a bad pair: serial %s, want the last good one's %s", got, want)
 		}
 		time.Sleep(gateway.TLSCheckEvery + 50*time.Millisecond)
 	}
-	if n := strings.Count(g.logs.String(), "TLS certificate changed but cannot be used"); n != 1 {
+	if n := strings.Count(g.Logs.String(), "TLS certificate changed but cannot be used"); n != 1 {
 		t.Errorf("the bad pair was logged %d times, want once", n)
 	}
-	if !strings.Contains(g.logs.String(), `"level":"ERROR","msg":"TLS certificate changed but cannot be used`) {
+	if !strings.Contains(g.Logs.String(), `"level":"ERROR","msg":"TLS certificate changed but cannot be used`) {
 		t.Errorf("the bad pair is not logged as an error")
 	}
 }
@@ -235,26 +173,26 @@ func TestTLSWrongCANodeExits(t *testing.T) {
 		args      []string
 		wants     []string
 	}{
-		{"wrong CA", "wss://" + g.addr, []string{"--ca-file", other},
+		{"wrong CA", "wss://" + g.Addr, []string{"--ca-file", other},
 			[]string{"TLS with the gateway failed; not retrying", "not signed by a CA in --ca-file " + other, "point --ca-file at the CA"}},
-		{"system roots", "https://" + g.addr, nil,
+		{"system roots", "https://" + g.Addr, nil,
 			[]string{"not signed by an authority this host trusts", "with --ca-file FILE"}},
-		{"plain http", "http://" + g.addr, nil,
+		{"plain http", "http://" + g.Addr, nil,
 			[]string{"speaks TLS: use https://"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := startNode(t, tt.url, "n-wrong", binDir(t), nil, tt.args...)
-			if code := p.wait(waitFor); code != 1 {
-				t.Fatalf("exit %d, want 1; output:\n%s", code, p.out.String())
+			p := startNode(t, tt.url, "n-wrong", testkit.BinDir(t), nil, tt.args...)
+			if code := p.Wait(t, waitFor); code != 1 {
+				t.Fatalf("exit %d, want 1; output:\n%s", code, p.Output())
 			}
 			for _, w := range tt.wants {
-				if !strings.Contains(p.out.String(), w) {
-					t.Errorf("output lacks %q:\n%s", w, p.out.String())
+				if !strings.Contains(p.Output(), w) {
+					t.Errorf("output lacks %q:\n%s", w, p.Output())
 				}
 			}
-			if strings.Contains(p.out.String(), "retrying") && !strings.Contains(p.out.String(), "not retrying") {
-				t.Errorf("the node retried:\n%s", p.out.String())
+			if strings.Contains(p.Output(), "retrying") && !strings.Contains(p.Output(), "not retrying") {
+				t.Errorf("the node retried:\n%s", p.Output())
 			}
 		})
 	}
@@ -273,32 +211,32 @@ func TestTLSClientCA(t *testing.T) {
 	g := startTLSGateway(t, gatedFiles, gateway.Config{TLSCert: cert, TLSKey: key, TLSClientCA: nodeCA.WriteCA(t, dir, "node-ca.pem")}, ca.Pool())
 	g.waitPrompt(t, "") // an API client without a certificate is served
 
-	p := startNode(t, "https://"+g.addr, "n-nocert", binDir(t, "gh"), nil, "--ca-file", caFile)
-	if code := p.wait(waitFor); code != 1 {
-		t.Fatalf("node without a client certificate: exit %d, want 1; output:\n%s", code, p.out.String())
+	p := startNode(t, "https://"+g.Addr, "n-nocert", testkit.BinDir(t, "gh"), nil, "--ca-file", caFile)
+	if code := p.Wait(t, waitFor); code != 1 {
+		t.Fatalf("node without a client certificate: exit %d, want 1; output:\n%s", code, p.Output())
 	}
 	for _, w := range []string{"gateway refused this node; not retrying", "answered the upgrade with 403", "start skillgate-node with --cert FILE --key FILE"} {
-		if !strings.Contains(p.out.String(), w) {
-			t.Errorf("node without a client certificate: output lacks %q:\n%s", w, p.out.String())
+		if !strings.Contains(p.Output(), w) {
+			t.Errorf("node without a client certificate: output lacks %q:\n%s", w, p.Output())
 		}
 	}
 
 	strangerCert, strangerKey := tlstest.NewCA(t, "stranger CA").Leaf(t, tlstest.LeafOptions{Client: true}).Write(t, dir, "stranger")
-	p = startNode(t, "https://"+g.addr, "n-stranger", binDir(t, "gh"), nil, "--ca-file", caFile, "--cert", strangerCert, "--key", strangerKey)
-	if code := p.wait(waitFor); code != 1 {
-		t.Fatalf("node with a certificate of another CA: exit %d, want 1; output:\n%s", code, p.out.String())
+	p = startNode(t, "https://"+g.Addr, "n-stranger", testkit.BinDir(t, "gh"), nil, "--ca-file", caFile, "--cert", strangerCert, "--key", strangerKey)
+	if code := p.Wait(t, waitFor); code != 1 {
+		t.Fatalf("node with a certificate of another CA: exit %d, want 1; output:\n%s", code, p.Output())
 	}
 	for _, w := range []string{"TLS with the gateway failed; not retrying", "refused this node's TLS client certificate " + strangerCert, "--tls-client-ca"} {
-		if !strings.Contains(p.out.String(), w) {
-			t.Errorf("node with a certificate of another CA: output lacks %q:\n%s", w, p.out.String())
+		if !strings.Contains(p.Output(), w) {
+			t.Errorf("node with a certificate of another CA: output lacks %q:\n%s", w, p.Output())
 		}
 	}
 	g.waitPrompt(t, "")
 
 	nodeCert, nodeKey := nodeCA.Leaf(t, tlstest.LeafOptions{Client: true}).Write(t, dir, "node")
-	startNode(t, "https://"+g.addr, "n-cert", binDir(t, "gh"), nil, "--ca-file", caFile, "--cert", nodeCert, "--key", nodeKey)
+	startNode(t, "https://"+g.Addr, "n-cert", testkit.BinDir(t, "gh"), nil, "--ca-file", caFile, "--cert", nodeCert, "--key", nodeKey)
 	g.waitPrompt(t, block(global("github", "Uses gh.")))
-	if !strings.Contains(g.logs.String(), "node refused: no TLS client certificate") {
+	if !strings.Contains(g.Logs.String(), "node refused: no TLS client certificate") {
 		t.Error("the gateway did not log the node it refused")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/catalog"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -14,7 +15,7 @@ import (
 // view, key for key, since both are catalog.AgentView.
 func TestSnapshotViewIsTheStoreView(t *testing.T) {
 	root := t.TempDir()
-	writeSkills(t, root, map[string]string{
+	testkit.WriteFiles(t, root, map[string]string{
 		"skills/gh/SKILL.md":                   skillWithBin("github", "gh"),
 		"skills/tmux/SKILL.md":                 skillWithBin("tmux", "tmux"),
 		"skills/zeta/SKILL.md":                 skillWithBin("zeta", "zeta"),

@@ -144,11 +144,7 @@ func TestFatalErrors(t *testing.T) {
 	for _, code := range []string{protocol.CodeUnauthorized, protocol.CodeInvalidFacts, protocol.CodeUnsupportedProtocol} {
 		t.Run(code, func(t *testing.T) {
 			g := newFakeGateway(t, 0)
-			var logs syncbuf.Buffer
-			c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}, Token: "wrong-token"}, &logs)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			errc := runClient(ctx, c)
+			logs, errc, _ := startClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}, Token: "wrong-token"})
 			gc := g.accept()
 			gc.recv()
 			gc.send(protocol.NewErr("1", code, "no, because "+code))
@@ -174,11 +170,7 @@ func TestFatalErrors(t *testing.T) {
 // protocol version is as final as an explicit refusal.
 func TestUnsupportedProtocolAnswer(t *testing.T) {
 	g := newFakeGateway(t, 0)
-	var logs syncbuf.Buffer
-	c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, &logs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errc := runClient(ctx, c)
+	_, errc, _ := startClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}})
 	gc := g.accept()
 	gc.recv()
 	gc.send([]byte(`{"type":"res","id":"1","ok":true,"payload":{"protocol":2,"interest":{}}}`))
@@ -190,11 +182,7 @@ func TestUnsupportedProtocolAnswer(t *testing.T) {
 
 func TestReconnect(t *testing.T) {
 	g := newFakeGateway(t, 0)
-	var logs syncbuf.Buffer
-	c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, &logs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errc := runClient(ctx, c)
+	logs, errc, cancel := startClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}})
 
 	// Dropped after a full handshake.
 	gc := g.accept()
@@ -249,11 +237,7 @@ func TestReconnectAfterDialFailure(t *testing.T) {
 // does not hold the node past the grace period.
 func TestShutdownHungGateway(t *testing.T) {
 	g := newFakeGateway(t, 2) // reads connect and facts.update, then hangs
-	var logs syncbuf.Buffer
-	c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, &logs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errc := runClient(ctx, c)
+	_, errc, cancel := startClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}})
 	gc := g.accept()
 	gc.recv()
 	gc.sendRes("1", protocol.ConnectResult{Protocol: 1})
@@ -270,13 +254,10 @@ func TestShutdownHungGateway(t *testing.T) {
 // reconnected to.
 func TestPingTimeout(t *testing.T) {
 	g := newFakeGateway(t, 2)
-	var logs syncbuf.Buffer
-	c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, &logs)
-	c.pingInterval = 50 * time.Millisecond
-	c.pingTimeout = 100 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errc := runClient(ctx, c)
+	logs, errc, cancel := startClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, func(c *Client) {
+		c.pingInterval = 50 * time.Millisecond
+		c.pingTimeout = 100 * time.Millisecond
+	})
 	gc := g.accept()
 	gc.recv()
 	gc.sendRes("1", protocol.ConnectResult{Protocol: 1})
@@ -293,12 +274,8 @@ func TestPingTimeout(t *testing.T) {
 
 func TestConnectTimeout(t *testing.T) {
 	g := newFakeGateway(t, 0)
-	var logs syncbuf.Buffer
-	c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, &logs)
-	c.connectTimeout = 100 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errc := runClient(ctx, c)
+	logs, errc, cancel := startClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}},
+		func(c *Client) { c.connectTimeout = 100 * time.Millisecond })
 	g.accept().recv() // never answered
 	g.accept().recv()
 	cancel()

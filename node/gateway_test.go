@@ -204,6 +204,20 @@ func newTestClient(t *testing.T, cfg Config, logs *syncbuf.Buffer) *Client {
 }
 
 // runClient starts Run and returns a channel with its result.
+// startClient runs a test client of cfg (newTestClient, then each tune)
+// until cancel is called or t ends, and returns its logs and Run's result.
+func startClient(t *testing.T, cfg Config, tune ...func(*Client)) (logs *syncbuf.Buffer, errc <-chan error, cancel context.CancelFunc) {
+	t.Helper()
+	logs = &syncbuf.Buffer{}
+	c := newTestClient(t, cfg, logs)
+	for _, f := range tune {
+		f(c)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return logs, runClient(ctx, c), cancel
+}
+
 func runClient(ctx context.Context, c *Client) <-chan error {
 	errc := make(chan error, 1)
 	go func() { errc <- c.Run(ctx) }()

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -39,11 +37,7 @@ func TestRedirectIsFinal(t *testing.T) {
 			}))
 			t.Cleanup(a.Close)
 
-			var logs syncbuf.Buffer
-			c := newTestClient(t, Config{Gateway: a.URL, ID: "n1", Path: []string{t.TempDir()}, Token: "tok-very-secret"}, &logs)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			errc := runClient(ctx, c)
+			logs, errc, _ := startClient(t, Config{Gateway: a.URL, ID: "n1", Path: []string{t.TempDir()}, Token: "tok-very-secret"})
 
 			var err error
 			select {
@@ -87,11 +81,7 @@ func TestRedirectIsFinal(t *testing.T) {
 func TestInterestFlood(t *testing.T) {
 	const events = 5000
 	g := newFakeGateway(t, 0)
-	var logs syncbuf.Buffer
-	c := newTestClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}}, &logs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errc := runClient(ctx, c)
+	_, errc, cancel := startClient(t, Config{Gateway: g.srv.URL, ID: "n1", Path: []string{t.TempDir()}})
 
 	gc := g.accept()
 	gc.recv()

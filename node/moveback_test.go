@@ -194,9 +194,9 @@ func preferring(t *testing.T, prefix string, n int, first *replica, others ...*r
 	}
 }
 
-// moveClient is newTestClient with the replicas' URLs and moving back
+// moveConfig is the Config of a node with the replicas' URLs, moving back
 // after hold, plus up to window.
-func moveClient(t *testing.T, id string, hold, window time.Duration, logs *syncbuf.Buffer, rs ...*replica) *Client {
+func moveConfig(t *testing.T, id string, hold, window time.Duration, rs ...*replica) Config {
 	t.Helper()
 	var bases []string
 	for _, r := range rs {
@@ -205,8 +205,8 @@ func moveClient(t *testing.T, id string, hold, window time.Duration, logs *syncb
 	if window == 0 {
 		window = -1
 	}
-	return newTestClient(t, Config{Gateway: strings.Join(bases, ","), ID: id, Path: []string{t.TempDir()},
-		MoveBack: hold, MoveBackWindow: window}, logs)
+	return Config{Gateway: strings.Join(bases, ","), ID: id, Path: []string{t.TempDir()},
+		MoveBack: hold, MoveBackWindow: window}
 }
 
 // TestMoveBack: a node whose first replica is down starts on the second;
@@ -221,7 +221,7 @@ func TestMoveBack(t *testing.T) {
 	id := preferring(t, "n", 0, a, b)
 	var logs syncbuf.Buffer
 	const hold = 300 * time.Millisecond
-	c := moveClient(t, id, hold, 0, &logs, a, b)
+	c := newTestClient(t, moveConfig(t, id, hold, 0, a, b), &logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := runClient(ctx, c)
@@ -283,14 +283,10 @@ func TestMoveBackHoldDown(t *testing.T) {
 	b.ready.Store(true)
 	a.up.Store(true) // accepts connects all along: only /readyz says whether to move
 	id := preferring(t, "n", 0, a, b)
-	var logs syncbuf.Buffer
 	const hold = 600 * time.Millisecond // probed every 50–150 ms
 	// Down at first: the node goes to b.
 	a.up.Store(false)
-	c := moveClient(t, id, hold, 0, &logs, a, b)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errc := runClient(ctx, c)
+	logs, errc, cancel := startClient(t, moveConfig(t, id, hold, 0, a, b))
 	b.waitSeen(id, "facts", 1, wait)
 	a.up.Store(true)
 
@@ -335,8 +331,7 @@ func TestMoveBackSpread(t *testing.T) {
 		fmt.Sscanf(strings.TrimPrefix(id, "spread-"), "%d", &next)
 		next++
 		ids = append(ids, id)
-		var logs syncbuf.Buffer
-		errcs = append(errcs, runClient(ctx, moveClient(t, id, hold, window, &logs, a, b)))
+		errcs = append(errcs, runClient(ctx, newTestClient(t, moveConfig(t, id, hold, window, a, b), &syncbuf.Buffer{})))
 	}
 	for _, id := range ids {
 		b.waitSeen(id, "facts", 1, wait)
@@ -385,12 +380,8 @@ func TestMoveBackRefused(t *testing.T) {
 	b.up.Store(true)
 	b.ready.Store(true)
 	id := preferring(t, "n", 0, a, b)
-	var logs syncbuf.Buffer
 	const hold = 100 * time.Millisecond
-	c := moveClient(t, id, hold, 0, &logs, a, b)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errc := runClient(ctx, c)
+	logs, errc, cancel := startClient(t, moveConfig(t, id, hold, 0, a, b))
 	b.waitSeen(id, "facts", 1, wait)
 	a.refuse.Store(protocol.CodeUnauthorized)
 	a.up.Store(true)
@@ -419,11 +410,7 @@ func TestMoveBackOff(t *testing.T) {
 	b.up.Store(true)
 	b.ready.Store(true)
 	id := preferring(t, "n", 0, a, b)
-	var logs syncbuf.Buffer
-	c := moveClient(t, id, -1, 0, &logs, a, b)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errc := runClient(ctx, c)
+	_, errc, cancel := startClient(t, moveConfig(t, id, -1, 0, a, b))
 	b.waitSeen(id, "facts", 1, wait)
 	a.up.Store(true)
 	a.ready.Store(true)
@@ -454,14 +441,10 @@ func TestShutdownWhileMoving(t *testing.T) {
 	}))
 	t.Cleanup(front.srv.Close)
 	id := preferring(t, "n", 0, front, b)
-	var logs syncbuf.Buffer
-	c := moveClient(t, id, 100*time.Millisecond, 0, &logs, front, b)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	// The first dial goes to front (g): hold it there, unanswered, past
 	// the connect timeout so that the node goes to b.
-	c.connectTimeout = 300 * time.Millisecond
-	errc := runClient(ctx, c)
+	_, errc, cancel := startClient(t, moveConfig(t, id, 100*time.Millisecond, 0, front, b),
+		func(c *Client) { c.connectTimeout = 300 * time.Millisecond })
 	g.accept().recv()
 	b.waitSeen(id, "facts", 1, wait)
 	gc := g.accept() // the move: connect sent, never answered

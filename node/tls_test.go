@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -107,11 +106,7 @@ func TestTLSFinalErrors(t *testing.T) {
 			cfg := tt.cfg
 			cfg.Gateway = scheme + "://" + strings.TrimPrefix(strings.TrimPrefix(srv.URL, "https://"), "http://")
 			cfg.ID, cfg.Path = "n1", []string{t.TempDir()}
-			var logs syncbuf.Buffer
-			c := newTestClient(t, cfg, &logs)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			errc := runClient(ctx, c)
+			logs, errc, cancel := startClient(t, cfg)
 			if tt.code == "" {
 				deadline := time.Now().Add(wait)
 				for requests.Load() < 3 && time.Now().Before(deadline) {

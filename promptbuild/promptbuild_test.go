@@ -2,31 +2,20 @@ package promptbuild
 
 import (
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/skill"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// golden compares got with testdata/name (-update rewrites it).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s mismatch:\n got: %q\nwant: %q", name, got, want)
-	}
+	testkit.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 func TestRenderGolden(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 func TestCache(t *testing.T) {
@@ -192,13 +194,13 @@ func TestPoolRetainAndClose(t *testing.T) {
 	p.Schedule("old1", slow, skillFiles()) // running
 	p.Schedule("old2", slow, skillFiles()) // queued
 	p.Schedule("new", slow, skillFiles())  // queued
-	waitFor(t, func() bool { return p.Pending("old1", &slow) })
+	testkit.Until(t, 10*time.Second, "old1 pending", func() bool { return p.Pending("old1", &slow) })
 	p.Retain(func(digest, _ string) bool { return digest == "new" })
 	if p.Pending("old1", &slow) || p.Pending("old2", &slow) || !p.Pending("new", &slow) {
 		t.Error("pending after Retain")
 	}
 	// "new" starts once old1's scan has been killed.
-	waitFor(t, func() bool {
+	testkit.Until(t, 10*time.Second, "new running, nothing queued", func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return p.running == 1 && len(p.queue) == 0
@@ -219,15 +221,4 @@ func TestPoolRetainAndClose(t *testing.T) {
 	if _, ok := p.Lookup("new", &slow); ok {
 		t.Error("a canceled scan has a result")
 	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for range 400 {
-		if cond() {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatal("timed out waiting")
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -20,7 +21,7 @@ func TestNewDir(t *testing.T) {
 		t.Error("NewDir of a missing directory: no error")
 	}
 	file := filepath.Join(root, "file")
-	writeFiles(t, root, map[string]string{"file": "x"})
+	testkit.WriteFiles(t, root, map[string]string{"file": "x"})
 	if _, err := store.NewDir(file); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("NewDir of a file: %v, want a 'not a directory' error", err)
 	}
@@ -112,7 +113,7 @@ func TestDirList(t *testing.T) {
 func TestDirSymlinks(t *testing.T) {
 	t.Parallel()
 	outside := t.TempDir()
-	writeFiles(t, outside, map[string]string{"SKILL.md": "secret", "d/SKILL.md": "secret"})
+	testkit.WriteFiles(t, outside, map[string]string{"SKILL.md": "secret", "d/SKILL.md": "secret"})
 	d, root := newDir(t, map[string]string{
 		"skills/a/SKILL.md":      "a",
 		"shared/s/SKILL.md":      "shared",

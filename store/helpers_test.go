@@ -3,23 +3,19 @@ package store_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/internal/miniotest"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/store"
 )
 
 // minio is the MinIO server the package's tests share.
 var minio miniotest.Once
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	minio.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(minio.Run(m)) }
 
 // countingStore wraps a real store and counts the requests made through it.
 type countingStore struct {
@@ -42,24 +38,10 @@ func skillFile(name, desc string) []byte {
 	return []byte("---\nname: " + name + "\ndescription: " + desc + "\n---\n# " + name + "\n\nBody.\n")
 }
 
-// writeFiles writes files (key → content) under root.
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for key, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(key))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func newDir(t *testing.T, files map[string]string) (*store.Dir, string) {
 	t.Helper()
 	root := t.TempDir()
-	writeFiles(t, root, files)
+	testkit.WriteFiles(t, root, files)
 	d, err := store.NewDir(root)
 	if err != nil {
 		t.Fatal(err)

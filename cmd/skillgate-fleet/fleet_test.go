@@ -8,8 +8,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,6 +24,8 @@ import (
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/internal/version"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
@@ -57,31 +59,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // base URL. cfg may set tokens.
 func startGateway(t *testing.T, storeDir string, cfg gateway.Config) string {
 	t.Helper()
-	st, err := store.NewDir(storeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store, cfg.StoreName, cfg.Poll = st, storeDir, time.Second
-	srv, err := gateway.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(waitFor):
-			t.Error("gateway did not stop")
-		}
-	})
-	return "http://" + ln.Addr().String()
+	cfg.StoreName, cfg.Poll = storeDir, time.Second
+	return gatewaytest.Start(t, gatewaytest.Options{Dir: storeDir, Config: cfg, NoWait: true, StopWithin: waitFor}).URL
 }
 
 // nodeEntry is one node of GET /v1/nodes.
@@ -350,13 +329,10 @@ func TestNodesProbeAndLoad(t *testing.T) {
 		t.Errorf("no progress announcement on stderr:\n%s", errOut)
 	}
 	// Closed with 1001: the gateway drops them all.
-	deadline := time.Now().Add(waitFor)
-	for len(getNodes(t, base)) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d nodes still listed after the fleet stopped", len(getNodes(t, base)))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		n := len(getNodes(t, base))
+		return fmt.Sprintf("%d nodes still listed after the fleet stopped", n), n == 0
+	})
 }
 
 func diff(a, b []string) []string {
@@ -402,43 +378,10 @@ func TestNodesChurn(t *testing.T) {
 // with the node agent's backoff and all connect once it is up.
 func TestNodesRetryWithBackoff(t *testing.T) {
 	const nNodes = 20
-	storeDir := makeStore(t, 10)
-	st, err := store.NewDir(storeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := gateway.New(gateway.Config{Store: st, StoreName: storeDir, Poll: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there until the gateway starts
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			served <- err
-			return
-		}
-		served <- srv.Serve(ctx, ln)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("gateway: %v", err)
-			}
-		case <-time.After(waitFor):
-			t.Error("gateway did not stop")
-		}
-	})
+	store := makeStore(t, 10)
+	g := gatewaytest.Start(t, gatewaytest.Options{Dir: store, StopWithin: waitFor, ListenAfter: 300 * time.Millisecond,
+		Config: gateway.Config{StoreName: store, Poll: time.Second}})
+	addr := g.Addr // nothing listens there until the gateway starts
 	stop := startNodes(t, "--gateway", "http://"+addr, "-n", itoa(nNodes))
 	code, out, errOut := stop()
 	if code != 0 {

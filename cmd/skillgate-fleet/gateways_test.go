@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // nodeIDs returns the sorted ids of the nodes a gateway lists.
@@ -126,7 +127,7 @@ func TestLongPollProbeGateway(t *testing.T) {
 
 	// That run ended with the probe node leaving: wait until its skill
 	// is gone, or the next precheck would find it eligible.
-	waitUntil(t, func() bool { return !strings.Contains(getPrompt(t, base, "main"), `<skill name="`+probeSkill+`">`) })
+	testkit.Until(t, waitFor, "the probe skill withdrawn", func() bool { return !strings.Contains(getPrompt(t, base, "main"), `<skill name="`+probeSkill+`">`) })
 	refusing := startGateway(t, store, gateway.Config{NodeToken: "probe-gateway-token"})
 	code, out, errOut = runLongPoll(t, "--gateway", base, "--probe-gateway", refusing, "-n", "5", "--wait", "1m", "--flips", "1")
 	if code != 1 || !strings.Contains(errOut, "flip 1: probe node: connect failed: gateway refused node "+lpProbeID+" (unauthorized)") {

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-	"time"
 
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // runLongPoll runs `longpoll` with args, bounded by waitFor.
@@ -159,7 +159,7 @@ func TestLongPollRefuses(t *testing.T) {
 	if err := p.sendFacts(in); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, func() bool { return strings.Contains(getPrompt(t, base, "main"), `<skill name="`+probeSkill+`">`) })
+	testkit.Until(t, waitFor, "the probe skill offered", func() bool { return strings.Contains(getPrompt(t, base, "main"), `<skill name="`+probeSkill+`">`) })
 	code, _, errOut = runLongPoll(t, "--gateway", base, "-n", "5")
 	if code != 1 || !strings.Contains(errOut, "already eligible for agent main") {
 		t.Errorf("probe skill already eligible: exit %d: %s", code, errOut)
@@ -239,16 +239,4 @@ func mustURL(t *testing.T, raw string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
-}
-
-// waitUntil polls cond for at most waitFor.
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", waitFor)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -205,6 +205,19 @@ func newGateway(t *testing.T, reply []byte) *gateway {
 	return g
 }
 
+// wantGoingAway checks that the node closed its connection with 1001.
+func (g *gateway) wantGoingAway(t *testing.T) {
+	t.Helper()
+	select {
+	case code := <-g.closed:
+		if code != websocket.StatusGoingAway {
+			t.Errorf("close status %v, want 1001", code)
+		}
+	case <-time.After(wait):
+		t.Fatal("the gateway saw no close")
+	}
+}
+
 func (g *gateway) connectFrame(t *testing.T) protocol.ConnectParams {
 	t.Helper()
 	select {
@@ -272,14 +285,7 @@ func TestAgentStopsOnCancel(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("run did not return after cancel")
 	}
-	select {
-	case code := <-g.closed:
-		if code != websocket.StatusGoingAway {
-			t.Errorf("close status %v, want 1001", code)
-		}
-	case <-time.After(wait):
-		t.Fatal("the gateway saw no close")
-	}
+	g.wantGoingAway(t)
 }
 
 // TestBinarySIGTERM runs the binary (testkit.Binaries) and checks the operators' contract:
@@ -325,12 +331,5 @@ func TestBinarySIGTERM(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("exit took %v after SIGTERM", d)
 	}
-	select {
-	case code := <-g.closed:
-		if code != websocket.StatusGoingAway {
-			t.Errorf("close status %v, want 1001", code)
-		}
-	case <-time.After(wait):
-		t.Fatal("the gateway saw no close")
-	}
+	g.wantGoingAway(t)
 }

@@ -8,11 +8,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,8 +18,8 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/natstest"
-	"github.com/skillgate/skillgate/internal/syncbuf"
 	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 )
 
 // clusterTTL is gateway.cluster.ttl of the replicas here.
@@ -39,124 +36,43 @@ func testBins(t *testing.T) string {
 	return testkit.Binaries(t, "cmd/skillgate", "cmd/skillgate-node", "cmd/skillgate-fleet")
 }
 
-// proc is a process of a test: its output, and its end.
-type proc struct {
-	name   string
-	cmd    *exec.Cmd
-	out    *syncbuf.Buffer
-	exited chan struct{}
-}
-
 // startProc starts bin with args; it is killed when t ends, and its output
 // logged if t failed.
-func startProc(t *testing.T, name, bin string, args ...string) *proc {
+func startProc(t *testing.T, name, bin string, args ...string) *testkit.Proc {
 	t.Helper()
-	return startProcEnv(t, name, nil, bin, args...)
+	return gatewaytest.StartCommand(t, name, nil, bin, args...)
 }
 
 // startProcEnv is startProc with env added to the process's environment
 // (a variable given twice takes the value given last).
-func startProcEnv(t *testing.T, name string, env []string, bin string, args ...string) *proc {
+func startProcEnv(t *testing.T, name string, env []string, bin string, args ...string) *testkit.Proc {
 	t.Helper()
-	p := &proc{name: name, cmd: exec.Command(bin, args...), out: &syncbuf.Buffer{}, exited: make(chan struct{})}
-	p.cmd.Env = append(append(os.Environ(), "SKILLGATE_NODE_TOKEN=", "SKILLGATE_AGENT_TOKEN=", "SKILLGATE_CLUSTER_SECRET="), env...)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot die
-		p.cmd.Process.Kill()
-		<-p.exited
-		if t.Failed() {
-			out := p.out.String()
-			if len(out) > 12<<10 {
-				out = "…" + out[len(out)-12<<10:]
-			}
-			t.Logf("%s output:\n%s", p.name, out)
-		}
-	})
-	return p
-}
-
-// kill ends p with SIGKILL and waits for it.
-func (p *proc) kill(t *testing.T) {
-	t.Helper()
-	p.cmd.Process.Kill()
-	select {
-	case <-p.exited:
-	case <-time.After(clusterWait):
-		t.Fatalf("%s did not die", p.name)
-	}
-}
-
-// replica is one `skillgate serve --cluster` process.
-type replica struct {
-	*proc
-	base string
-}
-
-// freePort returns a loopback port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return gatewaytest.StartCommand(t, name, env, bin, args...)
 }
 
 // startReplica serves store on port as replica name of the cluster on ns,
 // and waits until it is ready (through the bucket's first read). env is
 // added to its environment.
-func startReplica(t *testing.T, bins, store, config string, ns *natstest.Server, name string, port int, env ...string) *replica {
+func startReplica(t *testing.T, store, config string, ns *natstest.Server, name string, port int, env ...string) *gatewaytest.Process {
 	t.Helper()
-	p := startProcEnv(t, "replica "+name, env, filepath.Join(bins, "skillgate"), "serve", "--store", store, "--config", config,
-		"--listen", "127.0.0.1:"+strconv.Itoa(port), "--poll", "100ms", "--cluster", ns.URL(), "--replica", name)
-	r := &replica{proc: p, base: "http://127.0.0.1:" + strconv.Itoa(port)}
-	waitHTTP(t, func() (string, bool) {
-		code, body := httpGet(r.base + "/readyz")
-		return fmt.Sprint(code, " ", body), code == http.StatusOK && strings.Contains(body, `"cluster":"ok"`)
-	}, p)
-	return r
+	return gatewaytest.StartProcess(t, gatewaytest.ProcessOptions{Name: "replica " + name, Store: store, Config: config,
+		Port: port, Env: env, Args: []string{"--cluster", ns.URL(), "--replica", name}, Ready: `"cluster":"ok"`})
 }
 
 // httpGet fetches url; code 0 when it could not.
-func httpGet(url string) (int, string) {
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	return resp.StatusCode, string(b)
-}
+func httpGet(url string) (int, string) { return gatewaytest.HTTPGet(url) }
 
-// waitHTTP polls f every 20 ms until it holds, for at most clusterWait; a
-// watched process that exits fails the test at once.
-func waitHTTP(t *testing.T, f func() (string, bool), watched ...*proc) {
+// waitHTTP polls f until it holds, for at most clusterWait; a watched
+// process that exits fails the test at once.
+func waitHTTP(t *testing.T, f func() (string, bool), watched ...*testkit.Proc) {
 	t.Helper()
-	deadline := time.Now().Add(clusterWait)
-	for {
+	testkit.Eventually(t, clusterWait, func() (string, bool) {
 		last, ok := f()
-		if ok {
-			return
+		if !ok {
+			testkit.CheckAlive(t, last, watched...)
 		}
-		for _, p := range watched {
-			select {
-			case <-p.exited:
-				t.Fatalf("%s exited; last: %s", p.name, last)
-			default:
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v; last: %s", clusterWait, last)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return last, ok
+	})
 }
 
 // clusterNodes is GET /v1/nodes?fields=id,replica,connectedAt of base
@@ -203,11 +119,11 @@ func clusterConfigFile(t *testing.T) string {
 }
 
 // noSecretInOutput fails t if a process printed the cluster secret.
-func noSecretInOutput(t *testing.T, ps ...*proc) {
+func noSecretInOutput(t *testing.T, ps ...*testkit.Proc) {
 	t.Helper()
 	for _, p := range ps {
-		if strings.Contains(p.out.String(), clusterSecret) {
-			t.Errorf("%s printed the cluster secret", p.name)
+		if strings.Contains(p.Output(), clusterSecret) {
+			t.Errorf("%s printed the cluster secret", p.Name)
 		}
 	}
 }
@@ -225,24 +141,24 @@ func TestClusterReplicaKilled(t *testing.T) {
 	bins := testBins(t)
 	ns := natstest.Start(t)
 	store, cfg := storeWithGhSkill(t), clusterConfigFile(t)
-	r := map[string]*replica{}
+	r := map[string]*gatewaytest.Process{}
 	for _, name := range []string{"a", "b", "c"} {
-		r[name] = startReplica(t, bins, store, cfg, ns, name, freePort(t))
+		r[name] = startReplica(t, store, cfg, ns, name, testkit.FreePort(t))
 	}
 	ghDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ghDir, "gh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	node := startProc(t, "node builder", filepath.Join(bins, "skillgate-node"), "--gateway", r["a"].base+","+r["b"].base,
+	node := startProc(t, "node builder", filepath.Join(bins, "skillgate-node"), "--gateway", r["a"].URL+","+r["b"].URL,
 		"--id", "builder", "--path", ghDir, "--recheck", "100ms")
 
 	offered := func(base string) (string, bool) {
 		code, body := httpGet(base + "/v1/agents/main/prompt")
 		return fmt.Sprint(code, " ", body), code == http.StatusOK && strings.Contains(body, `<skill name="github">`)
 	}
-	waitHTTP(t, func() (string, bool) { return offered(r["c"].base) }, node)
+	waitHTTP(t, func() (string, bool) { return offered(r["c"].URL) }, node)
 	holder := func() string {
-		ns, err := clusterNodes(r["c"].base)
+		ns, err := clusterNodes(r["c"].URL)
 		if err != nil || len(ns) != 1 || ns[0].ID != "builder" {
 			return ""
 		}
@@ -254,13 +170,13 @@ func TestClusterReplicaKilled(t *testing.T) {
 	}
 	other := map[string]string{"a": "b", "b": "a"}[first]
 
-	if err := node.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := node.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	r[first].kill(t)
+	r[first].Kill(t)
 	for {
-		_, on := offered(r["c"].base)
+		_, on := offered(r["c"].URL)
 		if !on {
 			break
 		}
@@ -274,13 +190,13 @@ func TestClusterReplicaKilled(t *testing.T) {
 		t.Errorf("replica c still lists builder on %q", h)
 	}
 
-	if err := node.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := node.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	waitHTTP(t, func() (string, bool) { return offered(r["c"].base) }, node)
+	waitHTTP(t, func() (string, bool) { return offered(r["c"].URL) }, node)
 	waitHTTP(t, func() (string, bool) { h := holder(); return "holder " + h, h == other }, node)
-	waitHTTP(t, func() (string, bool) { return offered(r[other].base) }, node)
-	noSecretInOutput(t, r["a"].proc, r["b"].proc, r["c"].proc)
+	waitHTTP(t, func() (string, bool) { return offered(r[other].URL) }, node)
+	noSecretInOutput(t, r["a"].Proc, r["b"].Proc, r["c"].Proc)
 }
 
 // TestClusterReplicaRestarted: replica a holds 1,000 simulated nodes and
@@ -295,15 +211,15 @@ func TestClusterReplicaRestarted(t *testing.T) {
 	bins := testBins(t)
 	ns := natstest.Start(t)
 	store, cfg := storeWithGhSkill(t), clusterConfigFile(t)
-	portA := freePort(t)
-	a := startReplica(t, bins, store, cfg, ns, "a", portA)
+	portA := testkit.FreePort(t)
+	a := startReplica(t, store, cfg, ns, "a", portA)
 	// c reads the secret from the environment.
 	cfgC := filepath.Join(t.TempDir(), "gateway.hujson")
 	if err := os.WriteFile(cfgC, []byte(`{"gateway": {"cluster": {"ttl": "`+clusterTTL.String()+`"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := startReplica(t, bins, store, cfgC, ns, "c", freePort(t), "SKILLGATE_CLUSTER_SECRET="+clusterSecret)
-	fleet := startProc(t, "skillgate-fleet nodes", filepath.Join(bins, "skillgate-fleet"), "nodes", "--gateway", a.base,
+	c := startReplica(t, store, cfgC, ns, "c", testkit.FreePort(t), "SKILLGATE_CLUSTER_SECRET="+clusterSecret)
+	fleet := startProc(t, "skillgate-fleet nodes", filepath.Join(bins, "skillgate-fleet"), "nodes", "--gateway", a.URL,
 		"-n", strconv.Itoa(n), "--duration", "10m", "--connect-rate", "2000/s")
 
 	allOn := func(base, want string, after time.Time) (string, bool) {
@@ -321,7 +237,7 @@ func TestClusterReplicaRestarted(t *testing.T) {
 		}
 		return fmt.Sprintf("%s lists %d nodes", base, len(list)), len(list) == n
 	}
-	waitHTTP(t, func() (string, bool) { return allOn(c.base, "a", time.Time{}) }, fleet)
+	waitHTTP(t, func() (string, bool) { return allOn(c.URL, "a", time.Time{}) }, fleet)
 
 	// connectedAt is listed to the second: the restart begins in a later
 	// second than every first connection, so that old records cannot
@@ -340,7 +256,7 @@ func TestClusterReplicaRestarted(t *testing.T) {
 				return
 			case <-time.After(50 * time.Millisecond):
 			}
-			code, body := httpGet(c.base + "/readyz")
+			code, body := httpGet(c.URL + "/readyz")
 			var r struct {
 				RemoteNodes *int `json:"remoteNodes"`
 			}
@@ -349,11 +265,11 @@ func TestClusterReplicaRestarted(t *testing.T) {
 			}
 		}
 	}()
-	a.kill(t)
+	a.Kill(t)
 	restarted := time.Now()
-	a = startReplica(t, bins, store, cfg, ns, "a", portA)
-	for _, g := range []*replica{a, c} {
-		waitHTTP(t, func() (string, bool) { return allOn(g.base, "a", restarted) }, fleet, a.proc)
+	a = startReplica(t, store, cfg, ns, "a", portA)
+	for _, g := range []*gatewaytest.Process{a, c} {
+		waitHTTP(t, func() (string, bool) { return allOn(g.URL, "a", restarted) }, fleet, a.Proc)
 	}
 	close(stop)
 	if least := <-low; least != n {
@@ -371,14 +287,14 @@ func TestClusterNeedsSecret(t *testing.T) {
 	bins := testBins(t)
 	ns := natstest.Start(t)
 	p := startProc(t, "replica a", filepath.Join(bins, "skillgate"), "serve", "--store", storeWithGhSkill(t),
-		"--listen", "127.0.0.1:"+strconv.Itoa(freePort(t)), "--cluster", ns.URL(), "--replica", "a")
+		"--listen", "127.0.0.1:"+strconv.Itoa(testkit.FreePort(t)), "--cluster", ns.URL(), "--replica", "a")
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-time.After(10 * time.Second):
-		t.Fatalf("a replica without a cluster secret is still running after 10s:\n%s", p.out.String())
+		t.Fatalf("a replica without a cluster secret is still running after 10s:\n%s", p.Output())
 	}
-	out := p.out.String()
-	if code := p.cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(out, "gateway.cluster.secretFile") || !strings.Contains(out, "SKILLGATE_CLUSTER_SECRET") {
+	out := p.Output()
+	if code, _ := p.ExitCode(); code != 2 || !strings.Contains(out, "gateway.cluster.secretFile") || !strings.Contains(out, "SKILLGATE_CLUSTER_SECRET") {
 		t.Errorf("exit %d, output:\n%s\nwant exit 2 naming gateway.cluster.secretFile and SKILLGATE_CLUSTER_SECRET", code, out)
 	}
 }

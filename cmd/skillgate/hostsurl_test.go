@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -18,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/protocol"
-	"github.com/skillgate/skillgate/store"
 )
 
 const wsWait = 10 * time.Second
@@ -36,31 +33,8 @@ func startGateway(t *testing.T, agentToken string) string {
 // startGatewayOn is startGateway on the store directory dir.
 func startGatewayOn(t *testing.T, dir, agentToken string) string {
 	t.Helper()
-	st, err := store.NewDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := gateway.New(gateway.Config{Store: st, StoreName: bucket, ConfigPath: gwConfig, AgentToken: agentToken,
-		Poll: time.Second, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(wsWait):
-			t.Error("the gateway did not stop")
-		}
-	})
-	return "http://" + ln.Addr().String()
+	return gatewaytest.Start(t, gatewaytest.Options{Dir: dir, NoWait: true, Config: gateway.Config{
+		StoreName: bucket, ConfigPath: gwConfig, AgentToken: agentToken, Poll: time.Second}}).URL
 }
 
 // rawNode connects one node over a raw WebSocket and, unless facts is
@@ -68,55 +42,21 @@ func startGatewayOn(t *testing.T, dir, agentToken string) string {
 // node protocol, frame by frame.
 func rawNode(t *testing.T, base string, facts protocol.HostFacts, report bool) protocol.HostFacts {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, strings.Replace(base, "http://", "ws://", 1)+"/v1/nodes/connect", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.CloseNow() })
-	exchange := func(frame any) json.RawMessage {
-		b, _ := json.Marshal(frame)
-		if err := c.Write(ctx, websocket.MessageText, b); err != nil {
-			t.Fatal(err)
-		}
-		for {
-			_, data, err := c.Read(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := protocol.DecodeFrame(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f.Type == protocol.TypeRes {
-				if f.OK == nil || !*f.OK {
-					t.Fatalf("%s: %s refused: %+v", facts.ID, b, f.Error)
-				}
-				return f.Payload
-			}
-		}
-	}
-	info := map[string]any{"id": facts.ID, "os": facts.OS, "roles": facts.Roles, "capabilities": facts.Capabilities}
-	res, err := protocol.ParseConnectResult(exchange(map[string]any{"type": "req", "id": "1", "method": "connect",
-		"params": map[string]any{"protocol": protocol.Version, "client": "eval-test/1", "node": info}}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testkit.DialNode(t, strings.Replace(base, "http://", "ws://", 1)+"/v1/nodes/connect")
+	in := r.ConnectAs(facts)
 	// What the gateway keeps: exactly the names it asked for.
 	kept := protocol.HostFacts{ID: facts.ID, OS: facts.OS, Roles: facts.Roles, Capabilities: facts.Capabilities,
 		Env: []string{}, HostBinStatus: map[string]bool{}}
-	for _, b := range res.Interest.Bins {
+	for _, b := range in.Bins {
 		kept.HostBinStatus[b] = facts.HostBinStatus[b]
 	}
-	for _, e := range res.Interest.Env {
+	for _, e := range in.Env {
 		if slices.Contains(facts.Env, e) {
 			kept.Env = append(kept.Env, e)
 		}
 	}
 	if report {
-		exchange(map[string]any{"type": "req", "id": "2", "method": "facts.update",
-			"params": map[string]any{"env": kept.Env, "hostBinStatus": kept.HostBinStatus}})
+		r.Facts("2", kept.Env, kept.HostBinStatus)
 	}
 	return kept
 }
@@ -159,8 +99,7 @@ func TestEvalHostsURL(t *testing.T) {
 	rawNode(t, base, protocol.HostFacts{ID: "late-1", OS: "linux", Roles: []string{"specialized"}}, false)
 
 	// Wait until every node is listed and the five have reported.
-	deadline := time.Now().Add(wsWait)
-	for {
+	testkit.Eventually(t, wsWait, func() (string, bool) {
 		var answer struct {
 			Nodes []statusNode `json:"nodes"`
 		}
@@ -173,14 +112,8 @@ func TestEvalHostsURL(t *testing.T) {
 				reported++
 			}
 		}
-		if len(answer.Nodes) == 6 && reported == 5 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nodes after %v: %+v", wsWait, answer.Nodes)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Sprintf("nodes: %+v", answer.Nodes), len(answer.Nodes) == 6 && reported == 5
+	})
 
 	file := filepath.Join(t.TempDir(), "hosts.json")
 	b, _ := json.Marshal(hosts)
@@ -278,22 +211,16 @@ func TestEvalHostsURLNotAsked(t *testing.T) {
 	}
 	// The gateway polls the store every second, and asks its nodes (which
 	// do not answer: they are raw sockets that read nothing more).
-	deadline := time.Now().Add(wsWait)
-	for {
+	testkit.Eventually(t, wsWait, func() (string, bool) {
 		var answer struct {
 			Skills []struct{ Name string } `json:"skills"`
 		}
 		if err := getJSON(t.Context(), http.DefaultClient, base+"/v1/agents/main/skills", &answer); err != nil {
 			t.Fatal(err)
 		}
-		if slices.ContainsFunc(answer.Skills, func(s struct{ Name string }) bool { return s.Name == "zz" }) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the gateway never listed the new skill")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Sprintf("the gateway never listed the new skill: %+v", answer.Skills),
+			slices.ContainsFunc(answer.Skills, func(s struct{ Name string }) bool { return s.Name == "zz" })
+	})
 	var rep struct {
 		Skills []struct {
 			Name     string   `json:"name"`

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/internal/version"
 )
 
@@ -24,21 +25,10 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), code
 }
 
+// golden compares got with testdata/name (-update rewrites it).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the output:\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
-	}
+	testkit.Golden(t, filepath.Join("testdata", name), got, *update)
 }
 
 const (
@@ -70,13 +60,7 @@ func TestEvalGolden(t *testing.T) {
 
 func TestEvalBadInput(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return testkit.WriteFile(t, dir, name, content) }
 	noBaseline := write("nobase.json", `[{"id":"h","os":"linux","roles":["execution"],"capabilities":["shell.exec"]}]`)
 	dup := write("dup.json", `[{"id":"h","os":"linux","roles":["specialized"]},{"id":"h","os":"linux","roles":["specialized"]}]`)
 	notJSON := write("bad.json", `[{"id":`)
@@ -117,14 +101,7 @@ func TestEvalBadInput(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	dir := t.TempDir()
-	mk := func(rel, content string) string {
-		p := filepath.Join(dir, rel)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	mk := func(rel, content string) string { return testkit.WriteFile(t, dir, rel, content) }
 	good := mk("good/SKILL.md", "---\nname: good\ndescription: Fine.\n---\n")
 	bad := mk("bad/SKILL.md", "---\nname: bad\ndescription: Wrong role.\nmetadata: {\"gsv\": {\"requires\": {\"hostRoles\": [\"gpu\"], \"bins\": \"gh\"}}}\n---\n")
 	gsvOS := mk("gsvos/SKILL.md", "---\nname: gsvos\ndescription: os misplaced.\nmetadata: {\"gsv\": {\"os\": [\"linux\"]}}\n---\n")

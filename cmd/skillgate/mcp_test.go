@@ -20,6 +20,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillgate/skillgate/internal/mcptest"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 )
 
 const (
@@ -36,32 +38,18 @@ func mcpGateway(t *testing.T) (bins, base string) {
 	t.Helper()
 	bins = testBins(t)
 	store := t.TempDir()
-	for key, body := range map[string]string{
+	testkit.WriteFiles(t, store, map[string]string{
 		"skills/notes/SKILL.md":               "---\nname: notes\ndescription: Keeps notes in markdown files.\n---\n\n# notes\n\nWrite notes with `scripts/run.sh`.\n",
 		"skills/notes/scripts/run.sh":         "#!/bin/sh\necho notes\n",
 		"skills/github/SKILL.md":              "---\nname: github\ndescription: Works with GitHub issues.\nmetadata: '{\"gsv\": {\"requires\": {\"bins\": [\"gh\"]}}}'\n---\n\n# github\n",
 		"skills/tool/SKILL.md":                mcpEvilMD,
 		"skills/hidden/SKILL.md":              "---\nname: hidden\ndescription: Not for main.\n---\n",
 		"agents/other/skills/secret/SKILL.md": "---\nname: secret\ndescription: Agent other's own skill.\n---\n",
-	} {
-		p := filepath.Join(store, filepath.FromSlash(key))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	config := writeTemp(t, `{"gateway": {"agentTokens": {"main": "`+mcpMain+`", "other": "`+mcpOther+`"}},
 		"agents": {"main": {"skills": {"deny": ["hidden"]}}}}`)
-	port := freePort(t)
-	p := startProcEnv(t, "skillgate serve", []string{"SKILLGATE_AGENT_TOKEN=" + mcpAdmin}, filepath.Join(bins, "skillgate"),
-		"serve", "--store", store, "--config", config, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--poll", "100ms")
-	base = "http://127.0.0.1:" + strconv.Itoa(port)
-	waitHTTP(t, func() (string, bool) {
-		code, body := httpGet(base + "/readyz")
-		return fmt.Sprint(code, " ", body), code == http.StatusOK
-	}, p)
+	base = gatewaytest.StartProcess(t, gatewaytest.ProcessOptions{Store: store, Config: config,
+		Env: []string{"SKILLGATE_AGENT_TOKEN=" + mcpAdmin}}).URL
 	return bins, base
 }
 
@@ -236,9 +224,9 @@ func TestMCPStdioGatewayRestart(t *testing.T) {
 	p := filepath.Join(store, "skills", "notes", "SKILL.md")
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.WriteFile(p, []byte("---\nname: notes\ndescription: Keeps notes.\n---\n"), 0o644)
-	port := strconv.Itoa(freePort(t))
+	port := strconv.Itoa(testkit.FreePort(t))
 	base := "http://127.0.0.1:" + port
-	serve := func() *proc {
+	serve := func() *testkit.Proc {
 		g := startProc(t, "skillgate serve", filepath.Join(bins, "skillgate"), "serve", "--store", store, "--listen", "127.0.0.1:"+port, "--poll", "100ms")
 		waitHTTP(t, func() (string, bool) {
 			code, body := httpGet(base + "/readyz")
@@ -270,7 +258,7 @@ func TestMCPStdioGatewayRestart(t *testing.T) {
 	if _, err := load(); err != nil {
 		t.Fatalf("load_skill before the restart: %v", err)
 	}
-	g.kill(t)
+	g.Kill(t)
 	serve()
 	waitHTTP(t, func() (string, bool) {
 		text, err := load()

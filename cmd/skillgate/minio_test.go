@@ -13,11 +13,7 @@ import (
 
 var minio miniotest.Once
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	minio.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(minio.Run(m)) }
 
 // TestEvalOnMinIO runs eval on the fixture bucket uploaded to a real MinIO
 // and expects exactly the answer of the directory store.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/natstest"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 	"github.com/skillgate/skillgate/node"
 )
 
@@ -31,12 +33,12 @@ func TestClusterNodeMovesBack(t *testing.T) {
 	ns := natstest.Start(t)
 	store, cfg := storeWithGhSkill(t), clusterConfigFile(t)
 	ports := map[string]int{}
-	r := map[string]*replica{}
+	r := map[string]*gatewaytest.Process{}
 	for _, name := range []string{"a", "b", "c"} {
-		ports[name] = freePort(t)
-		r[name] = startReplica(t, bins, store, cfg, ns, name, ports[name])
+		ports[name] = testkit.FreePort(t)
+		r[name] = startReplica(t, store, cfg, ns, name, ports[name])
 	}
-	list := r["a"].base + "," + r["b"].base
+	list := r["a"].URL + "," + r["b"].URL
 	urls, err := node.Config{Gateway: list}.Gateways()
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +62,7 @@ func TestClusterNodeMovesBack(t *testing.T) {
 	holderOn := func(want string, on ...string) func() (string, bool) {
 		return func() (string, bool) {
 			for _, name := range on {
-				list, err := clusterNodes(r[name].base)
+				list, err := clusterNodes(r[name].URL)
 				if err != nil {
 					return err.Error(), false
 				}
@@ -72,11 +74,11 @@ func TestClusterNodeMovesBack(t *testing.T) {
 		}
 	}
 	waitHTTP(t, holderOn("a", "a", "b", "c"), n)
-	waitHTTP(t, func() (string, bool) { return offered(r["c"].base) }, n)
+	waitHTTP(t, func() (string, bool) { return offered(r["c"].URL) }, n)
 
-	r["a"].kill(t)
+	r["a"].Kill(t)
 	waitHTTP(t, holderOn("b", "b", "c"), n)
-	waitHTTP(t, func() (string, bool) { return offered(r["c"].base) }, n)
+	waitHTTP(t, func() (string, bool) { return offered(r["c"].URL) }, n)
 
 	// Sample c's block from a's restart until the node is back on a:
 	// the skill must never leave it.
@@ -86,7 +88,7 @@ func TestClusterNodeMovesBack(t *testing.T) {
 		stop    = make(chan struct{})
 		done    = make(chan struct{})
 	)
-	cBase := r["c"].base // r is written below, while this samples
+	cBase := r["c"].URL // r is written below, while this samples
 	go func() {
 		defer close(done)
 		for {
@@ -103,9 +105,9 @@ func TestClusterNodeMovesBack(t *testing.T) {
 		}
 	}()
 	restarted := time.Now()
-	r["a"] = startReplica(t, bins, store, cfg, ns, "a", ports["a"])
+	r["a"] = startReplica(t, store, cfg, ns, "a", ports["a"])
 	ready := time.Now()
-	waitHTTP(t, holderOn("a", "a", "b", "c"), n, r["a"].proc)
+	waitHTTP(t, holderOn("a", "a", "b", "c"), n, r["a"].Proc)
 	moved := time.Since(ready)
 	close(stop)
 	<-done
@@ -117,8 +119,8 @@ func TestClusterNodeMovesBack(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("github left c's block %d times while the node moved back, e.g. %s", len(missing), missing[0])
 	}
-	waitHTTP(t, func() (string, bool) { return offered(r["a"].base) }, n)
-	out := n.out.String()
+	waitHTTP(t, func() (string, bool) { return offered(r["a"].URL) }, n)
+	out := n.Output()
 	for _, want := range []string{`"msg":"moving back to a preferred gateway"`, `"next_gateway"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the node's log lacks %s:\n%s", want, out)
@@ -127,7 +129,7 @@ func TestClusterNodeMovesBack(t *testing.T) {
 	// b saw the node leave, not drop: with 1001 from the node, or closed
 	// by b itself as replaced, when a's record of the newer connection
 	// reached b before the node's close did (newest connection wins).
-	if out := r["b"].out.String(); !strings.Contains(out, "node moved to a preferred replica") &&
+	if out := r["b"].Output(); !strings.Contains(out, "node moved to a preferred replica") &&
 		!strings.Contains(out, `"msg":"node replaced by a newer connection on another replica","node":"`+id+`","replica":"a"`) {
 		t.Errorf("b's log does not show the node leaving for its preferred replica:\n%s", out)
 	}

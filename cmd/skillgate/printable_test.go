@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/eligibility"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/skill"
@@ -101,15 +102,7 @@ func TestStatusEscapesHostileValues(t *testing.T) {
 // name as escapes.
 func TestEvalEscapesHostileSkill(t *testing.T) {
 	store := t.TempDir()
-	mk := func(dir, content string) {
-		p := filepath.Join(store, "skills", dir, "SKILL.md")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mk := func(dir, content string) { testkit.WriteFile(t, store, "skills/"+dir+"/SKILL.md", content) }
 	mk("evil", "---\n"+
 		`name: "evil\e[2J\e[H\a FAKE ALERT \u202Egnp.exe"`+"\n"+
 		`description: "desc \e]0;pwned\a \u202E reversed"`+"\n"+

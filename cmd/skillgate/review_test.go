@@ -19,6 +19,8 @@ import (
 
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/gatewaytest"
 )
 
 // reviewStore writes a store of two skills: plain (nothing to find) and
@@ -51,17 +53,10 @@ func reviewStore(t *testing.T) (string, string) {
 
 // serveReview starts `skillgate serve` on store and config, polling every
 // 100 ms, and returns its base URL once the store is loaded.
-func serveReview(t *testing.T, bins, store, config string) (string, *proc) {
+func serveReview(t *testing.T, bins, store, config string) (string, *testkit.Proc) {
 	t.Helper()
-	port := freePort(t)
-	p := startProc(t, "gateway", filepath.Join(bins, "skillgate"), "serve", "--store", store, "--config", config,
-		"--listen", "127.0.0.1:"+strconv.Itoa(port), "--poll", "100ms")
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	waitHTTP(t, func() (string, bool) {
-		code, body := httpGet(base + "/readyz")
-		return fmt.Sprint(code, " ", body), code == http.StatusOK
-	}, p)
-	return base, p
+	p := gatewaytest.StartProcess(t, gatewaytest.ProcessOptions{Name: "gateway", Store: store, Config: config})
+	return p.URL, p.Proc
 }
 
 // sg runs the skillgate binary and returns its stdout, failing the test
@@ -176,7 +171,7 @@ func TestReviewWorkflow(t *testing.T) {
 	// The log line is written before the event: once the pipe has
 	// carried it, it is there.
 	waitHTTP(t, func() (string, bool) {
-		return "no tightened log line", strings.Contains(gw.out.String(), `"msg":"governance: a skill's mode tightened"`)
+		return "no tightened log line", strings.Contains(gw.Output(), `"msg":"governance: a skill's mode tightened"`)
 	})
 }
 
@@ -210,7 +205,7 @@ func TestSuppressionExpires(t *testing.T) {
 		t.Errorf("event %+v", ev)
 	}
 	waitHTTP(t, func() (string, bool) {
-		return "no log line of the expiry", strings.Contains(gw.out.String(), "a suppression expired")
+		return "no log line of the expiry", strings.Contains(gw.Output(), "a suppression expired")
 	})
 	if _, ok := inPrompt(base, "fetcher"); ok {
 		t.Error("fetcher is offered after its suppression expired")

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // awsEnv is the environment of a gateway whose AWS chain has exactly these
@@ -73,9 +75,9 @@ func TestServeSetupErrors(t *testing.T) {
 				}
 			}
 			fill := strings.NewReplacer(`"BUCKET"`, `"`+bucket+`"`, "ENDPOINT", srv.Endpoint).Replace
-			port := freePort(t)
+			port := testkit.FreePort(t)
 			base := "http://127.0.0.1:" + strconv.Itoa(port)
-			serve := func(secret string) *proc {
+			serve := func(secret string) *testkit.Proc {
 				return startProcEnv(t, "skillgate serve", awsEnv(t, srv.AccessKey, secret), filepath.Join(bins, "skillgate"),
 					"serve", "--store", srv.StoreURL(bucket), "--listen", "127.0.0.1:"+strconv.Itoa(port), "--poll", "200ms")
 			}
@@ -118,18 +120,18 @@ func TestServeSetupErrors(t *testing.T) {
 				}
 			} else {
 				// A clean stop (SIGTERM) adds no plain-text line either.
-				gw.cmd.Process.Signal(syscall.SIGTERM)
+				gw.Signal(syscall.SIGTERM)
 				select {
-				case <-gw.exited:
+				case <-gw.Exited():
 				case <-time.After(clusterWait):
 					t.Fatal("skillgate serve did not stop on SIGTERM")
 				}
-				if code := gw.cmd.ProcessState.ExitCode(); code != 0 {
+				if code, _ := gw.ExitCode(); code != 0 {
 					t.Errorf("skillgate serve exited %d on SIGTERM", code)
 				}
-				checkJSONLog(t, "the refused gateway", gw.out.String())
-				if strings.Contains(gw.out.String(), tt.secret) {
-					t.Errorf("the log shows the secret key:\n%s", gw.out.String())
+				checkJSONLog(t, "the refused gateway", gw.Output())
+				if strings.Contains(gw.Output(), tt.secret) {
+					t.Errorf("the log shows the secret key:\n%s", gw.Output())
 				}
 				gw = serve(srv.SecretKey)
 			}
@@ -145,7 +147,7 @@ func TestServeSetupErrors(t *testing.T) {
 				t.Errorf("status after the fix: exit %d, stderr %q, stdout:\n%s", code, errOut, out)
 			}
 
-			logs := gw.out.String()
+			logs := gw.Output()
 			checkJSONLog(t, "skillgate serve", logs)
 			if strings.Contains(logs, "last good snapshot") {
 				t.Errorf("the log speaks of a last good snapshot where none was ever loaded:\n%s", logs)
@@ -182,7 +184,7 @@ func TestServeWithoutCredentials(t *testing.T) {
 	t.Setenv("SKILLGATE_AGENT_TOKEN", "")
 	env := awsEnv(t, "", "")
 	env = env[:len(env)-1] // the instance metadata service is asked, as on a real host
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	gw := startProcEnv(t, "skillgate serve", env, filepath.Join(bins, "skillgate"),
 		"serve", "--store", "s3://skills?endpoint=http://127.0.0.1:1", "--listen", "127.0.0.1:"+strconv.Itoa(port), "--poll", "200ms")
@@ -192,30 +194,21 @@ func TestServeWithoutCredentials(t *testing.T) {
 		"container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and AWS_CONTAINER_CREDENTIALS_FULL_URI are unset; " +
 		"the EC2 instance metadata service (IMDS): "
 	// Without an instance the metadata service may take its timeouts.
-	deadline := time.Now().Add(90 * time.Second)
-	var last string
-	for {
+	testkit.Eventually(t, 90*time.Second, func() (string, bool) {
 		code, body := httpGet(base + "/readyz")
 		var r struct{ Error string }
 		json.Unmarshal([]byte(body), &r)
-		if code == http.StatusServiceUnavailable && strings.HasPrefix(r.Error, want) {
-			break
+		last := fmt.Sprintf("/readyz: %d %s\nwant 503 with an error starting %q", code, body, want)
+		ok := code == http.StatusServiceUnavailable && strings.HasPrefix(r.Error, want)
+		if !ok {
+			testkit.CheckAlive(t, last, gw)
 		}
-		last = fmt.Sprint(code, " ", body)
-		select {
-		case <-gw.exited:
-			t.Fatalf("skillgate serve exited; last: %s", last)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz: %s\nwant 503 with an error starting %q", last, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return last, ok
+	})
 	if code, body := httpGet(base + "/v1/agents/main/prompt"); code != http.StatusServiceUnavailable || !strings.Contains(body, `"error":"`+strings.ReplaceAll(want, `"`, `\"`)) {
 		t.Errorf("prompt: %d %s", code, body)
 	}
-	gw.cmd.Process.Signal(syscall.SIGTERM)
-	<-gw.exited
-	checkJSONLog(t, "skillgate serve", gw.out.String())
+	gw.Signal(syscall.SIGTERM)
+	<-gw.Exited()
+	checkJSONLog(t, "skillgate serve", gw.Output())
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/publisher"
 	"github.com/skillgate/skillgate/report"
 	"golang.org/x/crypto/ssh"
@@ -224,16 +225,7 @@ func TestGovernanceSignRefusals(t *testing.T) {
 	weak := newSignKey(t, "", "-t", "rsa", "-b", "1024")
 	_, dir := signStore(t)
 	tmp := t.TempDir()
-	mk := func(rel, content string) string {
-		p := filepath.Join(tmp, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	mk := func(rel, content string) string { return testkit.WriteFile(t, tmp, rel, content) }
 	skillMD := "---\nname: x\ndescription: d\n---\nBody.\n"
 	notSkill := filepath.Dir(mk("notskill/sub/SKILL.md", skillMD))
 	notSkill = filepath.Dir(notSkill)

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
 	"github.com/skillgate/skillgate/internal/tlstest"
 )
 
@@ -22,11 +24,11 @@ const tlsWait = 10 * time.Second
 
 // listenAddr waits for the "gateway listening" record in a gateway's JSON
 // logs and returns its address.
-func listenAddr(t *testing.T, logs *syncbuf.Buffer, exited <-chan struct{}) string {
+func listenAddr(t *testing.T, logs func() string, exited <-chan struct{}) string {
 	t.Helper()
 	deadline := time.Now().Add(tlsWait)
 	for time.Now().Before(deadline) {
-		sc := bufio.NewScanner(strings.NewReader(logs.String()))
+		sc := bufio.NewScanner(strings.NewReader(logs()))
 		for sc.Scan() {
 			var rec map[string]any
 			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec["msg"] == "gateway listening" {
@@ -35,11 +37,11 @@ func listenAddr(t *testing.T, logs *syncbuf.Buffer, exited <-chan struct{}) stri
 		}
 		select {
 		case <-exited:
-			t.Fatalf("the gateway exited:\n%s", logs.String())
+			t.Fatalf("the gateway exited:\n%s", logs())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	t.Fatalf("the gateway did not listen within %v:\n%s", tlsWait, logs.String())
+	t.Fatalf("the gateway did not listen within %v:\n%s", tlsWait, logs())
 	return ""
 }
 
@@ -91,24 +93,17 @@ func TestServeTLSProcesses(t *testing.T) {
 
 	gw := startProc(t, "skillgate", filepath.Join(bin, "skillgate"), "serve", "--store", storeWithGhSkill(t), "--listen", "127.0.0.1:0",
 		"--tls-cert", cert, "--tls-key", key, "--poll", "100ms")
-	addr := listenAddr(t, gw.out, gw.exited)
+	addr := listenAddr(t, gw.Output, gw.Exited())
 	startProc(t, "skillgate-node", filepath.Join(bin, "skillgate-node"), "--gateway", "wss://"+addr, "--ca-file", caFile, "--id", "tls-node", "--path", ghDir, "--recheck", "100ms")
 
 	want := "<available_skills>\n  <skill name=\"github\">\n    <description>Uses gh.</description>\n" +
 		"    <location>skills/github/SKILL.md</location>\n    <read_path>skills/github/SKILL.md</read_path>\n  </skill>\n</available_skills>"
-	deadline := time.Now().Add(tlsWait)
-	for {
+	testkit.Eventually(t, tlsWait, func() (string, bool) {
 		code, body := httpsGet(t, "https://"+addr+"/v1/agents/main/prompt", ca.Pool())
-		if code == http.StatusOK && body == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prompt over https: %d %q, want %q", code, body, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if strings.Contains(gw.out.String(), "without TLS") {
-		t.Errorf("a loopback gateway with TLS warned about clear text:\n%s", gw.out.String())
+		return fmt.Sprintf("prompt over https: %d %q, want %q", code, body, want), code == http.StatusOK && body == want
+	})
+	if strings.Contains(gw.Output(), "without TLS") {
+		t.Errorf("a loopback gateway with TLS warned about clear text:\n%s", gw.Output())
 	}
 }
 
@@ -153,7 +148,7 @@ func TestServeTLSSettings(t *testing.T) {
 				t.Errorf("serve %q did not stop", args)
 			}
 		}()
-		addr := listenAddr(t, logs, exited)
+		addr := listenAddr(t, logs.String, exited)
 		status, body := httpsGet(t, "https://"+addr+"/healthz", ca.Pool())
 		if status != http.StatusOK {
 			t.Errorf("serve %q: GET /healthz over https: %d %s", args, status, body)
@@ -206,15 +201,11 @@ func TestStatusCAFile(t *testing.T) {
 		cancel()
 		<-exited
 	})
-	base := "https://" + listenAddr(t, logs, exited)
-	for deadline := time.Now().Add(tlsWait); ; time.Sleep(20 * time.Millisecond) {
-		if code, _ := httpsGet(t, base+"/readyz", ca.Pool()); code == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gateway was not ready within %v:\n%s", tlsWait, logs.String())
-		}
-	}
+	base := "https://" + listenAddr(t, logs.String, exited)
+	testkit.Eventually(t, tlsWait, func() (string, bool) {
+		code, _ := httpsGet(t, base+"/readyz", ca.Pool())
+		return "the gateway was not ready:\n" + logs.String(), code == http.StatusOK
+	})
 
 	out, errOut, code := runCmd(t, "status", "--gateway", base, "--ca-file", caFile, "--agent", "main")
 	if code != 0 || !strings.Contains(out, "0 nodes connected to "+base) || !strings.Contains(out, "github") {

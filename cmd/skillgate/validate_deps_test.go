@@ -1,10 +1,11 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // TestValidateDependenciesAndVersions: in a directory of skills, a name in
@@ -14,14 +15,7 @@ import (
 // not checked: validate cannot see the skills it names.
 func TestValidateDependenciesAndVersions(t *testing.T) {
 	dir := t.TempDir()
-	mk := func(rel, content string) string {
-		p := filepath.Join(dir, rel)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	mk := func(rel, content string) string { return testkit.WriteFile(t, dir, rel, content) }
 	md := func(name, extra string) string {
 		return "---\nname: " + name + "\ndescription: The " + name + " skill.\n" + extra + "---\n\n# " + name + "\n"
 	}

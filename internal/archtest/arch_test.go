@@ -59,7 +59,7 @@ type external struct {
 // testKits are the packages only tests (and other test kits) import.
 var testKits = []string{
 	"internal/mcptest", "internal/miniotest", "internal/natstest", "internal/syncbuf",
-	"internal/testkit", "internal/tlstest", "internal/unprivtest",
+	"internal/testkit", "internal/testkit/gatewaytest", "internal/tlstest", "internal/unprivtest",
 }
 
 // ioPackages are what a pure package never imports: files, processes,
@@ -154,22 +154,24 @@ var rules = []rule{
 	// ---- the test kits ----
 	{pkg: "internal/testkit", importers: testKits,
 		why: page + ` ("test kits in internal/testkit")`},
+	{pkg: "internal/testkit/gatewaytest", importers: testKits,
+		why: page + ` ("test kits in internal/testkit")`},
 	{pkg: "internal/syncbuf", only: []string{}, importers: testKits,
 		why: `internal/syncbuf's doc comment ("imported by tests and their helper packages only, and imports only the standard library")`},
 	{pkg: "internal/unprivtest", only: []string{}, importers: testKits,
 		why: `internal/unprivtest's doc comment ("Only tests import it. It imports only the standard library.")`},
-	{pkg: "internal/miniotest", only: []string{"internal/gobin", "internal/syncbuf", "github.com/aws/..."}, importers: testKits,
-		why: `internal/miniotest's doc comment ("Only tests import it … imports of skillgate only the leaf helpers gobin and syncbuf")`},
-	{pkg: "internal/natstest", only: []string{"internal/gobin", "internal/syncbuf", "github.com/nats-io/..."}, importers: testKits,
-		why: `internal/natstest's doc comment ("Only tests import it; of skillgate it imports only the leaf helpers gobin and syncbuf (and the NATS client …)")`},
+	{pkg: "internal/miniotest", only: []string{"internal/gobin", "internal/syncbuf", "internal/testkit", "github.com/aws/..."}, importers: testKits,
+		why: `internal/miniotest's doc comment ("Only tests import it … imports of skillgate only the leaf helpers gobin and syncbuf and testkit's process launcher")`},
+	{pkg: "internal/natstest", only: []string{"internal/gobin", "internal/syncbuf", "internal/testkit", "github.com/nats-io/..."}, importers: testKits,
+		why: `internal/natstest's doc comment ("Only tests import it; of skillgate it imports only the leaf helpers gobin and syncbuf and testkit's process launcher …")`},
 	{pkg: "internal/tlstest", importers: testKits,
 		why: `internal/tlstest's doc comment ("Nothing here is for production use")`},
 	{pkg: "internal/mcptest", importers: testKits,
 		why: `internal/mcptest's doc comment ("for the MCP tests of the gateway … and of skillgate mcp")`},
 
 	// ---- who links the gateway ----
-	{pkg: "gateway", importers: []string{"cmd/skillgate"},
-		why: `cmd/skillgate's doc comment ("It is the one binary that links the gateway")`},
+	{pkg: "gateway", importers: []string{"cmd/skillgate", "internal/testkit/gatewaytest"},
+		why: `cmd/skillgate's doc comment ("It is the one binary that links the gateway"; the test kit that runs a gateway in the tests' process links it for tests only)`},
 }
 
 // externals confine packages of the standard library and of other modules

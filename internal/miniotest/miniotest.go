@@ -12,8 +12,9 @@
 // lifetime. Only tests import it (store's and catalog's, the gateway's,
 // eval's). It
 // uses the AWS SDK to create buckets and imports of skillgate only the
-// leaf helpers gobin and syncbuf, so that store's own tests can use it
-// without a cycle: the stores under test are built by the tests themselves.
+// leaf helpers gobin and syncbuf and testkit's process launcher (which
+// natstest shares), so that r2store's own tests can use it without a
+// cycle: the stores under test are built by the tests themselves.
 package miniotest
 
 import (
@@ -26,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,8 +37,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/skillgate/skillgate/internal/gobin"
-	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // Fixed root credentials of every server this package starts.
@@ -66,11 +67,7 @@ type Server struct {
 
 	bin, dataDir, certsDir string
 	addr, consoleAddr      string
-	ownDir                 bool // dataDir was made by Launch and is removed by Close
-	out                    *syncbuf.Buffer
-	mu                     sync.Mutex // guards cmd and exited
-	cmd                    *exec.Cmd
-	exited                 chan struct{} // closed when cmd has exited
+	daemon                 *testkit.Daemon // holds dataDir and certsDir
 	closeOnce              sync.Once
 	clientOnce             sync.Once
 	client                 *s3.Client
@@ -83,7 +80,7 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	s, err := Launch()
 	if err != nil {
-		skipOrFatal(t, err)
+		testkit.SkipOrFatal(t, err, ErrNoBinary)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -94,14 +91,6 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-func skipOrFatal(t testing.TB, err error) {
-	t.Helper()
-	if errors.Is(err, ErrNoBinary) && os.Getenv("CI") != "true" {
-		t.Skip(err)
-	}
-	t.Fatal(err)
-}
-
 // Launch starts a MinIO server and waits until it is ready. The caller must
 // Close it. It returns ErrNoBinary when minio is not installed.
 func Launch() (*Server, error) {
@@ -109,7 +98,7 @@ func Launch() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "miniotest-")
+	d, err := testkit.NewDaemon("miniotest-", outputLimit)
 	if err != nil {
 		return nil, fmt.Errorf("miniotest: %w", err)
 	}
@@ -117,48 +106,23 @@ func Launch() (*Server, error) {
 		AccessKey: AccessKey,
 		SecretKey: SecretKey,
 		bin:       bin,
-		dataDir:   filepath.Join(dir, "data"),
-		certsDir:  filepath.Join(dir, "certs"),
-		ownDir:    true,
-		out:       &syncbuf.Buffer{Limit: outputLimit},
+		dataDir:   filepath.Join(d.Dir, "data"),
+		certsDir:  filepath.Join(d.Dir, "certs"),
+		daemon:    d,
 	}
-	// A free port found now may be taken before MinIO binds it; try again
-	// with other ports a few times.
-	for attempt := 0; ; attempt++ {
-		if s.addr, err = freeAddr(); err == nil {
-			s.consoleAddr, err = freeAddr()
-		}
-		if err == nil {
-			s.Endpoint = "http://" + s.addr
-			if err = s.start(); err == nil {
-				return s, nil
-			}
-		}
-		if attempt == 2 {
-			err = fmt.Errorf("%w\nminio output:\n%s", err, s.Output())
-			os.RemoveAll(dir)
-			return nil, err
-		}
+	if err := d.Launch("minio", 2, func(ports []int) error {
+		s.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+		s.consoleAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+		s.Endpoint = "http://" + s.addr
+		return s.start()
+	}); err != nil {
+		return nil, err
 	}
+	return s, nil
 }
 
-// findBinary finds the minio binary (gobin.Find), or ErrNoBinary.
-func findBinary() (string, error) {
-	if p, ok := gobin.Find("minio"); ok {
-		return p, nil
-	}
-	return "", ErrNoBinary
-}
-
-// freeAddr returns a loopback address with a port nobody listens on now.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("miniotest: finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
+// findBinary finds the minio binary, or ErrNoBinary.
+func findBinary() (string, error) { return testkit.FindProgram("minio", ErrNoBinary) }
 
 // start runs the minio process and waits for readiness.
 func (s *Server) start() error {
@@ -171,24 +135,7 @@ func (s *Server) start() error {
 		"MINIO_BROWSER=off",
 		"MINIO_UPDATE=off",
 	)
-	cmd.Stdout = s.out
-	cmd.Stderr = s.out
-	setDeathSignal(cmd)
-	fmt.Fprintf(s.out, "--- %s %s\n", time.Now().Format(time.RFC3339), strings.Join(cmd.Args, " "))
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("miniotest: starting %s: %w", s.bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	s.mu.Lock()
-	s.cmd, s.exited = cmd, exited
-	s.mu.Unlock()
-
-	if err := waitReady(s.Endpoint, exited); err != nil {
-		s.Stop()
-		return err
-	}
-	return nil
+	return s.daemon.Start(cmd, "miniotest: "+s.Endpoint, readyTimeout, 50*time.Millisecond, s.ready)
 }
 
 // withoutMinioEnv drops MINIO_* variables the developer may have set, so
@@ -203,48 +150,23 @@ func withoutMinioEnv(env []string) []string {
 	return kept
 }
 
-func waitReady(endpoint string, exited <-chan struct{}) error {
+// ready reports whether MinIO answers /minio/health/ready with 200.
+func (s *Server) ready() error {
 	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(readyTimeout)
-	for {
-		resp, err := client.Get(endpoint + "/minio/health/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("miniotest: %s not ready after %v (last: %v)", endpoint, readyTimeout, err)
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("miniotest: minio exited before it was ready")
-		case <-time.After(50 * time.Millisecond):
-		}
+	resp, err := client.Get(s.Endpoint + "/minio/health/ready")
+	if err != nil {
+		return err
 	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return errors.New(resp.Status)
+	}
+	return nil
 }
 
 // Stop stops the server (SIGTERM, then SIGKILL after 10 s) and keeps its
 // data. Requests fail until Restart. Stopping a stopped server does nothing.
-func (s *Server) Stop() {
-	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
-	s.cmd = nil
-	s.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		cmd.Process.Kill() // no SIGTERM on this system
-	}
-	select {
-	case <-exited:
-	case <-time.After(stopTimeout):
-		cmd.Process.Kill()
-		<-exited
-	}
-}
+func (s *Server) Stop() { s.daemon.Stop(syscall.SIGTERM, stopTimeout) }
 
 // Restart stops the server if it runs and starts it again on the same
 // address with the same data, for tests of storage outages.
@@ -257,17 +179,10 @@ func (s *Server) Restart() error {
 }
 
 // Close stops the server and removes its data directory.
-func (s *Server) Close() {
-	s.closeOnce.Do(func() {
-		s.Stop()
-		if s.ownDir {
-			os.RemoveAll(filepath.Dir(s.dataDir))
-		}
-	})
-}
+func (s *Server) Close() { s.closeOnce.Do(func() { s.daemon.Close(syscall.SIGTERM, stopTimeout) }) }
 
 // Output returns what MinIO printed so far (the last 1 MiB).
-func (s *Server) Output() string { return s.out.String() }
+func (s *Server) Output() string { return s.daemon.Output() }
 
 // Env returns the environment variables that make the standard AWS chain
 // use this server's credentials, for tests that run a binary.
@@ -336,11 +251,7 @@ func bucketName(testName string) string {
 //
 //	var minio miniotest.Once
 //
-//	func TestMain(m *testing.M) {
-//		code := m.Run()
-//		minio.Close()
-//		os.Exit(code)
-//	}
+//	func TestMain(m *testing.M) { os.Exit(minio.Run(m)) }
 //
 //	func TestX(t *testing.T) { srv := minio.Get(t); … }
 type Once struct {
@@ -356,15 +267,11 @@ func (o *Once) Get(t testing.TB) *Server {
 	t.Helper()
 	o.once.Do(func() { o.srv, o.err = Launch() })
 	if o.err != nil {
-		skipOrFatal(t, o.err)
+		testkit.SkipOrFatal(t, o.err, ErrNoBinary)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			out := o.srv.Output()
-			if len(out) > 8<<10 {
-				out = "…" + out[len(out)-8<<10:]
-			}
-			t.Logf("minio output:\n%s", out)
+			t.Logf("minio output:\n%s", testkit.Tail(o.srv.Output(), 8<<10))
 		}
 	})
 	return o.srv
@@ -376,4 +283,11 @@ func (o *Once) Close() {
 	if o.srv != nil {
 		o.srv.Close()
 	}
+}
+
+// Run runs the package's tests and then closes the shared server, for a
+// TestMain: os.Exit(minio.Run(m)).
+func (o *Once) Run(m *testing.M) int {
+	defer o.Close()
+	return m.Run()
 }

@@ -10,8 +10,9 @@
 //
 // A Server can be stopped, killed and restarted on the same port, for
 // tests of NATS outages. Only tests import it; of skillgate it imports only
-// the leaf helpers gobin and syncbuf (and the NATS client, for JetStream),
-// so that any package's tests can use it.
+// the leaf helpers gobin and syncbuf and testkit's process launcher (which
+// miniotest shares), and the NATS client, for JetStream, so that any
+// package's tests can use it.
 package natstest
 
 import (
@@ -19,11 +20,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -31,8 +30,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/skillgate/skillgate/internal/gobin"
-	"github.com/skillgate/skillgate/internal/syncbuf"
+	"github.com/skillgate/skillgate/internal/testkit"
 )
 
 // InstallCommand installs the nats-server version the tests are run with.
@@ -49,13 +47,10 @@ var ErrNoBinary = errors.New("nats-server binary not found on PATH or in $(go en
 
 // Server is a running (or stopped) nats-server with JetStream.
 type Server struct {
-	bin, dir    string
-	args        []string // extra arguments, e.g. --user and --pass
-	port, mport int      // client and monitoring ports, kept across restarts
-	out         *syncbuf.Buffer
-	mu          sync.Mutex // guards cmd and exited
-	cmd         *exec.Cmd
-	exited      chan struct{} // closed when cmd has exited
+	bin         string
+	args        []string        // extra arguments, e.g. --user and --pass
+	port, mport int             // client and monitoring ports, kept across restarts
+	daemon      *testkit.Daemon // holds the store directory
 	closeOnce   sync.Once
 }
 
@@ -67,18 +62,11 @@ func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	s, err := Launch(args...)
 	if err != nil {
-		if errors.Is(err, ErrNoBinary) && os.Getenv("CI") != "true" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
+		testkit.SkipOrFatal(t, err, ErrNoBinary)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			out := s.Output()
-			if len(out) > 16<<10 {
-				out = "…" + out[len(out)-16<<10:]
-			}
-			t.Logf("nats-server output:\n%s", out)
+			t.Logf("nats-server output:\n%s", testkit.Tail(s.Output(), 16<<10))
 		}
 		s.Close()
 	})
@@ -92,105 +80,53 @@ func Launch(args ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "natstest-")
+	d, err := testkit.NewDaemon("natstest-", outputLimit)
 	if err != nil {
 		return nil, fmt.Errorf("natstest: %w", err)
 	}
-	s := &Server{bin: bin, dir: dir, args: args, out: &syncbuf.Buffer{Limit: outputLimit}}
-	// A free port found now may be taken before the server binds it; try
-	// again with other ports a few times.
-	for attempt := 0; ; attempt++ {
-		if s.port, err = freePort(); err == nil {
-			s.mport, err = freePort()
-		}
-		if err == nil {
-			if err = s.start(); err == nil {
-				return s, nil
-			}
-		}
-		if attempt == 2 {
-			err = fmt.Errorf("%w\nnats-server output:\n%s", err, s.Output())
-			os.RemoveAll(dir)
-			return nil, err
-		}
+	s := &Server{bin: bin, args: args, daemon: d}
+	if err := d.Launch("nats-server", 2, func(ports []int) error {
+		s.port, s.mport = ports[0], ports[1]
+		return s.start()
+	}); err != nil {
+		return nil, err
 	}
+	return s, nil
 }
 
-// findBinary finds the nats-server binary (gobin.Find), or ErrNoBinary.
-func findBinary() (string, error) {
-	if p, ok := gobin.Find("nats-server"); ok {
-		return p, nil
-	}
-	return "", ErrNoBinary
-}
-
-// freePort returns a loopback port nobody listens on now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("natstest: finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// findBinary finds the nats-server binary, or ErrNoBinary.
+func findBinary() (string, error) { return testkit.FindProgram("nats-server", ErrNoBinary) }
 
 // start runs the nats-server process and waits for readiness.
 func (s *Server) start() error {
 	args := append([]string{
-		"-js", "-sd", filepath.Join(s.dir, "jetstream"),
+		"-js", "-sd", filepath.Join(s.daemon.Dir, "jetstream"),
 		"-a", "127.0.0.1", "-p", strconv.Itoa(s.port), "-m", strconv.Itoa(s.mport),
 		"-n", "natstest",
 	}, s.args...)
 	cmd := exec.Command(s.bin, args...)
-	cmd.Stdout = s.out
-	cmd.Stderr = s.out
-	setProcAttr(cmd)
-	fmt.Fprintf(s.out, "--- %s %s\n", time.Now().Format(time.RFC3339), strings.Join(cmd.Args, " "))
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("natstest: starting %s: %w", s.bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	s.mu.Lock()
-	s.cmd, s.exited = cmd, exited
-	s.mu.Unlock()
-
-	if err := s.waitReady(exited); err != nil {
-		s.Kill()
-		return err
-	}
-	return nil
+	return s.daemon.Start(cmd, "natstest: nats-server", readyTimeout, 20*time.Millisecond, s.ready)
 }
 
-// waitReady polls the monitoring endpoint until JetStream is enabled and
-// the client port accepts connections.
-func (s *Server) waitReady(exited <-chan struct{}) error {
+// ready reports whether JetStream is enabled (the monitoring endpoint
+// says so) and the client port accepts connections.
+func (s *Server) ready() error {
 	client := &http.Client{Timeout: time.Second}
 	url := fmt.Sprintf("http://127.0.0.1:%d/healthz?js-enabled-only=true", s.mport)
-	deadline := time.Now().Add(readyTimeout)
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				var c net.Conn
-				if c, err = net.DialTimeout("tcp", s.addr(), time.Second); err == nil {
-					c.Close()
-					return nil
-				}
-			} else {
-				err = fmt.Errorf("%s: %s", url, resp.Status)
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("natstest: nats-server not ready after %v (last: %v)", readyTimeout, err)
-		}
-		select {
-		case <-exited:
-			return errors.New("natstest: nats-server exited before it was ready")
-		case <-time.After(20 * time.Millisecond):
-		}
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
 	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	c, err := net.DialTimeout("tcp", s.addr(), time.Second)
+	if err != nil {
+		return err
+	}
+	c.Close()
+	return nil
 }
 
 func (s *Server) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
@@ -210,22 +146,7 @@ func (s *Server) Stop() { s.stop(syscall.SIGTERM) }
 // Kill kills the server at once (SIGKILL), as a crash would.
 func (s *Server) Kill() { s.stop(syscall.SIGKILL) }
 
-func (s *Server) stop(sig syscall.Signal) {
-	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
-	s.cmd = nil
-	s.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	signalGroup(cmd.Process, sig)
-	select {
-	case <-exited:
-	case <-time.After(stopTimeout):
-		signalGroup(cmd.Process, syscall.SIGKILL)
-		<-exited
-	}
-}
+func (s *Server) stop(sig syscall.Signal) { s.daemon.Stop(sig, stopTimeout) }
 
 // Restart stops the server if it runs and starts it again on the same
 // ports with the same store directory. It fails t when the server does
@@ -246,15 +167,10 @@ func (s *Server) Restart(t testing.TB) {
 }
 
 // Close stops the server and removes its store directory.
-func (s *Server) Close() {
-	s.closeOnce.Do(func() {
-		s.Stop()
-		os.RemoveAll(s.dir)
-	})
-}
+func (s *Server) Close() { s.closeOnce.Do(func() { s.daemon.Close(syscall.SIGTERM, stopTimeout) }) }
 
 // Output returns what the server printed so far (the last 1 MiB).
-func (s *Server) Output() string { return s.out.String() }
+func (s *Server) Output() string { return s.daemon.Output() }
 
 // JetStream returns a JetStream client of s's (opts as nats.Connect
 // takes them), whose connection closes when t ends.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package natstest
+package testkit
 
 import (
 	"os"
