@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"maps"
+	"net/http"
 	"slices"
 	"time"
 
@@ -29,6 +30,21 @@ type member interface {
 	BucketRead() bool
 	Refused() map[string]uint64
 	Close(ctx context.Context) error
+}
+
+// refuseWhileSyncing answers a node's upgrade 503 while syncingAtStart:
+// until this replica has read the bucket once, its nodes wait, since a
+// restarted replica's fleet reconnecting all at once would starve the
+// reading of the others' nodes (and /readyz stays 503 until it is done).
+// The node retries after its backoff (a node agent tries another replica).
+func (s *Server) refuseWhileSyncing(w http.ResponseWriter) bool {
+	if !s.syncingAtStart() {
+		return false
+	}
+	s.metrics.frames.WithLabelValues("upgrade", "syncing").Inc()
+	w.Header().Set("Retry-After", "1")
+	writeError(w, http.StatusServiceUnavailable, "this replica is reading the cluster's bucket; retry in a moment")
+	return true
 }
 
 // syncingAtStart reports whether node connects wait for this replica's

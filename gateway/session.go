@@ -67,15 +67,7 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "too many node connections; raise gateway.maxNodes or add a gateway")
 		return
 	}
-	if s.syncingAtStart() {
-		// Until this replica has read the bucket once (bounded by half
-		// the TTL after its start), its nodes wait: a restarted replica's
-		// fleet reconnecting all at once would starve the reading of the
-		// others' nodes, and /readyz stays 503 until it is done. The node
-		// retries after its backoff (a node agent tries another replica).
-		s.metrics.frames.WithLabelValues("upgrade", "syncing").Inc()
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, "this replica is reading the cluster's bucket; retry in a moment")
+	if s.refuseWhileSyncing(w) {
 		return
 	}
 	s.sockets.Add(1)
