@@ -16,7 +16,8 @@
 #      when none is dropped);
 #   4. A killed and not started again: when B and C count 2N (A's nodes
 #      gone; the TTL is 10 s).
-# N is NODES_PER_REPLICA (default 10000). Loopback only. Ports: NATS_PORT
+# N is NODES_PER_REPLICA (default 10000); REST_SECONDS (default 20) is the
+# at-rest window. Loopback only. Ports: NATS_PORT
 # (4222), NATS_MON (8222), FIRST_PORT (7791..7793). Results on stdout and in
 # bench-results/cluster-rest.txt, logs in bench-results/cluster-rest-logs/.
 #   NODES_PER_REPLICA=10000 bash scripts/bench-cluster-rest.sh
@@ -31,6 +32,7 @@ nats_port=${NATS_PORT:-4222}
 mon_port=${NATS_MON:-8222}
 first=${FIRST_PORT:-7791}
 ttl=10
+rest=${REST_SECONDS:-20} # the at-rest window; 90 s or more includes the gateway's pings of silent nodes (every 45 s)
 declare -A port url rpid fpid
 names=(A B C)
 for i in 0 1 2; do
@@ -182,8 +184,8 @@ secs=$(h wait-all $((3 * N)) 300 "${url[A]}" "${url[B]}" "${url[C]}") || die "th
 echo "every replica counts $((3 * N)) nodes $secs s after the fleets started" | tee -a "$out/cluster-rest.txt"
 
 sleep 10
-cpu=$(h cpu 20 "$nats_pid" "${rpid[A]}" "${rpid[B]}" "${rpid[C]}")
-echo "at rest (NATS, A, B, C; 20 s from 10 s after): $cpu" | tee -a "$out/cluster-rest.txt"
+cpu=$(h cpu "$rest" "$nats_pid" "${rpid[A]}" "${rpid[B]}" "${rpid[C]}")
+echo "at rest (NATS, A, B, C; $rest s from 10 s after): $cpu" | tee -a "$out/cluster-rest.txt"
 echo "RSS KiB of A B C: idle $idle, with the fleet $(h rss "${rpid[A]}" "${rpid[B]}" "${rpid[C]}")" | tee -a "$out/cluster-rest.txt"
 
 rm -f "$work/go"
