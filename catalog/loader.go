@@ -90,8 +90,9 @@ const (
 )
 
 // errTextTooLarge is the Err of a file found over the cap by the read, not
-// the listing (governance.Budget words the listed ones).
-var errTextTooLarge = governance.TooLargeText
+// the listing (governance.Budget words the listed ones): the cap is the
+// store's, store.MaxFileSize, which the loader gives governance.
+var errTextTooLarge = governance.TooLargeText(store.MaxFileSize)
 
 // IsTooLarge reports whether a governance.File's Err says the file is over
 // the 256 KiB file limit (as listed or as read): the gateway answers 413
@@ -216,7 +217,7 @@ func (l *Loader) planFiles(objs []SkillObject, results []loadResult) []fileRead 
 		}
 		prefix := dirPrefix(o.Key)
 		var (
-			budget = &governance.Budget{}
+			budget = &governance.Budget{MaxFileBytes: store.MaxFileSize}
 			files  []governance.File
 			admits []admitted
 		)
@@ -362,7 +363,8 @@ func assemble(objs []SkillObject, results []loadResult, gone map[int]bool) ([]Lo
 			Skill: r.entry.skill,
 			// The scanner reads the skill as parsed here: SKILL.md is
 			// parsed once.
-			Input: governance.Input{SkillMD: r.entry.data, Skill: r.entry.skill, Lines: r.entry.lines, Files: files, Skipped: r.skipped},
+			Input: governance.Input{SkillMD: r.entry.data, Skill: r.entry.skill, Lines: r.entry.lines, Files: files, Skipped: r.skipped,
+				MaxFileBytes: store.MaxFileSize},
 		})
 	}
 	return loaded, diags, next
@@ -489,7 +491,7 @@ func (l *Loader) fetchSkill(ctx context.Context, o SkillObject, c cached, have b
 // tooLarge is the diagnostic of a file over MaxFileSize; size < 0 when only
 // the read found out.
 func tooLarge(key string, size int64) *skill.Diagnostic {
-	kib := governance.MaxFileBytes >> 10
+	kib := store.MaxFileSize >> 10
 	msg := fmt.Sprintf("%s is over the %d KiB limit; it is not loaded", key, kib)
 	if size >= 0 {
 		msg = fmt.Sprintf("%s is %d bytes, over the %d KiB limit; it is not loaded", key, size, kib)

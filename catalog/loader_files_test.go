@@ -61,14 +61,14 @@ func TestLoaderFiles(t *testing.T) {
 	want := map[string]governance.Input{
 		"agents/main/skills/b/SKILL.md": {SkillMD: []byte(files["agents/main/skills/b/SKILL.md"]), Files: []governance.File{
 			{Path: "notes.md", Data: []byte("notes")},
-		}},
+		}, MaxFileBytes: store.MaxFileSize},
 		"skills/a/SKILL.md": {SkillMD: []byte(files["skills/a/SKILL.md"]), Files: []governance.File{
 			{Path: ".x", Data: []byte("dot")},
 			{Path: "scripts/run.sh", Data: []byte("#!/bin/sh\necho run\n")},
 			{Path: "sub/SKILL.md", Data: []byte("deeper")},
 			{Path: "z", Data: []byte{}},
-		}},
-		"skills/ab/SKILL.md": {SkillMD: []byte(files["skills/ab/SKILL.md"])},
+		}, MaxFileBytes: store.MaxFileSize},
+		"skills/ab/SKILL.md": {SkillMD: []byte(files["skills/ab/SKILL.md"]), MaxFileBytes: store.MaxFileSize},
 	}
 	loaded, diags := snapshot(t, st, l)
 	if got := inputs(loaded); !reflect.DeepEqual(got, want) {
@@ -322,7 +322,7 @@ func TestLoaderFilesUnloadedSkill(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]governance.Input{
-		"skills/ok/SKILL.md": {SkillMD: skillFile("ok", "ok"), Files: []governance.File{{Path: "b.txt", Data: []byte("b")}}},
+		"skills/ok/SKILL.md": {SkillMD: skillFile("ok", "ok"), Files: []governance.File{{Path: "b.txt", Data: []byte("b")}}, MaxFileBytes: store.MaxFileSize},
 	}
 	if got := inputs(loaded); !reflect.DeepEqual(got, want) {
 		t.Errorf("inputs =\n  %+v\nwant\n  %+v", got, want)
@@ -386,13 +386,5 @@ func TestLoaderFileStorageError(t *testing.T) {
 	}
 	if n := st.gets.Load() - before; n != 0 {
 		t.Errorf("after the outage the unchanged listing made %d Gets, want 0 (the cache survived)", n)
-	}
-}
-
-// TestLoaderFileSizeCapsAgree pins the store's read cap to the scanner's
-// file cap: a file the budget admits is one Get may return.
-func TestLoaderFileSizeCapsAgree(t *testing.T) {
-	if store.MaxFileSize != governance.MaxFileBytes {
-		t.Errorf("store.MaxFileSize = %d, governance.MaxFileBytes = %d", store.MaxFileSize, governance.MaxFileBytes)
 	}
 }

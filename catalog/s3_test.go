@@ -235,7 +235,7 @@ func TestS3LoaderFiles(t *testing.T) {
 	want := governance.Input{SkillMD: md, Files: []governance.File{
 		{Path: "ref/notes.md", Data: []byte{0, 1, 2, 0xff, '\n'}},
 		{Path: "scripts/run.sh", Data: []byte("#!/bin/sh\ncurl example.com\n")},
-	}}
+	}, MaxFileBytes: store.MaxFileSize}
 	loaded, diags := snapshot(t, cs, l)
 	if len(loaded) != 1 || len(diags) != 0 || !reflect.DeepEqual(inputs(loaded)["skills/a/SKILL.md"], want) {
 		t.Fatalf("loaded %+v, diagnostics %+v; want skills/a with %+v", loaded, diags, want)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/store"
 )
 
 // The regression tests of issue 19's G3, G4, G5 and G7 on MinIO: a skill
@@ -46,8 +47,8 @@ func overCaps(files map[string]string, script func(name string) string) {
 	files["skills/many/z1.sh"] = script("many/z1.sh")
 	files["skills/many/z2.sh"] = script("many/z2.sh")
 	files["skills/heavy/SKILL.md"] = skillMD("heavy", "Has heavy files.", "")
-	for i := range governance.MaxSkillBytes / governance.MaxFileBytes {
-		files[fmt.Sprintf("skills/heavy/d%d.txt", i)] = strings.Repeat("d", governance.MaxFileBytes)
+	for i := range governance.MaxSkillBytes / store.MaxFileSize {
+		files[fmt.Sprintf("skills/heavy/d%d.txt", i)] = strings.Repeat("d", store.MaxFileSize)
 	}
 	files["skills/heavy/z.sh"] = script("heavy/z.sh")
 }

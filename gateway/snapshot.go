@@ -166,7 +166,7 @@ func readScanned(in *governance.Input, p, rest string) (body []byte, code int, m
 		case catalog.IsNotRegular(f):
 			return nil, http.StatusNotFound, notFound + " (not a regular file)"
 		case catalog.IsTooLarge(f):
-			return nil, http.StatusRequestEntityTooLarge, p + " is " + governance.TooLargeText
+			return nil, http.StatusRequestEntityTooLarge, p + " is " + governance.TooLargeText(store.MaxFileSize)
 		}
 		why, _, _ := strings.Cut(f.Err, ": ") // the count cap's "…: this and N more files are not read"
 		return notScanned(why)

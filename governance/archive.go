@@ -29,8 +29,6 @@ const (
 	// maxArchiveBytes: uncompressed bytes read out of all the archives of
 	// a skill, nested ones included.
 	maxArchiveBytes = 1 << 20
-	// maxMemberBytes: one member, as one file of a skill directory.
-	maxMemberBytes = MaxFileBytes
 	// maxArchiveDepth: archives inside archives: a zip in a .tar.gz is
 	// opened, a third level is not. A tar inside gzip, bzip2 or xz is
 	// one level (.tar.gz); a compressed single file is one.
@@ -53,11 +51,27 @@ const (
 
 // arcState is what the archives of one skill have used of the bounds.
 type arcState struct {
+	// maxMember is the cap of one member, as of one file of a skill
+	// directory (Input.MaxFileBytes); 0: none but the bounds above.
+	maxMember int64
+
 	depth    int   // archives open around the file being scanned
 	bytes    int64 // uncompressed bytes read
 	entries  int   // entries read
 	findings int   // findings of members
 	spent    string
+}
+
+// overMember reports whether a member of n bytes, as declared or read, is
+// over the cap of one member.
+func (st *arcState) overMember(n uint64) bool {
+	return st.maxMember > 0 && n > uint64(st.maxMember)
+}
+
+// memberLimit words the cap of one member: "over the 256 KiB limit of a
+// file".
+func (st *arcState) memberLimit() string {
+	return fmt.Sprintf("over the %d KiB limit of a file", st.maxMember>>10)
 }
 
 // errBound is a bound reached while reading: the message names it.
@@ -254,11 +268,15 @@ func (s *scanner) member(file, p string, data []byte) bool {
 	return s.arc.spent == ""
 }
 
-// readMember reads one member through r, at most maxMemberBytes. It
-// reports a bound or damage at p and returns what it could read; stop is
-// set when the archive must not be read further.
+// readMember reads one member through r, at most the cap of one member
+// (arcState.maxMember). It reports a bound or damage at p and returns what
+// it could read; stop is set when the archive must not be read further.
 func (s *scanner) readMember(p string, r io.Reader, ar *arcReader) (data []byte, stop bool) {
-	data, err := io.ReadAll(io.LimitReader(r, maxMemberBytes+1))
+	limit := s.arc.maxMember
+	if limit <= 0 {
+		limit = maxArchiveBytes // ar's byte bound stops it there
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	var b *errBound
 	switch {
 	case ar.err != nil:
@@ -267,9 +285,8 @@ func (s *scanner) readMember(p string, r io.Reader, ar *arcReader) (data []byte,
 	case errors.As(err, &b):
 		s.note(p, RuleArchiveUnscanned, SeverityError, b.msg)
 		return data, true
-	case len(data) > maxMemberBytes:
-		s.note(p, RuleArchiveUnscanned, SeverityError,
-			fmt.Sprintf("over the %d KiB limit of a file: not scanned", maxMemberBytes>>10))
+	case s.arc.overMember(uint64(len(data))):
+		s.note(p, RuleArchiveUnscanned, SeverityError, s.arc.memberLimit()+": not scanned")
 		return nil, false
 	case err != nil:
 		s.note(p, RuleArchiveUnscanned, SeverityError, "damaged: "+err.Error())
@@ -316,11 +333,11 @@ func (s *scanner) tarFrom(file string, r io.Reader, ar *arcReader) {
 		default:
 			continue // directories, devices, FIFOs: nothing to read
 		}
-		if h.Size > maxMemberBytes {
+		if h.Size > 0 && s.arc.overMember(uint64(h.Size)) {
 			// Not read; a compressed stream still decompresses it to skip
 			// it, which the byte budget bounds.
 			s.note(p, RuleArchiveUnscanned, SeverityError,
-				fmt.Sprintf("%d bytes, over the %d KiB limit of a file: not scanned", h.Size, maxMemberBytes>>10))
+				fmt.Sprintf("%d bytes, %s: not scanned", h.Size, s.arc.memberLimit()))
 			continue
 		}
 		data, stop := s.readMember(p, tr, ar)
@@ -366,9 +383,9 @@ func (s *scanner) zipArchive(file string, data []byte) (name string, listed bool
 		case f.Flags&0x1 != 0:
 			s.note(p, RuleArchiveUnscanned, SeverityError, "encrypted: its content cannot be reviewed")
 			continue
-		case f.UncompressedSize64 > maxMemberBytes:
+		case s.arc.overMember(f.UncompressedSize64):
 			s.note(p, RuleArchiveUnscanned, SeverityError,
-				fmt.Sprintf("%d bytes, over the %d KiB limit of a file: not scanned", f.UncompressedSize64, maxMemberBytes>>10))
+				fmt.Sprintf("%d bytes, %s: not scanned", f.UncompressedSize64, s.arc.memberLimit()))
 			continue
 		}
 		rc, err := f.Open()
@@ -466,7 +483,7 @@ func (s *scanner) zipDocument(file string, zr *zip.Reader) bool {
 			s.note(p, RuleExecutableFile, SeverityError, k.name+" inside a "+doc)
 			continue
 		}
-		if len(head) == 0 || !textHead(head) || f.UncompressedSize64 > maxMemberBytes {
+		if len(head) == 0 || !textHead(head) || s.arc.overMember(f.UncompressedSize64) {
 			continue
 		}
 		if rc, err = f.Open(); err != nil {

@@ -80,7 +80,7 @@ func TestUnscannedQuarantines(t *testing.T) {
 
 	// The budget keeps every file the count cap refused, with its size and
 	// ETag: one stands for them in Files, the others are Skipped.
-	var b Budget
+	b := Budget{MaxFileBytes: testFileCap}
 	for i := range MaxFiles + 3 {
 		ok, refused := b.AdmitFile(File{Path: fmt.Sprintf("f%02d", i), Size: 1, ETag: fmt.Sprint(i)})
 		if ok != (i < MaxFiles) || refused != nil {
@@ -94,11 +94,11 @@ func TestUnscannedQuarantines(t *testing.T) {
 	if s := b.Skipped(); len(s) != 2 || s[0].Path != first(at(MaxFiles+1)) || s[0].Size != 1 || s[0].ETag != second(at(MaxFiles+1)) || s[1].Path != first(at(MaxFiles+2)) {
 		t.Errorf("Skipped = %+v", s)
 	}
-	if _, refused := b.AdmitFile(File{Path: "zz", Size: MaxFileBytes + 1, ETag: "big"}); refused != nil {
+	if _, refused := b.AdmitFile(File{Path: "zz", Size: testFileCap + 1, ETag: "big"}); refused != nil {
 		t.Errorf("past the count cap a big file is counted there, got %+v", refused)
 	}
-	var c Budget
-	if ok, refused := c.AdmitFile(File{Path: "big", Size: MaxFileBytes + 1, ETag: "e"}); ok || refused == nil || refused.Size != MaxFileBytes+1 || refused.ETag != "e" {
+	c := Budget{MaxFileBytes: testFileCap}
+	if ok, refused := c.AdmitFile(File{Path: "big", Size: testFileCap + 1, ETag: "e"}); ok || refused == nil || refused.Size != testFileCap+1 || refused.ETag != "e" {
 		t.Errorf("a file over the size cap: %v %+v, want refused with its size and ETag", ok, refused)
 	}
 }
@@ -186,12 +186,12 @@ func TestBudgetKeep(t *testing.T) {
 		}
 	}
 	// What is read at all: the listed sizes, up to what a skill may hold.
-	var b Budget
-	if ok, _ := b.AdmitFile(File{Path: "a", Size: MaxFileBytes}); !ok {
+	b := Budget{MaxFileBytes: testFileCap}
+	if ok, _ := b.AdmitFile(File{Path: "a", Size: testFileCap}); !ok {
 		t.Fatal("a first file not admitted")
 	}
-	for i := 1; i < (MaxSkillBytes+MaxMediaBytes)/MaxFileBytes; i++ {
-		b.AdmitFile(File{Path: fmt.Sprint(i), Size: MaxFileBytes})
+	for i := 1; i < (MaxSkillBytes+MaxMediaBytes)/testFileCap; i++ {
+		b.AdmitFile(File{Path: fmt.Sprint(i), Size: testFileCap})
 	}
 	if ok, refused := b.AdmitFile(File{Path: "z", Size: 1, ETag: "e"}); ok || refused == nil || refused.Err != "over the 2 MiB limit of a skill directory" || refused.ETag != "e" {
 		t.Errorf("a file past what a skill may hold: %v %+v, want refused unread", ok, refused)

@@ -359,6 +359,7 @@ func TestArchiveBounds(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newScanner(Options{}, &skill.Skill{})
+			s.arc.maxMember = testFileCap
 			s.scanFile(File{Path: "bomb.zip", Data: tc.data})
 			r := Report{Findings: s.findings}
 			if !has(r, RuleArchiveUnscanned, tc.file, SeverityError, tc.bound) {

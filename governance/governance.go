@@ -75,6 +75,12 @@ type Input struct {
 	// with its listed Size and ETag. The scanner does not look at them;
 	// the digest covers them, and each counts in Report.Unscanned.
 	Skipped []File
+	// MaxFileBytes is the cap of one file the Files were read under
+	// (Budget.MaxFileBytes: the store's read bound, store.MaxFileSize).
+	// A member of an archive is held to it too, as one file of the
+	// directory. 0: a member has no cap of its own (the archive bounds
+	// still hold it).
+	MaxFileBytes int
 }
 
 // Unscanned returns the number of files of the directory the scanner does
@@ -220,6 +226,7 @@ func Scan(in *Input, opts Options) Report {
 		sk, at = skill.ParseLines(skill.Ref{Key: SkillFile, Dir: "skill"}, in.SkillMD)
 	}
 	s := newScanner(opts, sk)
+	s.arc.maxMember = int64(in.MaxFileBytes)
 	s.scanSkillMD(in.SkillMD, sk, at)
 	files := append([]File(nil), in.Files...)
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })

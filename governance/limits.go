@@ -16,10 +16,14 @@ import (
 // files or 1 MiB (document and API skills with many references, office
 // templates); at 256 files and 2 MiB one does (canvas-design, 5.4 MB of
 // fonts), which MaxMediaBytes lets through.
+//
+// The cap of one file is not among them: it is the store's read bound
+// (store.MaxFileSize), the one declaration of it, which governance may
+// not import. The caller passes it as Budget.MaxFileBytes and
+// Input.MaxFileBytes, as catalog's loader and skillgate validate do.
 const (
-	MaxFileBytes  = 256 << 10 // one file
-	MaxFiles      = 256       // files read
-	MaxSkillBytes = 2 << 20   // all files read, together (an inert media file counts its header only)
+	MaxFiles      = 256     // files read
+	MaxSkillBytes = 2 << 20 // all files read, together (an inert media file counts its header only)
 	// MaxMediaBytes bounds inert media beyond their headers: a font,
 	// image, PDF, audio or video file (by its magic bytes, nothing
 	// appended to it) is not read past its first 8 KiB by the scanner, so
@@ -28,12 +32,12 @@ const (
 	MaxMediaBytes = 8 << 20
 )
 
-// TooLargeText ends the Err of a file over MaxFileBytes, and every message
-// about one: "over the 256 KiB file limit". The store's read bound
-// (store.MaxFileSize) is the same number: the store imports nothing of
-// the project, so it declares its own, and a test of the loader holds the
-// two equal; every other package names this one.
-var TooLargeText = fmt.Sprintf("over the %d KiB file limit", MaxFileBytes>>10)
+// TooLargeText ends the Err of a file over maxFileBytes, the cap of one
+// file (Budget.MaxFileBytes), and words every message about one: "over
+// the 256 KiB file limit".
+func TooLargeText(maxFileBytes int) string {
+	return fmt.Sprintf("over the %d KiB file limit", maxFileBytes>>10)
+}
 
 // Budget admits the files of one skill directory within the caps, in two
 // steps: AdmitFile, by a file's listed size, says whether to read it;
@@ -41,6 +45,13 @@ var TooLargeText = fmt.Sprintf("over the %d KiB file limit", MaxFileBytes>>10)
 // path order to each, so that which files are read does not depend on the
 // store.
 type Budget struct {
+	// MaxFileBytes is the cap of one file: a file listed over it is
+	// refused (TooLargeText). The caller sets it to the store's read
+	// bound, store.MaxFileSize, so that a file the budget admits is one
+	// the store returns. 0: no cap of its own (the directory's caps still
+	// bound a file).
+	MaxFileBytes int
+
 	files, bytes int    // admitted for reading: files, listed bytes
 	kept, media  int    // kept: bytes counted against MaxSkillBytes, media bytes beyond their headers
 	over         int    // files refused for the count cap
@@ -80,8 +91,8 @@ func (b *Budget) AdmitFile(f File) (ok bool, refused *File) {
 		}
 		b.over++
 		return false, nil
-	case f.Size > MaxFileBytes:
-		return false, &File{Path: f.Path, Err: fmt.Sprintf("%d bytes, %s", f.Size, TooLargeText), Size: f.Size, ETag: f.ETag}
+	case b.MaxFileBytes > 0 && f.Size > int64(b.MaxFileBytes):
+		return false, &File{Path: f.Path, Err: fmt.Sprintf("%d bytes, %s", f.Size, TooLargeText(b.MaxFileBytes)), Size: f.Size, ETag: f.ETag}
 	case b.bytes+int(f.Size) > MaxSkillBytes+MaxMediaBytes:
 		return false, overSkill(f, f.Size)
 	}

@@ -20,10 +20,12 @@ import (
 	"fmt"
 )
 
-// MaxFileSize is the largest file the store reads. A SKILL.md over it is not
-// loaded; it is reported as a diagnostic. It is governance.MaxFileBytes, the
-// one cap of a skill's files: the store imports nothing of the project, so
-// it states the number, and the loader's test holds the two equal.
+// MaxFileSize is the largest file the store reads, and the one declaration
+// of the cap of every file of a skill (SKILL.md included): a SKILL.md over
+// it is not loaded (a diagnostic), another file is not read. Governance,
+// which may not import the store, gets it as a value: catalog's loader and
+// skillgate validate pass it as governance.Budget.MaxFileBytes and
+// governance.Input.MaxFileBytes.
 const MaxFileSize = 256 << 10
 
 // Errors returned by Store.Get. Test with errors.Is.

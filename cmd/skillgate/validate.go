@@ -321,7 +321,7 @@ func duplicateNames(skills []validateSkill) []skill.Diagnostic {
 // scanForValidate runs the governance scanner on a skill's directory and
 // returns its findings at the file paths shown.
 func scanForValidate(vs validateSkill) []validateDiag {
-	in := &governance.Input{SkillMD: vs.data}
+	in := &governance.Input{SkillMD: vs.data, MaxFileBytes: store.MaxFileSize}
 	if vs.dir != "" {
 		in.Files = readSkillFiles(vs.dir, vs.file)
 	}
@@ -349,7 +349,7 @@ func scanForValidate(vs validateSkill) []validateDiag {
 // with Err set.
 func readSkillFiles(dir, skillFile string) []governance.File {
 	var files []governance.File
-	var budget governance.Budget
+	budget := governance.Budget{MaxFileBytes: store.MaxFileSize}
 	walked := 0
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		rel, _ := filepath.Rel(dir, p)
@@ -393,7 +393,7 @@ func readSkillFiles(dir, skillFile string) []governance.File {
 			}
 			return nil
 		}
-		data, err := readCapped(p, governance.MaxFileBytes)
+		data, err := readCapped(p, store.MaxFileSize)
 		if err != nil {
 			files = append(files, governance.File{Path: rel, Err: "unreadable: " + errText(err)})
 			return nil
@@ -430,7 +430,7 @@ func readCapped(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("over the %d KiB file limit", limit>>10)
+		return nil, errors.New(governance.TooLargeText(int(limit)))
 	}
 	return data, nil
 }
@@ -528,7 +528,7 @@ func loadSkillFile(path string, withDir bool) ([]validateSkill, []skill.Diagnost
 	}
 	if len(data) > store.MaxFileSize {
 		return nil, []skill.Diagnostic{{Location: path, Level: skill.LevelError,
-			Message: fmt.Sprintf("file is over the %d KiB limit; the gateway will not load it", governance.MaxFileBytes>>10)}}, nil
+			Message: fmt.Sprintf("file is over the %d KiB limit; the gateway will not load it", store.MaxFileSize>>10)}}, nil
 	}
 	abs, _ := filepath.Abs(path)
 	ref := skill.Ref{Key: path, Dir: filepath.Base(filepath.Dir(abs)), Scope: skill.ScopeGlobal}
