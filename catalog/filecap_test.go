@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/internal/testkit/storetest"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -74,10 +75,10 @@ func TestFileCapReachesEveryCheck(t *testing.T) {
 	t.Parallel()
 	const capSize = store.MaxFileSize
 	over := capSize + 1
-	d, _ := newDir(t, map[string]string{
+	d, _ := storetest.Dir(t, map[string]string{
 		"skills/over/SKILL.md":  strings.Repeat("x", over),
 		"skills/raced/SKILL.md": strings.Repeat("x", over),
-		"skills/s/SKILL.md":     string(skillFile("s", "s")),
+		"skills/s/SKILL.md":     string(storetest.SkillFile("s", "s")),
 		"skills/s/at.txt":       strings.Repeat("a", capSize),
 		"skills/s/big.txt":      strings.Repeat("b", over),
 		"skills/s/raced.txt":    strings.Repeat("r", over),

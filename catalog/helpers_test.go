@@ -1,84 +1,13 @@
 package catalog_test
 
 import (
-	"context"
 	"os"
-	"path/filepath"
-	"sync/atomic"
 	"testing"
 
-	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/internal/miniotest"
-	"github.com/skillgate/skillgate/store"
 )
 
 // minio is the MinIO server the package's tests share.
 var minio miniotest.Once
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	minio.Close()
-	os.Exit(code)
-}
-
-// countingStore wraps a real store and counts the requests made through it.
-type countingStore struct {
-	store.Store
-	lists, gets atomic.Int64
-}
-
-func (c *countingStore) List(ctx context.Context, prefix string) ([]store.Object, error) {
-	c.lists.Add(1)
-	return c.Store.List(ctx, prefix)
-}
-
-func (c *countingStore) Get(ctx context.Context, key, etag string) ([]byte, string, error) {
-	c.gets.Add(1)
-	return c.Store.Get(ctx, key, etag)
-}
-
-// skillFile returns a small SKILL.md.
-func skillFile(name, desc string) []byte {
-	return []byte("---\nname: " + name + "\ndescription: " + desc + "\n---\n# " + name + "\n\nBody.\n")
-}
-
-// writeFiles writes files (key → content) under root.
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for key, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(key))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func newDir(t *testing.T, files map[string]string) (*store.Dir, string) {
-	t.Helper()
-	root := t.TempDir()
-	writeFiles(t, root, files)
-	d, err := store.NewDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d, root
-}
-
-func keys(objs []store.Object) []string {
-	ks := make([]string, len(objs))
-	for i, o := range objs {
-		ks[i] = o.Key
-	}
-	return ks
-}
-
-func skillKeys(objs []catalog.SkillObject) []string {
-	ks := make([]string, len(objs))
-	for i, o := range objs {
-		ks[i] = o.Key
-	}
-	return ks
-}
+func TestMain(m *testing.M) { os.Exit(minio.Run(m)) }

@@ -13,6 +13,7 @@ import (
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/storetest"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -43,19 +44,19 @@ func inputs(loaded []catalog.Loaded) map[string]governance.Input {
 func TestLoaderFiles(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{
-		"skills/a/SKILL.md":                string(skillFile("ay", "a")),
+		"skills/a/SKILL.md":                string(storetest.SkillFile("ay", "a")),
 		"skills/a/.x":                      "dot",
 		"skills/a/scripts/run.sh":          "#!/bin/sh\necho run\n",
 		"skills/a/sub/SKILL.md":            "deeper",
 		"skills/a/z":                       "",
-		"skills/ab/SKILL.md":               string(skillFile("ab", "look-alike prefix")),
-		"agents/main/skills/b/SKILL.md":    string(skillFile("bee", "b")),
+		"skills/ab/SKILL.md":               string(storetest.SkillFile("ab", "look-alike prefix")),
+		"agents/main/skills/b/SKILL.md":    string(storetest.SkillFile("bee", "b")),
 		"agents/main/skills/b/notes.md":    "notes",
 		"skills/nodir/orphan.txt":          "ignored",
 		"agents/main/skills/c/no-skill.md": "ignored",
 	}
-	d, root := newDir(t, files)
-	st := &countingStore{Store: d}
+	d, root := storetest.Dir(t, files)
+	st := &storetest.Counting{Store: d}
 	l := catalog.NewLoader(st)
 
 	want := map[string]governance.Input{
@@ -84,13 +85,13 @@ func TestLoaderFiles(t *testing.T) {
 	if len(diags) != 1 || diags[0].Location != "skills/a/sub/SKILL.md" {
 		t.Errorf("diagnostics = %+v, want one about the deeper SKILL.md", diags)
 	}
-	if n, s := st.gets.Load(), l.Stats(); n != 3+5 || s != (catalog.LoaderStats{Gets: 8, Downloads: 8}) {
+	if n, s := st.Gets.Load(), l.Stats(); n != 3+5 || s != (catalog.LoaderStats{Gets: 8, Downloads: 8}) {
 		t.Errorf("first load: %d Gets, stats %+v; want 8 downloads (3 SKILL.md, 5 files)", n, s)
 	}
 
 	// Unchanged: no Get, the same Input, its bytes shared with the cache.
 	again, _ := snapshot(t, st, l)
-	if n := st.gets.Load(); n != 8 {
+	if n := st.Gets.Load(); n != 8 {
 		t.Errorf("an unchanged re-load made %d Gets, want 0", n-8)
 	}
 	if got := inputs(again); !reflect.DeepEqual(got, inputs(loaded)) {
@@ -129,9 +130,9 @@ func TestLoaderFiles(t *testing.T) {
 	future := time.Now().Add(time.Hour)
 	testkit.WriteFiles(t, root, map[string]string{"skills/a/scripts/run.sh": "#!/bin/sh\necho changed\n"})
 	touch(t, root, "skills/a/scripts/run.sh", future)
-	before := st.gets.Load()
+	before := st.Gets.Load()
 	changed, _ := snapshot(t, st, l)
-	if n := st.gets.Load() - before; n != 1 {
+	if n := st.Gets.Load() - before; n != 1 {
 		t.Errorf("one changed file: %d Gets, want 1", n)
 	}
 	want["skills/a/SKILL.md"].Files[1].Data = []byte("#!/bin/sh\necho changed\n")
@@ -149,9 +150,9 @@ func TestLoaderFiles(t *testing.T) {
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	before = st.gets.Load()
+	before = st.Gets.Load()
 	deleted, _ := snapshot(t, st, l)
-	if n := st.gets.Load() - before; n != 0 {
+	if n := st.Gets.Load() - before; n != 0 {
 		t.Errorf("a deleted file: %d Gets, want 0", n)
 	}
 	a := want["skills/a/SKILL.md"]
@@ -162,9 +163,9 @@ func TestLoaderFiles(t *testing.T) {
 	}
 	testkit.WriteFiles(t, root, map[string]string{"skills/a/.x": "dot"})
 	touch(t, root, "skills/a/.x", fi.ModTime())
-	before = st.gets.Load()
+	before = st.Gets.Load()
 	snapshot(t, st, l)
-	if n := st.gets.Load() - before; n != 1 {
+	if n := st.Gets.Load() - before; n != 1 {
 		t.Errorf("a file put back after its deletion: %d Gets, want 1 (the cache dropped it)", n)
 	}
 }
@@ -261,9 +262,9 @@ func TestLoaderFileCaps(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			tt.files["skills/s/SKILL.md"] = string(skillFile("s", "s"))
-			d, _ := newDir(t, tt.files)
-			st := &countingStore{Store: d}
+			tt.files["skills/s/SKILL.md"] = string(storetest.SkillFile("s", "s"))
+			d, _ := storetest.Dir(t, tt.files)
+			st := &storetest.Counting{Store: d}
 			l := catalog.NewLoader(st)
 			loaded, diags := snapshot(t, st, l)
 			if len(loaded) != 1 || len(diags) != 0 {
@@ -281,12 +282,12 @@ func TestLoaderFileCaps(t *testing.T) {
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("files =\n  %+v\nwant\n  %+v", got, tt.want)
 			}
-			if n := st.gets.Load(); n != tt.wantGets {
+			if n := st.Gets.Load(); n != tt.wantGets {
 				t.Errorf("%d Gets, want %d", n, tt.wantGets)
 			}
 			// Unchanged, no Get: refused files are not read again.
 			again, _ := snapshot(t, st, l)
-			if n := st.gets.Load(); n != tt.wantGets || !reflect.DeepEqual(again[0].Input, loaded[0].Input) {
+			if n := st.Gets.Load(); n != tt.wantGets || !reflect.DeepEqual(again[0].Input, loaded[0].Input) {
 				t.Errorf("unchanged re-load: %d more Gets, same input %v; want 0, true", n-tt.wantGets, reflect.DeepEqual(again[0].Input, loaded[0].Input))
 			}
 		})
@@ -298,16 +299,16 @@ func TestLoaderFileCaps(t *testing.T) {
 // listing and its Get is left out.
 func TestLoaderFilesUnloadedSkill(t *testing.T) {
 	t.Parallel()
-	d, root := newDir(t, map[string]string{
+	d, root := storetest.Dir(t, map[string]string{
 		"skills/big/SKILL.md":  "---\nname: big\n---\n" + strings.Repeat("x", store.MaxFileSize),
 		"skills/big/run.sh":    "big's file",
-		"skills/gone/SKILL.md": string(skillFile("gone", "deleted after listing")),
+		"skills/gone/SKILL.md": string(storetest.SkillFile("gone", "deleted after listing")),
 		"skills/gone/run.sh":   "gone's file",
-		"skills/ok/SKILL.md":   string(skillFile("ok", "ok")),
+		"skills/ok/SKILL.md":   string(storetest.SkillFile("ok", "ok")),
 		"skills/ok/a.txt":      "a",
 		"skills/ok/b.txt":      "b",
 	})
-	st := &countingStore{Store: d}
+	st := &storetest.Counting{Store: d}
 	objs, _, err := catalog.ListAll(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +323,7 @@ func TestLoaderFilesUnloadedSkill(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]governance.Input{
-		"skills/ok/SKILL.md": {SkillMD: skillFile("ok", "ok"), Files: []governance.File{{Path: "b.txt", Data: []byte("b")}}, MaxFileBytes: store.MaxFileSize},
+		"skills/ok/SKILL.md": {SkillMD: storetest.SkillFile("ok", "ok"), Files: []governance.File{{Path: "b.txt", Data: []byte("b")}}, MaxFileBytes: store.MaxFileSize},
 	}
 	if got := inputs(loaded); !reflect.DeepEqual(got, want) {
 		t.Errorf("inputs =\n  %+v\nwant\n  %+v", got, want)
@@ -336,7 +337,7 @@ func TestLoaderFilesUnloadedSkill(t *testing.T) {
 	}
 	// gone/SKILL.md, ok/SKILL.md, ok/a.txt (deleted), ok/b.txt: nothing of
 	// big, nothing of gone's files.
-	if n := st.gets.Load(); n != 4 {
+	if n := st.Gets.Load(); n != 4 {
 		t.Errorf("%d Gets, want 4", n)
 	}
 }
@@ -349,14 +350,14 @@ func TestLoaderFileStorageError(t *testing.T) {
 	parent := t.TempDir()
 	root := filepath.Join(parent, "bucket")
 	testkit.WriteFiles(t, root, map[string]string{
-		"skills/a/SKILL.md": string(skillFile("ay", "a")),
+		"skills/a/SKILL.md": string(storetest.SkillFile("ay", "a")),
 		"skills/a/run.sh":   "run",
 	})
 	d, err := store.NewDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &countingStore{Store: d}
+	st := &storetest.Counting{Store: d}
 	l := catalog.NewLoader(st)
 	objs, _, err := catalog.ListAll(t.Context(), st)
 	if err != nil {
@@ -379,12 +380,12 @@ func TestLoaderFileStorageError(t *testing.T) {
 	if err := os.Rename(root+".gone", root); err != nil {
 		t.Fatal(err)
 	}
-	before := st.gets.Load()
+	before := st.Gets.Load()
 	loaded, _, err := l.Load(t.Context(), objs)
 	if err != nil || len(loaded) != 1 || len(loaded[0].Input.Files) != 1 || string(loaded[0].Input.Files[0].Data) != "run" {
 		t.Fatalf("Load after the outage = %+v, %v", loaded, err)
 	}
-	if n := st.gets.Load() - before; n != 0 {
+	if n := st.Gets.Load() - before; n != 0 {
 		t.Errorf("after the outage the unchanged listing made %d Gets, want 0 (the cache survived)", n)
 	}
 }

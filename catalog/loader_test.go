@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/storetest"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -43,13 +44,13 @@ func names(loaded []catalog.Loaded) string {
 
 func TestLoaderDir(t *testing.T) {
 	t.Parallel()
-	d, root := newDir(t, map[string]string{
-		"agents/main/skills/b/SKILL.md": string(skillFile("bee", "local b")),
-		"skills/a/SKILL.md":             string(skillFile("ay", "global a")),
-		"skills/b/SKILL.md":             string(skillFile("bee-global", "global b")),
+	d, root := storetest.Dir(t, map[string]string{
+		"agents/main/skills/b/SKILL.md": string(storetest.SkillFile("bee", "local b")),
+		"skills/a/SKILL.md":             string(storetest.SkillFile("ay", "global a")),
+		"skills/b/SKILL.md":             string(storetest.SkillFile("bee-global", "global b")),
 		"skills/big/SKILL.md":           "---\nname: big\n---\n" + strings.Repeat("x", store.MaxFileSize),
 	})
-	st := &countingStore{Store: d}
+	st := &storetest.Counting{Store: d}
 	l := catalog.NewLoader(st)
 
 	skills, diags := snapshot(t, st, l)
@@ -61,13 +62,13 @@ func TestLoaderDir(t *testing.T) {
 		!strings.Contains(diags[0].Message, "over the 256 KiB limit; it is not loaded") {
 		t.Errorf("diagnostics = %+v, want one error about skills/big/SKILL.md", diags)
 	}
-	if n := st.gets.Load(); n != 3 {
+	if n := st.Gets.Load(); n != 3 {
 		t.Errorf("first load made %d Gets, want 3 (none for the oversize file)", n)
 	}
 
 	// Unchanged: no Get at all, the same parsed skills.
 	again, _ := snapshot(t, st, l)
-	if n := st.gets.Load(); n != 3 {
+	if n := st.Gets.Load(); n != 3 {
 		t.Errorf("an unchanged re-load made %d more Gets, want 0", n-3)
 	}
 	if len(again) != 3 || again[0].Skill != skills[0].Skill {
@@ -76,7 +77,7 @@ func TestLoaderDir(t *testing.T) {
 
 	// A changed file is downloaded again; a deleted one disappears.
 	p := filepath.Join(root, "skills", "a", "SKILL.md")
-	if err := os.WriteFile(p, skillFile("ay-2", "changed"), 0o644); err != nil {
+	if err := os.WriteFile(p, storetest.SkillFile("ay-2", "changed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	future := time.Now().Add(time.Hour)
@@ -90,7 +91,7 @@ func TestLoaderDir(t *testing.T) {
 	if got, want := names(skills), "agents/main/skills/b/SKILL.md=bee skills/a/SKILL.md=ay-2"; got != want {
 		t.Errorf("after a change = %s, want %s", got, want)
 	}
-	if n := st.gets.Load(); n != 4 {
+	if n := st.Gets.Load(); n != 4 {
 		t.Errorf("after one change: %d Gets in all, want 4", n)
 	}
 	stats := l.Stats()
@@ -101,11 +102,11 @@ func TestLoaderDir(t *testing.T) {
 
 func TestLoaderConditionalAndDeleted(t *testing.T) {
 	t.Parallel()
-	d, root := newDir(t, map[string]string{
-		"skills/a/SKILL.md": string(skillFile("ay", "a")),
-		"skills/b/SKILL.md": string(skillFile("bee", "b")),
+	d, root := storetest.Dir(t, map[string]string{
+		"skills/a/SKILL.md": string(storetest.SkillFile("ay", "a")),
+		"skills/b/SKILL.md": string(storetest.SkillFile("bee", "b")),
 	})
-	st := &countingStore{Store: d}
+	st := &storetest.Counting{Store: d}
 	l := catalog.NewLoader(st)
 	objs, _, err := catalog.ListAll(t.Context(), st)
 	if err != nil {
@@ -151,7 +152,7 @@ func TestLoaderStorageError(t *testing.T) {
 	t.Parallel()
 	parent := t.TempDir()
 	root := filepath.Join(parent, "bucket")
-	testkit.WriteFiles(t, root, map[string]string{"skills/a/SKILL.md": string(skillFile("ay", "a"))})
+	testkit.WriteFiles(t, root, map[string]string{"skills/a/SKILL.md": string(storetest.SkillFile("ay", "a"))})
 	d, err := store.NewDir(root)
 	if err != nil {
 		t.Fatal(err)
@@ -197,10 +198,10 @@ func TestLoaderConcurrent(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{}
 	for _, dir := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-		files["skills/"+dir+"/SKILL.md"] = string(skillFile(dir, dir))
+		files["skills/"+dir+"/SKILL.md"] = string(storetest.SkillFile(dir, dir))
 	}
-	d, _ := newDir(t, files)
-	st := &countingStore{Store: d}
+	d, _ := storetest.Dir(t, files)
+	st := &storetest.Counting{Store: d}
 	l := catalog.NewLoader(st)
 	objs, _, err := catalog.ListAll(t.Context(), st)
 	if err != nil {
@@ -216,7 +217,7 @@ func TestLoaderConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := st.gets.Load(); n != int64(len(objs)) {
+	if n := st.Gets.Load(); n != int64(len(objs)) {
 		t.Errorf("8 concurrent Loads made %d Gets, want %d (each file once)", n, len(objs))
 	}
 }

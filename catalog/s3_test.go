@@ -7,84 +7,31 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
 	"github.com/skillgate/skillgate/internal/miniotest"
+	"github.com/skillgate/skillgate/internal/testkit/storetest"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
 
-// newS3 makes a fresh bucket for t on srv and returns its store. The region
-// is left empty, so NewS3 signs for "auto" (what R2 wants) unless
-// AWS_REGION is set.
-func newS3(t *testing.T, srv *miniotest.Server) *store.S3 {
-	t.Helper()
-	st, err := store.NewS3(t.Context(), store.S3Config{
-		Bucket:          srv.Bucket(t),
-		Endpoint:        srv.Endpoint,
-		PathStyle:       true,
-		AccessKeyID:     srv.AccessKey,
-		SecretAccessKey: srv.SecretKey,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
-// putAll writes files concurrently with a bounded pool of workers.
-func putAll(t *testing.T, st *store.S3, files map[string][]byte) {
-	t.Helper()
-	const workers = 32
-	keys := make(chan string)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for k := range keys {
-				if err := st.Put(t.Context(), k, files[k]); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	go func() {
-		defer close(keys)
-		for k := range files {
-			select {
-			case keys <- k:
-			case err := <-errs:
-				errs <- err
-				return
-			}
-		}
-	}()
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestS3ListViewShadowing(t *testing.T) {
 	t.Parallel()
-	st := newS3(t, minio.Get(t))
-	putAll(t, st, map[string][]byte{
-		"skills/github/SKILL.md":                  skillFile("github", "global github"),
-		"skills/tmux/SKILL.md":                    skillFile("tmux", "global tmux"),
-		"skills/zeta/SKILL.md":                    skillFile("zeta", "global zeta"),
+	st := storetest.S3(t, minio.Get(t))
+	storetest.PutAll(t, st, map[string][]byte{
+		"skills/github/SKILL.md":                  storetest.SkillFile("github", "global github"),
+		"skills/tmux/SKILL.md":                    storetest.SkillFile("tmux", "global tmux"),
+		"skills/zeta/SKILL.md":                    storetest.SkillFile("zeta", "global zeta"),
 		"skills/github/examples/x/SKILL.md":       []byte("an example"),
-		"agents/main/skills/github/SKILL.md":      skillFile("gh-main", "main's github"),
-		"agents/main/skills/alpha/SKILL.md":       skillFile("alpha", "main's alpha"),
-		"agents/other/skills/tmux/SKILL.md":       skillFile("tmux", "other's tmux"),
+		"agents/main/skills/github/SKILL.md":      storetest.SkillFile("gh-main", "main's github"),
+		"agents/main/skills/alpha/SKILL.md":       storetest.SkillFile("alpha", "main's alpha"),
+		"agents/other/skills/tmux/SKILL.md":       storetest.SkillFile("tmux", "other's tmux"),
 		"agents/main/skills/github/references.md": []byte("more"),
 	})
-	cs := &countingStore{Store: st}
+	cs := &storetest.Counting{Store: st}
 	view, diags, err := catalog.ListView(t.Context(), cs, "main")
 	if err != nil {
 		t.Fatal(err)
@@ -95,13 +42,13 @@ func TestS3ListViewShadowing(t *testing.T) {
 		"skills/tmux/SKILL.md",
 		"skills/zeta/SKILL.md",
 	}
-	if got := skillKeys(view); !slices.Equal(got, want) {
+	if got := storetest.SkillKeys(view); !slices.Equal(got, want) {
 		t.Errorf("ListView(main) =\n  %q\nwant\n  %q", got, want)
 	}
 	if len(diags) != 1 || diags[0].Location != "skills/github/examples/x/SKILL.md" || diags[0].Level != skill.LevelWarn {
 		t.Errorf("diagnostics = %+v, want one warning about the example", diags)
 	}
-	if n := cs.lists.Load(); n != 2 {
+	if n := cs.Lists.Load(); n != 2 {
 		t.Errorf("ListView made %d List requests, want 2 (agent prefix, global prefix)", n)
 	}
 
@@ -113,19 +60,19 @@ func TestS3ListViewShadowing(t *testing.T) {
 		t.Errorf("loaded %s\nwant   %s", got, want)
 	}
 
-	before := cs.lists.Load()
+	before := cs.Lists.Load()
 	if _, _, err := catalog.ListView(t.Context(), cs, "../main"); err == nil {
 		t.Error("ListView(../main): no error")
 	}
-	if cs.lists.Load() != before {
+	if cs.Lists.Load() != before {
 		t.Error("ListView with an invalid agent id made a request")
 	}
 }
 
 func TestS3Oversize(t *testing.T) {
 	t.Parallel()
-	st := newS3(t, minio.Get(t))
-	putAll(t, st, map[string][]byte{
+	st := storetest.S3(t, minio.Get(t))
+	storetest.PutAll(t, st, map[string][]byte{
 		"skills/max/SKILL.md":  append([]byte("---\nname: max\n---\n"), bytes.Repeat([]byte("x"), store.MaxFileSize-18)...),
 		"skills/over/SKILL.md": bytes.Repeat([]byte("x"), store.MaxFileSize+1),
 	})
@@ -137,7 +84,7 @@ func TestS3Oversize(t *testing.T) {
 		t.Errorf("Get(max) = %d bytes, %v; want %d", len(body), err, store.MaxFileSize)
 	}
 
-	cs := &countingStore{Store: st}
+	cs := &storetest.Counting{Store: st}
 	skills, diags := snapshot(t, cs, catalog.NewLoader(cs))
 	if got := names(skills); got != "skills/max/SKILL.md=max" {
 		t.Errorf("loaded %s, want only skills/max/SKILL.md", got)
@@ -146,21 +93,21 @@ func TestS3Oversize(t *testing.T) {
 	if len(diags) != 1 || diags[0].Level != skill.LevelError || diags[0].Message != want {
 		t.Errorf("diagnostics = %+v, want one error %q", diags, want)
 	}
-	if n := cs.gets.Load(); n != 1 {
+	if n := cs.Gets.Load(); n != 1 {
 		t.Errorf("%d Gets, want 1 (the oversize file is not requested)", n)
 	}
 }
 
 func TestS3Loader(t *testing.T) {
 	t.Parallel()
-	st := newS3(t, minio.Get(t))
+	st := storetest.S3(t, minio.Get(t))
 	ctx := t.Context()
-	putAll(t, st, map[string][]byte{
-		"skills/a/SKILL.md":             skillFile("ay", "a"),
-		"skills/b/SKILL.md":             skillFile("bee", "b"),
-		"agents/main/skills/c/SKILL.md": skillFile("see", "c"),
+	storetest.PutAll(t, st, map[string][]byte{
+		"skills/a/SKILL.md":             storetest.SkillFile("ay", "a"),
+		"skills/b/SKILL.md":             storetest.SkillFile("bee", "b"),
+		"agents/main/skills/c/SKILL.md": storetest.SkillFile("see", "c"),
 	})
-	cs := &countingStore{Store: st}
+	cs := &storetest.Counting{Store: st}
 	l := catalog.NewLoader(cs)
 
 	skills, _ := snapshot(t, cs, l)
@@ -168,7 +115,7 @@ func TestS3Loader(t *testing.T) {
 	if got := names(skills); got != first {
 		t.Fatalf("loaded %s, want %s", got, first)
 	}
-	if n := cs.gets.Load(); n != 3 {
+	if n := cs.Gets.Load(); n != 3 {
 		t.Errorf("first load: %d Gets, want 3", n)
 	}
 
@@ -177,12 +124,12 @@ func TestS3Loader(t *testing.T) {
 	if got := names(skills); got != first {
 		t.Errorf("re-load = %s", got)
 	}
-	if n := cs.gets.Load(); n != 3 {
+	if n := cs.Gets.Load(); n != 3 {
 		t.Errorf("unchanged re-load: %d more Gets, want 0", n-3)
 	}
 
 	// A changed file is downloaded again, a deleted one disappears.
-	if err := st.Put(ctx, "skills/a/SKILL.md", skillFile("ay-2", "a changed")); err != nil {
+	if err := st.Put(ctx, "skills/a/SKILL.md", storetest.SkillFile("ay-2", "a changed")); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Delete(ctx, "skills/b/SKILL.md"); err != nil {
@@ -195,7 +142,7 @@ func TestS3Loader(t *testing.T) {
 	if len(diags) != 0 {
 		t.Errorf("diagnostics = %+v", diags)
 	}
-	if n := cs.gets.Load(); n != 4 {
+	if n := cs.Gets.Load(); n != 4 {
 		t.Errorf("after one change: %d Gets in all, want 4", n)
 	}
 
@@ -220,16 +167,16 @@ func TestS3Loader(t *testing.T) {
 // come with exact bytes, and an unchanged bucket costs no download.
 func TestS3LoaderFiles(t *testing.T) {
 	t.Parallel()
-	st := newS3(t, minio.Get(t))
+	st := storetest.S3(t, minio.Get(t))
 	ctx := t.Context()
-	md := skillFile("ay", "a")
-	putAll(t, st, map[string][]byte{
+	md := storetest.SkillFile("ay", "a")
+	storetest.PutAll(t, st, map[string][]byte{
 		"skills/a/SKILL.md":       md,
 		"skills/a/scripts/run.sh": []byte("#!/bin/sh\ncurl example.com\n"),
 		"skills/a/ref/notes.md":   {0, 1, 2, 0xff, '\n'},
 		"skills/lonely/x.txt":     []byte("no SKILL.md here"),
 	})
-	cs := &countingStore{Store: st}
+	cs := &storetest.Counting{Store: st}
 	l := catalog.NewLoader(cs)
 
 	want := governance.Input{SkillMD: md, Files: []governance.File{
@@ -248,8 +195,8 @@ func TestS3LoaderFiles(t *testing.T) {
 	if len(again) != 1 || !reflect.DeepEqual(inputs(again)["skills/a/SKILL.md"], want) {
 		t.Errorf("re-load = %+v, want %+v", again, want)
 	}
-	if s := l.Stats(); s != (catalog.LoaderStats{Gets: 3, Downloads: 3, CacheHits: 3}) || cs.gets.Load() != 3 {
-		t.Errorf("unchanged re-load: stats %+v, %d Gets; want no request, 3 cache hits", s, cs.gets.Load())
+	if s := l.Stats(); s != (catalog.LoaderStats{Gets: 3, Downloads: 3, CacheHits: 3}) || cs.Gets.Load() != 3 {
+		t.Errorf("unchanged re-load: stats %+v, %d Gets; want no request, 3 cache hits", s, cs.Gets.Load())
 	}
 
 	// A changed file: one conditional Get, one download.
@@ -272,9 +219,9 @@ func TestS3LoaderFiles(t *testing.T) {
 func TestS3Outage(t *testing.T) {
 	t.Parallel()
 	srv := miniotest.Start(t) // its own server: stopping it must not disturb other tests
-	st := newS3(t, srv)
-	putAll(t, st, map[string][]byte{"skills/a/SKILL.md": skillFile("ay", "a")})
-	cs := &countingStore{Store: st}
+	st := storetest.S3(t, srv)
+	storetest.PutAll(t, st, map[string][]byte{"skills/a/SKILL.md": storetest.SkillFile("ay", "a")})
+	cs := &storetest.Counting{Store: st}
 	l := catalog.NewLoader(cs)
 	snapshot(t, cs, l)
 
@@ -292,9 +239,9 @@ func TestS3Outage(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	before := cs.gets.Load()
+	before := cs.Gets.Load()
 	skills, _ := snapshot(t, cs, l)
-	if names(skills) != "skills/a/SKILL.md=ay" || cs.gets.Load() != before {
-		t.Errorf("after the restart: %s with %d Gets, want the cached skill and no Get", names(skills), cs.gets.Load()-before)
+	if names(skills) != "skills/a/SKILL.md=ay" || cs.Gets.Load() != before {
+		t.Errorf("after the restart: %s with %d Gets, want the cached skill and no Get", names(skills), cs.Gets.Load()-before)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/catalog"
+	"github.com/skillgate/skillgate/internal/testkit/storetest"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -153,13 +154,13 @@ func TestClassifyFiles(t *testing.T) {
 // comes with its directory's other files.
 func TestListViewFiles(t *testing.T) {
 	t.Parallel()
-	d, _ := newDir(t, map[string]string{
-		"agents/main/skills/a/SKILL.md":      string(skillFile("a", "local a")),
+	d, _ := storetest.Dir(t, map[string]string{
+		"agents/main/skills/a/SKILL.md":      string(storetest.SkillFile("a", "local a")),
 		"agents/main/skills/a/notes.md":      "n",
 		"agents/main/skills/a/scripts/go.sh": "g",
-		"skills/a/SKILL.md":                  string(skillFile("a", "global a")),
+		"skills/a/SKILL.md":                  string(storetest.SkillFile("a", "global a")),
 		"skills/a/hidden-by-local.md":        "h",
-		"skills/b/SKILL.md":                  string(skillFile("b", "global b")),
+		"skills/b/SKILL.md":                  string(storetest.SkillFile("b", "global b")),
 		"skills/b/ref/SKILL.md":              "deep",
 		"skills/bb/run.sh":                   "no SKILL.md",
 	})
@@ -169,7 +170,7 @@ func TestListViewFiles(t *testing.T) {
 	}
 	got := map[string][]string{}
 	for _, o := range view {
-		got[o.Key] = keys(o.Files)
+		got[o.Key] = storetest.Keys(o.Files)
 	}
 	want := map[string][]string{
 		"agents/main/skills/a/SKILL.md": {"agents/main/skills/a/notes.md", "agents/main/skills/a/scripts/go.sh"},
@@ -193,7 +194,7 @@ func TestClassifyScale(t *testing.T) {
 	for _, s := range skills {
 		dir := strings.TrimSuffix(s.Key, skill.FileName)
 		if len(s.Files) != 9 || !strings.HasPrefix(s.Files[0].Key, dir) || !strings.HasPrefix(s.Files[8].Key, dir) {
-			t.Fatalf("%s: files %q", s.Key, keys(s.Files))
+			t.Fatalf("%s: files %q", s.Key, storetest.Keys(s.Files))
 		}
 	}
 }
@@ -257,7 +258,7 @@ func TestView(t *testing.T) {
 		{"nobody", []string{"skills/github/SKILL.md", "skills/tmux/SKILL.md", "skills/zeta/SKILL.md"}},
 	}
 	for _, tt := range tests {
-		if got := skillKeys(catalog.View(all, tt.agent)); !slices.Equal(got, tt.want) {
+		if got := storetest.SkillKeys(catalog.View(all, tt.agent)); !slices.Equal(got, tt.want) {
 			t.Errorf("View(%s) =\n  %q\nwant\n  %q", tt.agent, got, tt.want)
 		}
 	}
@@ -271,11 +272,11 @@ func TestView(t *testing.T) {
 // does not shadow a global skill of another directory with the same name.
 func TestViewShadowsByDir(t *testing.T) {
 	t.Parallel()
-	d, _ := newDir(t, map[string]string{
-		"skills/gh/SKILL.md":                 string(skillFile("github", "global gh")),
-		"skills/github/SKILL.md":             string(skillFile("github", "global github")),
-		"agents/main/skills/gh/SKILL.md":     string(skillFile("gh-local", "local")),
-		"agents/main/skills/extra/SKILL.md":  string(skillFile("github", "local github name")),
+	d, _ := storetest.Dir(t, map[string]string{
+		"skills/gh/SKILL.md":                 string(storetest.SkillFile("github", "global gh")),
+		"skills/github/SKILL.md":             string(storetest.SkillFile("github", "global github")),
+		"agents/main/skills/gh/SKILL.md":     string(storetest.SkillFile("gh-local", "local")),
+		"agents/main/skills/extra/SKILL.md":  string(storetest.SkillFile("github", "local github name")),
 		"agents/main/skills/deep/x/SKILL.md": "deep",
 	})
 	view, diags, err := catalog.ListView(t.Context(), d, "main")
@@ -283,7 +284,7 @@ func TestViewShadowsByDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"agents/main/skills/extra/SKILL.md", "agents/main/skills/gh/SKILL.md", "skills/github/SKILL.md"}
-	if got := skillKeys(view); !slices.Equal(got, want) {
+	if got := storetest.SkillKeys(view); !slices.Equal(got, want) {
 		t.Errorf("ListView = %q, want %q", got, want)
 	}
 	if len(diags) != 1 || diags[0].Location != "agents/main/skills/deep/x/SKILL.md" {
@@ -293,14 +294,14 @@ func TestViewShadowsByDir(t *testing.T) {
 
 func TestListViewRejectsAgentIDs(t *testing.T) {
 	t.Parallel()
-	d, _ := newDir(t, map[string]string{"skills/a/SKILL.md": "a"})
-	st := &countingStore{Store: d}
+	d, _ := storetest.Dir(t, map[string]string{"skills/a/SKILL.md": "a"})
+	st := &storetest.Counting{Store: d}
 	for _, id := range []string{"", "..", "a/b", `a\b`, "a..b", "a\x00", "tab\there", "del\x7f", strings.Repeat("x", 129)} {
 		if _, _, err := catalog.ListView(t.Context(), st, id); err == nil || !strings.HasPrefix(err.Error(), "agent id") {
 			t.Errorf("ListView(%q) = %v, want an agent id error", id, err)
 		}
 	}
-	if n := st.lists.Load() + st.gets.Load(); n != 0 {
+	if n := st.Lists.Load() + st.Gets.Load(); n != 0 {
 		t.Errorf("%d storage requests for invalid agent ids, want none", n)
 	}
 	if _, _, err := catalog.ListView(t.Context(), st, strings.Repeat("x", 128)); err != nil {
@@ -310,7 +311,7 @@ func TestListViewRejectsAgentIDs(t *testing.T) {
 
 func TestListAll(t *testing.T) {
 	t.Parallel()
-	d, _ := newDir(t, map[string]string{
+	d, _ := storetest.Dir(t, map[string]string{
 		"skills/a/SKILL.md":             "a",
 		"agents/x/skills/a/SKILL.md":    "xa",
 		"agents/y/skills/b/SKILL.md":    "yb",
@@ -322,7 +323,7 @@ func TestListAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"agents/x/skills/a/SKILL.md", "agents/y/skills/b/SKILL.md", "skills/a/SKILL.md"}
-	if got := skillKeys(all); !slices.Equal(got, want) {
+	if got := storetest.SkillKeys(all); !slices.Equal(got, want) {
 		t.Errorf("ListAll = %q, want %q", got, want)
 	}
 	if len(diags) != 1 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/internal/testkit/storetest"
 	"github.com/skillgate/skillgate/internal/unprivtest"
 	"github.com/skillgate/skillgate/store"
 )
@@ -23,7 +24,7 @@ import (
 func TestDirETagSeesRestoredMtime(t *testing.T) {
 	t.Parallel()
 	const key = "skills/a/run.sh"
-	d, root := newDir(t, map[string]string{"skills/a/SKILL.md": "a", key: "echo hi"})
+	d, root := storetest.Dir(t, map[string]string{"skills/a/SKILL.md": "a", key: "echo hi"})
 	p := filepath.Join(root, filepath.FromSlash(key))
 	ctx := t.Context()
 	etagOf := func() string {
@@ -104,15 +105,15 @@ func TestDirUnreadableInsideSkill(t *testing.T) {
 	if unprivtest.Run(t) {
 		return // it ran as nobody: root reads any file
 	}
-	d, root := newDir(t, map[string]string{
-		"skills/a/SKILL.md":          string(skillFile("a", "a")),
+	d, root := storetest.Dir(t, map[string]string{
+		"skills/a/SKILL.md":          string(storetest.SkillFile("a", "a")),
 		"skills/a/private/notes.txt": "notes",
 		"skills/a/run.sh":            "echo a",
-		"skills/b/SKILL.md":          string(skillFile("b", "b")),
+		"skills/b/SKILL.md":          string(storetest.SkillFile("b", "b")),
 		"skills/b/key.txt":           "key",
-		"skills/c/SKILL.md":          string(skillFile("c", "c")),
-		"skills/e/SKILL.md":          string(skillFile("e", "e")),
-		"agents/x/skills/d/SKILL.md": string(skillFile("d", "d")),
+		"skills/c/SKILL.md":          string(storetest.SkillFile("c", "c")),
+		"skills/e/SKILL.md":          string(storetest.SkillFile("e", "e")),
+		"agents/x/skills/d/SKILL.md": string(storetest.SkillFile("d", "d")),
 	})
 	chmod := func(key string, mode os.FileMode) {
 		t.Helper()
@@ -134,7 +135,7 @@ func TestDirUnreadableInsideSkill(t *testing.T) {
 		t.Fatalf("List with an unreadable directory in a skill: %v", err)
 	}
 	want := []string{"skills/a/SKILL.md", "skills/a/private/", "skills/a/run.sh", "skills/b/SKILL.md", "skills/b/key.txt", "skills/c/SKILL.md", "skills/e/"}
-	if got := keys(objs); !slices.Equal(got, want) {
+	if got := storetest.Keys(objs); !slices.Equal(got, want) {
 		t.Fatalf("List = %q, want %q", got, want)
 	}
 	if !objs[1].Unreadable || !objs[6].Unreadable || objs[0].Unreadable || objs[4].Unreadable {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/governance"
+	"github.com/skillgate/skillgate/internal/testkit/storetest"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -74,9 +75,9 @@ func checkNotRegular(t *testing.T, key string, err error) {
 // beside its SKILL.md. z is a normal skill.
 func fifoDir(t *testing.T) *store.Dir {
 	t.Helper()
-	d, root := newDir(t, map[string]string{
-		"skills/y/SKILL.md": string(skillFile("y", "has a pipe beside it")),
-		"skills/z/SKILL.md": string(skillFile("z", "plain")),
+	d, root := storetest.Dir(t, map[string]string{
+		"skills/y/SKILL.md": string(storetest.SkillFile("y", "has a pipe beside it")),
+		"skills/z/SKILL.md": string(storetest.SkillFile("z", "plain")),
 	})
 	mkfifo(t, root, "skills/x/SKILL.md")
 	mkfifo(t, root, "skills/y/notes.txt")
@@ -107,7 +108,7 @@ func TestDirFIFOLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := skillKeys(objs), []string{"skills/y/SKILL.md", "skills/z/SKILL.md"}; !slices.Equal(got, want) {
+	if got, want := storetest.SkillKeys(objs), []string{"skills/y/SKILL.md", "skills/z/SKILL.md"}; !slices.Equal(got, want) {
 		t.Errorf("ListAll skills = %q, want %q", got, want)
 	}
 	var warned []string
@@ -169,7 +170,7 @@ func TestDirFIFOFiles(t *testing.T) {
 	t.Parallel()
 	d := fifoDir(t)
 	ctx := t.Context()
-	st := &countingStore{Store: d}
+	st := &storetest.Counting{Store: d}
 	wantFiles := []governance.File{{Path: "notes.txt", Err: "not a regular file"}}
 
 	objs, _, err := catalog.ListAll(ctx, st)
@@ -184,7 +185,7 @@ func TestDirFIFOFiles(t *testing.T) {
 	if got := loaded[0].Input.Files; !reflect.DeepEqual(got, wantFiles) {
 		t.Errorf("y's files = %+v, want %+v", got, wantFiles)
 	}
-	if n := st.gets.Load(); n != 2 {
+	if n := st.Gets.Load(); n != 2 {
 		t.Errorf("%d Gets, want 2 (the SKILL.md files; none for the listed pipe)", n)
 	}
 

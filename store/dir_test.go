@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/testkit"
+	"github.com/skillgate/skillgate/internal/testkit/storetest"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -33,7 +34,7 @@ func TestNewDir(t *testing.T) {
 
 func TestDirList(t *testing.T) {
 	t.Parallel()
-	d, root := newDir(t, map[string]string{
+	d, root := storetest.Dir(t, map[string]string{
 		"skills/b/SKILL.md":             "b",
 		"skills/a/SKILL.md":             "a",
 		"skills/a-c/SKILL.md":           "a-c", // walks after skills/a/ but sorts before it
@@ -90,7 +91,7 @@ func TestDirList(t *testing.T) {
 		if objs == nil {
 			t.Errorf("List(%q) = nil, want an empty, non-nil list", tt.prefix)
 		}
-		if got := keys(objs); !slices.Equal(got, tt.want) {
+		if got := storetest.Keys(objs); !slices.Equal(got, tt.want) {
 			t.Errorf("List(%q) =\n  %q\nwant\n  %q", tt.prefix, got, tt.want)
 		}
 	}
@@ -114,7 +115,7 @@ func TestDirSymlinks(t *testing.T) {
 	t.Parallel()
 	outside := t.TempDir()
 	testkit.WriteFiles(t, outside, map[string]string{"SKILL.md": "secret", "d/SKILL.md": "secret"})
-	d, root := newDir(t, map[string]string{
+	d, root := storetest.Dir(t, map[string]string{
 		"skills/a/SKILL.md":      "a",
 		"shared/s/SKILL.md":      "shared",
 		"skills/esc/placeholder": "",
@@ -148,11 +149,11 @@ func TestDirSymlinks(t *testing.T) {
 		"skills/alias/SKILL.md",
 		"skills/esc/placeholder",
 	}
-	if got := keys(objs); !slices.Equal(got, want) {
+	if got := storetest.Keys(objs); !slices.Equal(got, want) {
 		t.Errorf("List = %q, want %q", got, want)
 	}
 	if objs, err := d.List(ctx, "linked/"); err != nil || len(objs) != 0 {
-		t.Errorf("List(linked/) through a symlinked directory = %q, %v; want nothing", keys(objs), err)
+		t.Errorf("List(linked/) through a symlinked directory = %q, %v; want nothing", storetest.Keys(objs), err)
 	}
 
 	for _, key := range []string{"skills/esc/SKILL.md", "skills/outdir/SKILL.md", "skills/outdir/d/SKILL.md", "skills/dangling/SKILL.md", "skills/loop/SKILL.md", "skills/indir/s/SKILL.md", "linked/a/SKILL.md"} {
@@ -167,7 +168,7 @@ func TestDirSymlinks(t *testing.T) {
 
 func TestDirGet(t *testing.T) {
 	t.Parallel()
-	d, root := newDir(t, map[string]string{"skills/a/SKILL.md": "one"})
+	d, root := storetest.Dir(t, map[string]string{"skills/a/SKILL.md": "one"})
 	ctx := t.Context()
 	const key = "skills/a/SKILL.md"
 
@@ -214,7 +215,7 @@ func TestDirGet(t *testing.T) {
 
 func TestDirGetSizeLimit(t *testing.T) {
 	t.Parallel()
-	d, _ := newDir(t, map[string]string{
+	d, _ := storetest.Dir(t, map[string]string{
 		"skills/max/SKILL.md":  strings.Repeat("x", store.MaxFileSize),
 		"skills/over/SKILL.md": strings.Repeat("x", store.MaxFileSize+1),
 	})
@@ -229,7 +230,7 @@ func TestDirGetSizeLimit(t *testing.T) {
 
 func TestDirGetCanceled(t *testing.T) {
 	t.Parallel()
-	d, _ := newDir(t, map[string]string{"skills/a/SKILL.md": "a"})
+	d, _ := storetest.Dir(t, map[string]string{"skills/a/SKILL.md": "a"})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, _, err := d.Get(ctx, "skills/a/SKILL.md", ""); !errors.Is(err, context.Canceled) {

@@ -5,78 +5,24 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/skillgate/skillgate/catalog"
-	"github.com/skillgate/skillgate/internal/miniotest"
+	"github.com/skillgate/skillgate/internal/testkit/storetest"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
 
-// newS3 makes a fresh bucket for t on srv and returns its store. The region
-// is left empty, so NewS3 signs for "auto" (what R2 wants) unless
-// AWS_REGION is set.
-func newS3(t *testing.T, srv *miniotest.Server) *store.S3 {
-	t.Helper()
-	st, err := store.NewS3(t.Context(), store.S3Config{
-		Bucket:          srv.Bucket(t),
-		Endpoint:        srv.Endpoint,
-		PathStyle:       true,
-		AccessKeyID:     srv.AccessKey,
-		SecretAccessKey: srv.SecretKey,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
-// putAll writes files concurrently with a bounded pool of workers.
-func putAll(t *testing.T, st *store.S3, files map[string][]byte) {
-	t.Helper()
-	const workers = 32
-	keys := make(chan string)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for k := range keys {
-				if err := st.Put(t.Context(), k, files[k]); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	go func() {
-		defer close(keys)
-		for k := range files {
-			select {
-			case keys <- k:
-			case err := <-errs:
-				errs <- err
-				return
-			}
-		}
-	}()
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestS3ListPaginates(t *testing.T) {
 	t.Parallel()
-	st := newS3(t, minio.Get(t))
+	st := storetest.S3(t, minio.Get(t))
 	const n = 1200
 	files := map[string][]byte{}
 	for i := range n {
 		dir := fmt.Sprintf("s%04d", i)
-		files[skill.GlobalKey(dir)] = skillFile(dir, "skill "+dir)
+		files[skill.GlobalKey(dir)] = storetest.SkillFile(dir, "skill "+dir)
 	}
-	putAll(t, st, files)
+	storetest.PutAll(t, st, files)
 
 	objs, err := st.List(t.Context(), "")
 	if err != nil {
@@ -107,7 +53,7 @@ func TestS3ListPaginates(t *testing.T) {
 
 func TestS3GetConditional(t *testing.T) {
 	t.Parallel()
-	st := newS3(t, minio.Get(t))
+	st := storetest.S3(t, minio.Get(t))
 	ctx := t.Context()
 	const key = "skills/a/SKILL.md"
 	if err := st.Put(ctx, key, []byte("one")); err != nil {
@@ -191,7 +137,7 @@ func TestS3OpenURL(t *testing.T) {
 	if err := st.(*store.S3).CreateBucket(t.Context()); err != nil {
 		t.Errorf("CreateBucket of an existing bucket: %v", err)
 	}
-	if err := st.(*store.S3).Put(t.Context(), "skills/a/SKILL.md", skillFile("ay", "a")); err != nil {
+	if err := st.(*store.S3).Put(t.Context(), "skills/a/SKILL.md", storetest.SkillFile("ay", "a")); err != nil {
 		t.Fatal(err)
 	}
 	view, _, err := catalog.ListView(t.Context(), st, "main")

@@ -59,7 +59,7 @@ type external struct {
 // testKits are the packages only tests (and other test kits) import.
 var testKits = []string{
 	"internal/mcptest", "internal/miniotest", "internal/natstest", "internal/syncbuf",
-	"internal/testkit", "internal/testkit/gatewaytest", "internal/tlstest", "internal/unprivtest",
+	"internal/testkit", "internal/testkit/gatewaytest", "internal/testkit/storetest", "internal/tlstest", "internal/unprivtest",
 }
 
 // ioPackages are what a pure package never imports: files, processes,
@@ -155,6 +155,8 @@ var rules = []rule{
 	{pkg: "internal/testkit", importers: testKits,
 		why: page + ` ("test kits in internal/testkit")`},
 	{pkg: "internal/testkit/gatewaytest", importers: testKits,
+		why: page + ` ("test kits in internal/testkit")`},
+	{pkg: "internal/testkit/storetest", importers: testKits,
 		why: page + ` ("test kits in internal/testkit")`},
 	{pkg: "internal/syncbuf", only: []string{}, importers: testKits,
 		why: `internal/syncbuf's doc comment ("imported by tests and their helper packages only, and imports only the standard library")`},
