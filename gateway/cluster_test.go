@@ -424,7 +424,7 @@ func TestClusterNodesWaitForTheBucket(t *testing.T) {
 	}
 	deadNATS := "nats://" + ln.Addr().String()
 	ln.Close() // nothing listens there
-	const ttl = 4 * time.Second
+	const ttl = 8 * time.Second
 	start := time.Now()
 	g := &gw{gatewaytest.Start(t, gatewaytest.Options{NoWait: true, Config: gateway.Config{Poll: 50 * time.Millisecond, Replica: "A",
 		Cluster: &cluster.Config{URL: deadNATS, TTL: ttl, Secret: clusterSecret}}})}

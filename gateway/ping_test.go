@@ -45,7 +45,7 @@ func dialPinged(t *testing.T, d *dirGateway, id string, read bool) *pingedNode {
 // 30 s, under the default interval of 45 s), and drops one that does not
 // answer its ping.
 func TestPingsOnlySilentNodes(t *testing.T) {
-	const interval = 300 * time.Millisecond
+	const interval = 600 * time.Millisecond
 	d := startDirGateway(t, closeSkills, gateway.Config{PingInterval: interval})
 
 	silent := dialPinged(t, d, "silent", true)
