@@ -166,9 +166,23 @@ type mdBuilder struct {
 // of an HTML block's lines, after their container markers).
 func (b *mdBuilder) parse(src []byte, starts, cols, fileLine []int, depth int) {
 	root := mdParser.Parse(text.NewReader(src))
-	// lineOf maps an offset of src to its index in starts.
+	// lineOf maps an offset of src to its index in starts. The walk asks
+	// in the order of the text, mostly: the line asked last, or the next,
+	// is tried before a search.
+	hint := 0
 	lineOf := func(off int) int {
-		return sort.Search(len(starts), func(k int) bool { return starts[k] > off }) - 1
+		k := hint
+		switch {
+		case k < len(starts) && starts[k] <= off && (k+1 == len(starts) || starts[k+1] > off):
+		case k+1 < len(starts) && starts[k+1] <= off && (k+2 == len(starts) || starts[k+2] > off):
+			k++
+		default:
+			k = sort.SearchInts(starts, off+1) - 1
+		}
+		if k >= 0 {
+			hint = k
+		}
+		return k
 	}
 	at := func(off int) (*mdLine, int, int) {
 		k := lineOf(off)
