@@ -66,6 +66,10 @@ type scanner struct {
 
 	sh   shellLines // continued commands and variables of the current file's shell code
 	unit shellUnit  // the block of shell code being read (shellparse.go)
+	// The arrays of the last block's acts and parsed lines, used again by
+	// the next block.
+	unitActs   []shellAct
+	unitParsed []bool
 
 	bashParser, zshParser *syntax.Parser        // made on first use
 	parsed                map[string]shellParse // texts parsed this scan (parseShell)

@@ -1,8 +1,10 @@
 package governance
 
 import (
+	"cmp"
 	"errors"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -110,7 +112,18 @@ func (s *scanner) shParser(variant string) *syntax.Parser {
 func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cmds bool) {
 	s.shellEnd()
 	u := &s.unit
-	*u = shellUnit{on: true, c: c, cmds: cmds, first: first, parsed: make([]bool, len(code))}
+	// The last block's acts and parsed lines are done with (shellEnd):
+	// their arrays are used again.
+	acts, parsed := s.unitActs[:0], s.unitParsed[:0]
+	if cap(parsed) < len(code) {
+		parsed = make([]bool, len(code))
+	} else {
+		parsed = parsed[:len(code)]
+		clear(parsed)
+	}
+	s.unitParsed = parsed
+	*u = shellUnit{on: true, c: c, cmds: cmds, first: first, parsed: parsed, acts: acts}
+	defer func() { s.unitActs = u.acts }()
 	if variant != "bash" && variant != "zsh" || s.depth > 0 || len(code) == 0 {
 		return
 	}
@@ -175,7 +188,7 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 		// line of the error are the heuristics'.
 		from = max(bad+1, good)
 	}
-	sort.SliceStable(u.acts, func(i, j int) bool { return u.acts[i].line < u.acts[j].line })
+	slices.SortStableFunc(u.acts, func(a, b shellAct) int { return cmp.Compare(a.line, b.line) })
 }
 
 // shellStmt records the acts of a statement of the top level of t (or of
