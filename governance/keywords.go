@@ -105,6 +105,9 @@ func keywordAutomata() {
 	kwOnce.Do(func() {
 		prepareRx()
 		kwBuilt = true
+		if ruleKeys.n > kwLineWords*64 {
+			panic("governance: too many sets of the rules' keywords; raise kwLineWords")
+		}
 		ruleKeys.build()
 		prefilterKeys.build()
 	})
@@ -162,10 +165,40 @@ func (c *kwCache) bitsOf(x *kwIndex, low string) *kwBits {
 // has reports whether low holds one of the keywords of ks, a set of the
 // rules' (strings.Contains of each).
 func (s *scanner) has(low string, ks *keySet) bool {
+	if k := s.cur; k >= 0 && k < len(s.lowLines) && unsafe.StringData(low) == unsafe.StringData(s.lowLines[k]) &&
+		len(low) == len(s.lowLines[k]) && len(low) <= maxLineScan && low != "" {
+		return s.lineKw[k*kwLineWords+ks.w]&ks.m != 0
+	}
 	if unsafe.StringData(low) == s.kw.lastPtr && len(low) == s.kw.lastLen && s.kw.lastBits != nil {
 		return s.kw.lastBits[ks.w]&ks.m != 0
 	}
 	return ks.in(s.kw.bitsOf(ruleKeys, low))
+}
+
+// kwLineWords is how many words of kwBits the rules' sets of keywords
+// use: those kept per line (lineKw).
+const kwLineWords = 2
+
+// lineKeywords finds the sets of the rules' keywords each line of the
+// current file holds (lineKw), in one pass over its lines. A line
+// longer than maxLineScan is left to has's other paths (the rules read
+// its first part only).
+func (s *scanner) lineKeywords() {
+	n := len(s.lowLines) * kwLineWords
+	if cap(s.lineKw) < n {
+		s.lineKw = make([]uint64, n)
+	}
+	s.lineKw = s.lineKw[:n]
+	ac := ruleKeys.ac
+	var bits kwBits
+	for k, low := range s.lowLines {
+		if len(low) > maxLineScan || low == "" {
+			continue
+		}
+		bits[0], bits[1] = 0, 0 // the only words the rules' sets set
+		ac.scan(low, &bits, &s.kw.seen)
+		copy(s.lineKw[k*kwLineWords:], bits[:kwLineWords])
+	}
 }
 
 // automaton is an Aho-Corasick automaton over bytes, as a full table of

@@ -111,6 +111,12 @@ type scanner struct {
 	// without a copy of its own.
 	lowLines []string
 	cur      int
+	// lineKw are the sets of the rules' keywords each of lowLines holds
+	// (kwLineWords words a line), found in one pass when the file is
+	// read: has answers for the line being read from them. Read
+	// line by line as the rules ask, the automaton's table was out of
+	// the cache at every line.
+	lineKw []uint64
 
 	arc arcState // what the skill's archives have used of their bounds (archive.go)
 }
@@ -302,6 +308,7 @@ func (s *scanner) readLines(data []byte) []string {
 		s.lowLines[k] = low[off : off+len(l)]
 		off += len(l) + 1
 	}
+	s.lineKeywords()
 	return s.lines
 }
 
