@@ -446,12 +446,17 @@ func (b *mdBuilder) codeSpan(n *ast.CodeSpan, at func(int) (*mdLine, int, int), 
 				off-- // the half space the parser trimmed
 			}
 			if line := b.lines[fl]; col+len(v) <= len(line) && line[col:col+len(v)] == string(v) {
-				same = line[col : col+len(v)]
+				same = line[col : col+len(v)] // buf is filled only if another piece follows
+			} else {
+				buf = append(buf, v...)
 			}
 		} else {
-			same = ""
+			if same != "" {
+				buf = append(buf, same...)
+				same = ""
+			}
+			buf = append(buf, v...)
 		}
-		buf = append(buf, v...)
 		end = col + len(v)
 		if len(v) == len(raw) && seg.Stop < len(src) && src[seg.Stop] == ' ' {
 			end++ // the half space the parser trimmed

@@ -3,8 +3,10 @@ package governance
 import (
 	"encoding/binary"
 	"html"
+	"iter"
 	"math/bits"
 	"path"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -71,8 +73,8 @@ type scanner struct {
 	unitActs   []shellAct
 	unitParsed []bool
 
-	bashParser, zshParser *syntax.Parser        // made on first use
-	parsed                map[string]shellParse // texts parsed this scan (parseShell)
+	bashParser, zshParser *syntax.Parser          // made on first use
+	parsed                map[shellKey]shellParse // texts parsed this scan (parseShell)
 	parsedBytes           int
 
 	splitOf    string         // the last command line split (splitParse)
@@ -764,9 +766,10 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		case mdFenceOpen:
 			blk := &doc.blocks[ml.block]
 			info := strings.TrimSpace(blk.info)
-			lang := strings.ToLower(strings.Trim(strings.Fields(info + " x")[0], "{}."))
-			if info == "" {
-				lang = ""
+			lang := ""
+			for w := range strings.FieldsSeq(info) { // its first word
+				lang = strings.ToLower(strings.Trim(w, "{}."))
+				break
 			}
 			fenceShell := shellLangs[lang]
 			fenceDiagram = lang == "" || plainLangs[lang]
@@ -1140,7 +1143,7 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 					b[k] = ' '
 				}
 			}
-			masked = string(b)
+			masked = unsafe.String(unsafe.SliceData(b), len(b)) // b is not written again
 		}
 		s.strongProse(line, masked, n)
 	}
@@ -1590,7 +1593,7 @@ var prefixWords = map[string]bool{"sudo": true, "env": true, "time": true, "nohu
 
 // commandWord returns the binary a shell segment runs, or "".
 func commandWord(seg string) string {
-	return commandName(strings.Fields(seg), true)
+	return commandNameOf(strings.FieldsSeq(seg), true)
 }
 
 // commandName returns the binary a command of these words runs (after
@@ -1598,8 +1601,14 @@ func commandWord(seg string) string {
 // line's fields, where "(" and "{" may open a word; else they are the
 // shell parser's, quotes removed.
 func commandName(words []string, split bool) string {
+	return commandNameOf(slices.Values(words), split)
+}
+
+// commandNameOf is commandName of a sequence of words (strings.FieldsSeq's:
+// no slice of them).
+func commandNameOf(words iter.Seq[string], split bool) string {
 	afterPrefix := false
-	for _, w := range words {
+	for w := range words {
 		if split {
 			w = strings.TrimLeft(w, "({")
 		}

@@ -163,9 +163,9 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 		}
 		stmts, err := s.parseShell(variant, t.src)
 		good := len(code) // lines of the block the statements read cover, from from
-		var pe syntax.ParseError
 		bad := -1
 		if err != nil {
+			var pe syntax.ParseError
 			if !errors.As(err, &pe) {
 				return // not a syntax error: leave the rest to the heuristics
 			}
@@ -495,7 +495,8 @@ func (s *scanner) shellLine(code string, n int) {
 	}
 	s.sh.endBlock() // a continued line of the heuristics does not continue into parsed code
 	u.heredoc, u.cont = "", false
-	var names []shellAct
+	var namesBuf [4]shellAct
+	names := namesBuf[:0]
 	for u.next < len(u.acts) && u.acts[u.next].line <= n {
 		a := u.acts[u.next]
 		u.next++
@@ -645,7 +646,7 @@ func (s *scanner) lineText(n int) string {
 func (s *scanner) spanCommand(code string, n int) {
 	if !strings.ContainsAny(code, shellMeta) {
 		// Plain words: one command, the words it splits into.
-		s.undeclared(commandName(strings.Fields(code), false), code, n)
+		s.undeclared(commandNameOf(strings.FieldsSeq(code), false), code, n)
 		return
 	}
 	t := &shellText{src: code, line: n}
@@ -681,6 +682,9 @@ const (
 	maxCachedBytes = 64 << 10 // texts kept per scan
 )
 
+// shellKey is what a parse depends on: the variant and the text.
+type shellKey struct{ variant, src string }
+
 // shellParse is a text's parse, kept for the scan.
 type shellParse struct {
 	stmts []*syntax.Stmt
@@ -696,14 +700,14 @@ func (s *scanner) parseShell(variant, src string) ([]*syntax.Stmt, error) {
 	if len(src) > maxCachedSrc {
 		return parseStmts(s.shParser(variant), src)
 	}
-	key := variant + "\x00" + src
+	key := shellKey{variant, src}
 	if p, ok := s.parsed[key]; ok {
 		return p.stmts, p.err
 	}
 	stmts, err := parseStmts(s.shParser(variant), src)
 	if s.parsedBytes+len(src) <= maxCachedBytes {
 		if s.parsed == nil {
-			s.parsed = map[string]shellParse{}
+			s.parsed = map[shellKey]shellParse{}
 		}
 		s.parsed[key] = shellParse{stmts, err}
 		s.parsedBytes += len(src)
