@@ -111,18 +111,7 @@ func (s *scanner) shParser(variant string) *syntax.Parser {
 // a <pre> tag). variant "" reads it by the heuristics only.
 func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cmds bool) {
 	s.shellEnd()
-	u := &s.unit
-	// The last block's acts and parsed lines are done with (shellEnd):
-	// their arrays are used again.
-	acts, parsed := s.unitActs[:0], s.unitParsed[:0]
-	if cap(parsed) < len(code) {
-		parsed = make([]bool, len(code))
-	} else {
-		parsed = parsed[:len(code)]
-		clear(parsed)
-	}
-	s.unitParsed = parsed
-	*u = shellUnit{on: true, c: c, cmds: cmds, first: first, parsed: parsed, acts: acts}
+	u := s.startUnit(len(code), first, c, cmds)
 	defer func() { s.unitActs = u.acts }()
 	if variant != "bash" && variant != "zsh" || s.depth > 0 || len(code) == 0 {
 		return
@@ -189,6 +178,22 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 		from = max(bad+1, good)
 	}
 	slices.SortStableFunc(u.acts, func(a, b shellAct) int { return cmp.Compare(a.line, b.line) })
+}
+
+// startUnit starts a block of n lines of shell code from file line first
+// on. The last block's acts and parsed lines are done with (shellEnd):
+// their arrays are used again.
+func (s *scanner) startUnit(n, first int, c ctx, cmds bool) *shellUnit {
+	parsed := s.unitParsed[:0]
+	if cap(parsed) < n {
+		parsed = make([]bool, n)
+	} else {
+		parsed = parsed[:n]
+		clear(parsed)
+	}
+	s.unitParsed = parsed
+	s.unit = shellUnit{on: true, c: c, cmds: cmds, first: first, parsed: parsed, acts: s.unitActs[:0]}
+	return &s.unit
 }
 
 // shellStmt records the acts of a statement of the top level of t (or of
