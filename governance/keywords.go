@@ -165,14 +165,31 @@ func (c *kwCache) bitsOf(x *kwIndex, low string) *kwBits {
 // has reports whether low holds one of the keywords of ks, a set of the
 // rules' (strings.Contains of each).
 func (s *scanner) has(low string, ks *keySet) bool {
-	if k := s.cur; k >= 0 && k < len(s.lowLines) && unsafe.StringData(low) == unsafe.StringData(s.lowLines[k]) &&
-		len(low) == len(s.lowLines[k]) && len(low) <= maxLineScan && low != "" {
+	if k := s.lineAt(low); k >= 0 {
 		return s.lineKw[k*kwLineWords+ks.w]&ks.m != 0
 	}
 	if unsafe.StringData(low) == s.kw.lastPtr && len(low) == s.kw.lastLen && s.kw.lastBits != nil {
 		return s.kw.lastBits[ks.w]&ks.m != 0
 	}
+	if low == "" {
+		return false // no keyword is empty
+	}
 	return ks.in(s.kw.bitsOf(ruleKeys, low))
+}
+
+// lineAt returns k when low is lowLines[k], the line being read or the
+// one before (rules look back at it), and lineKw holds its keywords; or
+// -1.
+func (s *scanner) lineAt(low string) int {
+	if low == "" || len(low) > maxLineScan {
+		return -1
+	}
+	for k := s.cur; k >= 0 && k >= s.cur-1 && k < len(s.lowLines); k-- {
+		if unsafe.StringData(low) == unsafe.StringData(s.lowLines[k]) && len(low) == len(s.lowLines[k]) {
+			return k
+		}
+	}
+	return -1
 }
 
 // kwLineWords is how many words of kwBits the rules' sets of keywords
