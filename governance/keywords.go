@@ -181,12 +181,17 @@ func (s *scanner) has(low string, ks *keySet) bool {
 // one before (rules look back at it), and lineKw holds its keywords; or
 // -1.
 func (s *scanner) lineAt(low string) int {
-	if low == "" || len(low) > maxLineScan {
+	k := s.cur
+	if k < 0 || k >= len(s.lowLines) || low == "" || len(low) > maxLineScan {
 		return -1
 	}
-	for k := s.cur; k >= 0 && k >= s.cur-1 && k < len(s.lowLines); k-- {
-		if unsafe.StringData(low) == unsafe.StringData(s.lowLines[k]) && len(low) == len(s.lowLines[k]) {
-			return k
+	p := unsafe.StringData(low)
+	if l := s.lowLines[k]; p == unsafe.StringData(l) && len(low) == len(l) {
+		return k
+	}
+	if k > 0 {
+		if l := s.lowLines[k-1]; p == unsafe.StringData(l) && len(low) == len(l) {
+			return k - 1
 		}
 	}
 	return -1

@@ -649,7 +649,7 @@ func (s *scanner) lineText(n int) string {
 // spanCommand reports the binary an inline code span runs (its first
 // command) when requires does not declare it.
 func (s *scanner) spanCommand(code string, n int) {
-	if !strings.ContainsAny(code, shellMeta) {
+	if !anyByte(code, &shellMetaSet) {
 		// Plain words: one command, the words it splits into.
 		s.undeclared(commandNameOf(strings.FieldsSeq(code), false), code, n)
 		return
@@ -679,6 +679,20 @@ func (s *scanner) spanCommand(code string, n int) {
 // shellMeta are the characters that make a command line more than the
 // words it splits into at blanks.
 const shellMeta = "\"'`$|&;<>()\\#\n{}*?[]~="
+
+// shellMetaSet is shellMeta as a table (strings.ContainsAny builds one at
+// every call).
+var shellMetaSet = byteSet(shellMeta)
+
+// anyByte reports whether s holds one of the bytes of table t.
+func anyByte(s string, t *[256]bool) bool {
+	for i := 0; i < len(s); i++ {
+		if t[s[i]] {
+			return true
+		}
+	}
+	return false
+}
 
 // Bounds of the parse cache (scanner.parseShell): a parse takes tens of
 // times its text's size, and a scan keeps the cached ones to its end.
