@@ -76,6 +76,7 @@ type scanner struct {
 	bashParser, zshParser *syntax.Parser          // made on first use
 	parsed                map[shellKey]shellParse // texts parsed this scan (parseShell)
 	parsedBytes           int
+	actsImpure            bool // a statement read by stmtActs may run a string or reads a here-document
 
 	splitOf    string         // the last command line split (splitParse)
 	splitStmts []*syntax.Stmt // its statements

@@ -167,9 +167,7 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 		for k := from; k < min(good, len(code)); k++ {
 			u.parsed[k] = true
 		}
-		for _, st := range stmts {
-			s.shellStmt(st, t, 0)
-		}
+		s.stmtActs(variant, t, stmts)
 		if bad < 0 {
 			break
 		}
@@ -178,6 +176,48 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 		from = max(bad+1, good)
 	}
 	slices.SortStableFunc(u.acts, func(a, b shellAct) int { return cmp.Compare(a.line, b.line) })
+}
+
+// stmtActs records the acts of the statements of t, a block's text from
+// one of its lines on, as shellStmt does. What a text's statements do
+// depends on the text alone unless one may run a string (sh -c, eval)
+// or reads a here-document (the variables known then decide): the acts
+// of the others are kept with the text's parse, by line within it, and
+// the text met again (an install line in several blocks) takes them.
+func (s *scanner) stmtActs(variant string, t *shellText, stmts []*syntax.Stmt) {
+	u := &s.unit
+	key := shellKey{variant, t.src}
+	p, cached := s.parsed[key]
+	if cached && p.actsOK && p.actsCmds == u.cmds {
+		for _, a := range p.acts {
+			a.line += t.first
+			if a.first != 0 { // a statement's, 1 + its line in t
+				a.first += t.first - 1
+			}
+			a.text = t
+			u.acts = append(u.acts, a)
+		}
+		return
+	}
+	n := len(u.acts)
+	s.actsImpure = false
+	for _, st := range stmts {
+		s.shellStmt(st, t, 0)
+	}
+	if !cached || s.actsImpure {
+		return
+	}
+	p.acts = make([]shellAct, 0, len(u.acts)-n)
+	for _, a := range u.acts[n:] {
+		a.line -= t.first
+		if a.first != 0 {
+			a.first -= t.first - 1
+		}
+		a.text = nil
+		p.acts = append(p.acts, a)
+	}
+	p.actsOK, p.actsCmds = true, u.cmds
+	s.parsed[key] = p
 }
 
 // startUnit starts a block of n lines of shell code from file line first
@@ -209,6 +249,7 @@ func (s *scanner) shellStmt(st *syntax.Stmt, t *shellText, depth int) {
 				u.acts = append(u.acts, shellAct{line: t.lineOf(n.Pos()), call: n, text: t})
 			}
 			if depth < maxShellDepth && mayRun(n) {
+				s.actsImpure = true
 				if code, ok := runsString(s.callWords(n, t)); ok && len(code) <= maxShellSubSrc {
 					s.shellSub(code, &shellText{src: code, line: t.lineOf(n.Pos())}, t.lineOf(n.Pos()), t.lineOf(n.End()), "bash", depth+1)
 				}
@@ -218,6 +259,7 @@ func (s *scanner) shellStmt(st *syntax.Stmt, t *shellText, depth int) {
 			if !ok || depth >= maxShellDepth || !hasHeredoc(n) {
 				return true
 			}
+			s.actsImpure = true
 			if words := s.callWords(call, t); !feedsShell(words) && !writesScript(n, words, t) {
 				return true
 			}
@@ -704,10 +746,14 @@ const (
 // shellKey is what a parse depends on: the variant and the text.
 type shellKey struct{ variant, src string }
 
-// shellParse is a text's parse, kept for the scan.
+// shellParse is a text's parse, kept for the scan, and the acts of its
+// statements when they depend on the text alone (stmtActs).
 type shellParse struct {
-	stmts []*syntax.Stmt
-	err   error
+	stmts    []*syntax.Stmt
+	err      error
+	acts     []shellAct // lines relative to the text's first (first: 1 + that; 0 unset)
+	actsOK   bool
+	actsCmds bool // whether acts were recorded with unit.cmds
 }
 
 // parseShell parses src as variant ("bash", "zsh"), once per scan: a
@@ -728,7 +774,7 @@ func (s *scanner) parseShell(variant, src string) ([]*syntax.Stmt, error) {
 		if s.parsed == nil {
 			s.parsed = map[shellKey]shellParse{}
 		}
-		s.parsed[key] = shellParse{stmts, err}
+		s.parsed[key] = shellParse{stmts: stmts, err: err}
 		s.parsedBytes += len(src)
 	}
 	return stmts, err
