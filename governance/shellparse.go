@@ -691,7 +691,7 @@ func (s *scanner) lineText(n int) string {
 // spanCommand reports the binary an inline code span runs (its first
 // command) when requires does not declare it.
 func (s *scanner) spanCommand(code string, n int) {
-	if !anyByte(code, &shellMetaSet) {
+	if indexByteIn(code, &shellMetaSet) < 0 {
 		// Plain words: one command, the words it splits into.
 		s.undeclared(commandNameOf(strings.FieldsSeq(code), false), code, n)
 		return
@@ -726,15 +726,6 @@ const shellMeta = "\"'`$|&;<>()\\#\n{}*?[]~="
 // every call).
 var shellMetaSet = byteSet(shellMeta)
 
-// anyByte reports whether s holds one of the bytes of table t.
-func anyByte(s string, t *[256]bool) bool {
-	for i := 0; i < len(s); i++ {
-		if t[s[i]] {
-			return true
-		}
-	}
-	return false
-}
 
 // Bounds of the parse cache (scanner.parseShell): a parse takes tens of
 // times its text's size, and a scan keeps the cached ones to its end.
