@@ -726,7 +726,6 @@ const shellMeta = "\"'`$|&;<>()\\#\n{}*?[]~="
 // every call).
 var shellMetaSet = byteSet(shellMeta)
 
-
 // Bounds of the parse cache (scanner.parseShell): a parse takes tens of
 // times its text's size, and a scan keeps the cached ones to its end.
 const (
