@@ -163,19 +163,41 @@ func (c *kwCache) bitsOf(x *kwIndex, low string) *kwBits {
 }
 
 // has reports whether low holds one of the keywords of ks, a set of the
-// rules' (strings.Contains of each).
+// rules' (strings.Contains of each). It is asked several times a line,
+// mostly of the text asked of last: that text's words are kept (hasPtr,
+// hasLen, hasWords) and has, inlined, answers from them.
 func (s *scanner) has(low string, ks *keySet) bool {
-	if k := s.lineAt(low); k >= 0 {
-		return s.lineKw[k*kwLineWords+ks.w]&ks.m != 0
+	w := s.hasWords
+	if unsafe.StringData(low) != s.hasPtr || len(low) != s.hasLen {
+		w = s.wordsOf(low)
 	}
-	if unsafe.StringData(low) == s.kw.lastPtr && len(low) == s.kw.lastLen && s.kw.lastBits != nil {
-		return s.kw.lastBits[ks.w]&ks.m != 0
-	}
-	if low == "" {
-		return false // no keyword is empty
-	}
-	return ks.in(s.kw.bitsOf(ruleKeys, low))
+	return w[ks.w]&ks.m != 0
 }
+
+// wordsOf returns the rules' sets of keywords low holds, and keeps them
+// as has's last: a line of the file read (lineKw), or a text the
+// automaton reads (kwCache). The rules' sets are in the first
+// kwLineWords words of kwBits.
+func (s *scanner) wordsOf(low string) *[kwLineWords]uint64 {
+	var words *[kwLineWords]uint64
+	switch k := s.lineAt(low); {
+	case low == "":
+		words = &noWords // no keyword is empty
+	case k >= 0:
+		words = (*[kwLineWords]uint64)(s.lineKw[k*kwLineWords:])
+	default:
+		words = (*[kwLineWords]uint64)(s.kw.bitsOf(ruleKeys, low)[:])
+	}
+	// The bytes stay where they are while kept: a line's until the next
+	// file is read (readLines forgets them), another text's while the
+	// cache holds it (it is replaced only here, by the text kept next).
+	s.hasPtr, s.hasLen, s.hasWords = unsafe.StringData(low), len(low), words
+	return words
+}
+
+// noWords are the words of no keyword: an empty text's (a nil pointer
+// with hasLen 0 is one).
+var noWords [kwLineWords]uint64
 
 // lineAt returns k when low is lowLines[k], the line being read or the
 // one before (rules look back at it), and lineKw holds its keywords; or

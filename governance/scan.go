@@ -120,6 +120,10 @@ type scanner struct {
 	// line by line as the rules ask, the automaton's table was out of
 	// the cache at every line.
 	lineKw []uint64
+	// The text has asked of last and its words of lineKw or kw (keywords.go).
+	hasPtr   *byte
+	hasLen   int
+	hasWords *[kwLineWords]uint64
 
 	arc arcState // what the skill's archives have used of their bounds (archive.go)
 }
@@ -127,7 +131,7 @@ type scanner struct {
 func newScanner(opts Options, sk *skill.Skill) *scanner {
 	keywordAutomata() // the rules' keywords and prefilters, made at the first scan
 	s := &scanner{opts: opts, bins: map[string]bool{}, hosts: map[string]bool{},
-		undecl: map[string]bool{}, perRule: map[string]int{}, decodeBud: maxDecodeBytes}
+		undecl: map[string]bool{}, perRule: map[string]int{}, decodeBud: maxDecodeBytes, hasWords: &noWords}
 	if req, ok := sk.Requires.(map[string]any); ok {
 		for _, k := range []string{"bins", "anyBins"} {
 			for _, b := range stringsOf(req[k]) {
@@ -296,6 +300,7 @@ func normalizeLines(data []byte) string {
 // readLines splits a file into lines as splitLines does and makes them
 // the current file's, with their lowercased forms (lowLines).
 func (s *scanner) readLines(data []byte) []string {
+	s.hasPtr, s.hasLen, s.hasWords = nil, 0, &noWords // the last file's lines and their words go
 	text := normalizeLines(data)
 	if text == "" {
 		s.lines, s.lowLines = nil, nil
@@ -325,6 +330,7 @@ func (s *scanner) startFile(name string) {
 	s.sh = shellLines{budget: maxExpandBytes}
 	s.unit = shellUnit{}
 	s.lines, s.lowLines, s.cur, s.md, s.mdDoc = nil, nil, -1, nil, nil
+	s.hasPtr, s.hasLen, s.hasWords = nil, 0, &noWords
 	s.homoglyphBud = maxHomoglyphLines
 	s.deobfBud = maxDeobfLines
 	s.keyBlock = 0
