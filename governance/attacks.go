@@ -124,7 +124,7 @@ func (s *scanner) deobfuscate(line, text, low string, off, n int, c ctx) {
 	}
 	hidden = len(forms)
 	joined := false
-	if strings.ContainsAny(low, `"'`) {
+	if strings.IndexByte(low, '"') >= 0 || strings.IndexByte(low, '\'') >= 0 { // strings.ContainsAny builds its set at every call
 		if (quoteJoin(low) || s.has(low, kwDeobfuscate6)) && s.match(reJoin, low) {
 			if t := joinLiterals(text); t != text {
 				forms = append(forms, t)

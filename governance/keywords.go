@@ -105,6 +105,9 @@ func keywordAutomata() {
 	kwOnce.Do(func() {
 		prepareRx()
 		kwBuilt = true
+		if ruleKeys.n > kwLineWords*64 {
+			panic("governance: too many sets of the rules' keywords; raise kwLineWords")
+		}
 		ruleKeys.build()
 		prefilterKeys.build()
 	})
@@ -160,13 +163,95 @@ func (c *kwCache) bitsOf(x *kwIndex, low string) *kwBits {
 }
 
 // has reports whether low holds one of the keywords of ks, a set of the
-// rules' (strings.Contains of each).
+// rules' (strings.Contains of each). It is asked several times a line,
+// mostly of the text asked of last: that text's words are kept (hasPtr,
+// hasLen, hasWords) and has, inlined, answers from them.
 func (s *scanner) has(low string, ks *keySet) bool {
-	if unsafe.StringData(low) == s.kw.lastPtr && len(low) == s.kw.lastLen && s.kw.lastBits != nil {
-		return s.kw.lastBits[ks.w]&ks.m != 0
+	w := s.hasWords
+	if unsafe.StringData(low) != s.hasPtr || len(low) != s.hasLen {
+		w = s.wordsOf(low)
 	}
-	return ks.in(s.kw.bitsOf(ruleKeys, low))
+	return w[ks.w]&ks.m != 0
 }
+
+// wordsOf returns the rules' sets of keywords low holds, and keeps them
+// as has's last: a line of the file read (lineKw), or a text the
+// automaton reads (kwCache). The rules' sets are in the first
+// kwLineWords words of kwBits.
+func (s *scanner) wordsOf(low string) *[kwLineWords]uint64 {
+	var words *[kwLineWords]uint64
+	switch k := s.lineAt(low); {
+	case low == "":
+		words = &noWords // no keyword is empty
+	case k >= 0:
+		words = (*[kwLineWords]uint64)(s.lineKw[k*kwLineWords:])
+	default:
+		words = (*[kwLineWords]uint64)(s.kw.bitsOf(ruleKeys, low)[:])
+	}
+	// The bytes stay where they are while kept: a line's until the next
+	// file is read (readLines forgets them), another text's while the
+	// cache holds it (it is replaced only here, by the text kept next).
+	s.hasPtr, s.hasLen, s.hasWords = unsafe.StringData(low), len(low), words
+	return words
+}
+
+// noWords are the words of no keyword: an empty text's (a nil pointer
+// with hasLen 0 is one).
+var noWords [kwLineWords]uint64
+
+// lineAt returns k when low is lowLines[k], the line being read or the
+// one before (rules look back at it), and lineKw holds its keywords; or
+// -1.
+func (s *scanner) lineAt(low string) int {
+	k := s.cur
+	if k < 0 || k >= len(s.lowLines) || low == "" || len(low) > maxLineScan {
+		return -1
+	}
+	p := unsafe.StringData(low)
+	if l := s.lowLines[k]; p == unsafe.StringData(l) && len(low) == len(l) {
+		return k
+	}
+	if k > 0 {
+		if l := s.lowLines[k-1]; p == unsafe.StringData(l) && len(low) == len(l) {
+			return k - 1
+		}
+	}
+	return -1
+}
+
+// kwLineWords is how many words of kwBits the rules' sets of keywords
+// use: those kept per line (lineKw).
+const kwLineWords = 2
+
+// lineKeywords finds the sets of the rules' keywords each line of the
+// current file holds (lineKw), in one pass over its lines. A line
+// longer than maxLineScan is left to has's other paths (the rules read
+// its first part only).
+func (s *scanner) lineKeywords() {
+	n := len(s.lowLines) * kwLineWords
+	if cap(s.lineKw) < n {
+		s.lineKw = make([]uint64, n)
+	}
+	s.lineKw = s.lineKw[:n]
+	ac := ruleKeys.ac
+	var bits kwBits
+	for k, low := range s.lowLines {
+		if len(low) > maxLineScan || low == "" {
+			continue
+		}
+		bits[0], bits[1] = 0, 0 // the only words the rules' sets set
+		ac.scan(low, &bits, &s.kw.seen)
+		copy(s.lineKw[k*kwLineWords:], bits[:kwLineWords])
+	}
+}
+
+// textOrder are the bytes of (lowercased) skill text, most frequent first;
+// acRowAlign the entries of a cache line (a row of the table is a multiple
+// of it).
+const (
+	textOrder  = " etaoinsrlcdhupmg-.f/y`b,w:v\"k_=x()'0#1|2$*>[]3j<q@z{}&;~!?%+\\^\t"
+	acRowAlign = 32
+)
 
 // automaton is an Aho-Corasick automaton over bytes, as a full table of
 // transitions between byte classes (the bytes of no keyword are one
@@ -194,16 +279,30 @@ type kwPart struct {
 // words[i] is in.
 func newAutomaton(words []string, sets [][]int) *automaton {
 	a := &automaton{}
-	// Byte classes: every byte of a keyword its own, the others 0.
+	// Byte classes: every byte of a keyword its own, the others 0. The
+	// bytes most frequent in text are numbered first, and rows are a
+	// whole number of cache lines: what a text reads of a row is mostly
+	// its first line, and the states a text is in most fit in the
+	// first-level cache (numbered in the order of the keywords, the
+	// prefilters' automaton read twice as many lines as that cache holds).
+	var in [256]bool
 	for _, w := range words {
 		for i := 0; i < len(w); i++ {
-			if a.class[w[i]] == 0 {
-				a.ncls++
-				a.class[w[i]] = uint8(a.ncls)
-			}
+			in[w[i]] = true
+		}
+	}
+	for i := 0; i < len(textOrder)+256; i++ {
+		c := byte(i - len(textOrder))
+		if i < len(textOrder) {
+			c = textOrder[i]
+		}
+		if in[c] && a.class[c] == 0 {
+			a.ncls++
+			a.class[c] = uint8(a.ncls)
 		}
 	}
 	a.ncls++
+	a.ncls = (a.ncls + acRowAlign - 1) / acRowAlign * acRowAlign
 	// The trie, as the table of its transitions (-1: none yet), and the
 	// sets of the keywords that end at each state.
 	ncls := a.ncls

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -139,9 +140,19 @@ func parseMarkdown(lines []string, from int) *mdDoc {
 		size += len(l) + 1
 	}
 	n := len(lines) - from
-	src := make([]byte, 0, size)
-	idx := make([]int, 3*n) // one allocation for the three
-	starts, cols, fileLine := idx[:0:n], idx[n:n], idx[2*n:2*n]
+	// The source and the line tables are scratch: nothing the parse
+	// leaves (d) points into them.
+	sc := mdScratchPool.Get().(*mdScratch)
+	defer mdScratchPool.Put(sc)
+	src := sc.src[:0]
+	if cap(src) < size {
+		src = make([]byte, 0, size)
+	}
+	idx := sc.idx
+	if cap(idx) < 3*n {
+		idx = make([]int, 3*n) // one allocation for the three
+	}
+	starts, cols, fileLine := idx[:0:n], idx[n:n:2*n], idx[2*n:2*n:3*n]
 	for i := from; i < len(lines); i++ {
 		starts = append(starts, len(src))
 		cols = append(cols, 0)
@@ -149,10 +160,20 @@ func parseMarkdown(lines []string, from int) *mdDoc {
 		src = append(src, lines[i]...)
 		src = append(src, '\n')
 	}
+	sc.src, sc.idx = src, idx
 	b := &mdBuilder{d: d, lines: lines}
 	b.parse(src, starts, cols, fileLine, 0)
 	return d
 }
+
+// mdScratch is parseMarkdown's scratch, kept for the next parse (a file
+// of 256 KiB: 450 KB that were allocated and cleared at every scan).
+type mdScratch struct {
+	src []byte
+	idx []int
+}
+
+var mdScratchPool = sync.Pool{New: func() any { return new(mdScratch) }}
 
 // mdBuilder fills an mdDoc from one parse, and from the parses of the
 // lines of its HTML blocks again.
@@ -166,9 +187,23 @@ type mdBuilder struct {
 // of an HTML block's lines, after their container markers).
 func (b *mdBuilder) parse(src []byte, starts, cols, fileLine []int, depth int) {
 	root := mdParser.Parse(text.NewReader(src))
-	// lineOf maps an offset of src to its index in starts.
+	// lineOf maps an offset of src to its index in starts. The walk asks
+	// in the order of the text, mostly: the line asked last, or the next,
+	// is tried before a search.
+	hint := 0
 	lineOf := func(off int) int {
-		return sort.Search(len(starts), func(k int) bool { return starts[k] > off }) - 1
+		k := hint
+		switch {
+		case k < len(starts) && starts[k] <= off && (k+1 == len(starts) || starts[k+1] > off):
+		case k+1 < len(starts) && starts[k+1] <= off && (k+2 == len(starts) || starts[k+2] > off):
+			k++
+		default:
+			k = sort.SearchInts(starts, off+1) - 1
+		}
+		if k >= 0 {
+			hint = k
+		}
+		return k
 	}
 	at := func(off int) (*mdLine, int, int) {
 		k := lineOf(off)
@@ -432,12 +467,17 @@ func (b *mdBuilder) codeSpan(n *ast.CodeSpan, at func(int) (*mdLine, int, int), 
 				off-- // the half space the parser trimmed
 			}
 			if line := b.lines[fl]; col+len(v) <= len(line) && line[col:col+len(v)] == string(v) {
-				same = line[col : col+len(v)]
+				same = line[col : col+len(v)] // buf is filled only if another piece follows
+			} else {
+				buf = append(buf, v...)
 			}
 		} else {
-			same = ""
+			if same != "" {
+				buf = append(buf, same...)
+				same = ""
+			}
+			buf = append(buf, v...)
 		}
-		buf = append(buf, v...)
 		end = col + len(v)
 		if len(v) == len(raw) && seg.Stop < len(src) && src[seg.Stop] == ' ' {
 			end++ // the half space the parser trimmed

@@ -1,6 +1,8 @@
 package governance
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -204,6 +206,75 @@ func TestKeywordAutomaton(t *testing.T) {
 				if got != want {
 					t.Fatalf("keywords %q in %q: %v, strings.Contains %v", ks.words, text, got, want)
 				}
+			}
+		}
+	}
+}
+
+// TestLineKeywords: the keywords found for a file's lines in one pass
+// (lineKeywords) are those strings.Contains finds in each line, as has
+// answers them for the line being read and the one before, file after
+// file.
+func TestLineKeywords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	s := newScanner(Options{}, &skill.Skill{})
+	var words []string
+	for w := range ruleKeys.words {
+		words = append(words, w)
+	}
+	slices.Sort(words)
+	for file := range 20 {
+		var lines []string
+		for range 1 + rng.IntN(60) {
+			var b strings.Builder
+			for k := rng.IntN(10); k > 0; k-- {
+				w := words[rng.IntN(len(words))]
+				if rng.IntN(3) == 0 {
+					w = strings.ToUpper(w[:1+rng.IntN(len(w))]) // a keyword's start, in capitals
+				}
+				b.WriteString(w)
+				b.WriteByte(" .-/\"'$|\tZ"[rng.IntN(10)])
+			}
+			lines = append(lines, b.String())
+		}
+		s.startFile(fmt.Sprintf("f%d.md", file))
+		s.readLines([]byte(strings.Join(lines, "\n")))
+		for k := range s.lowLines {
+			s.cur = k
+			for _, j := range []int{k, k - 1} {
+				if j < 0 {
+					continue
+				}
+				low := s.lowLines[j]
+				for _, ks := range ruleKeys.sets {
+					want := false
+					for _, w := range ks.words {
+						want = want || strings.Contains(low, w)
+					}
+					if got := s.has(low, ks); got != want {
+						t.Fatalf("file %d line %d (reading %d): keywords %q in %q: %v, strings.Contains %v", file, j, k, ks.words, low, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLowerASCII: lowerASCII lowercases the ASCII capitals and nothing
+// else, at every offset of its eight-byte steps.
+func TestLowerASCII(t *testing.T) {
+	for c := range 256 {
+		for at := range 17 {
+			b := []byte(strings.Repeat("aZ@[`{\xc3\x84", 3))
+			b[at] = byte(c)
+			want := bytes.Clone(b)
+			for i, x := range want {
+				if x >= 'A' && x <= 'Z' {
+					want[i] = x + 'a' - 'A'
+				}
+			}
+			if got := lowerASCII(string(b)); got != string(want) {
+				t.Fatalf("lowerASCII(%q) = %q, want %q", b, got, want)
 			}
 		}
 	}

@@ -548,7 +548,7 @@ func (s *scanner) downloadExec(line, text, low string, off, n int, c ctx, prose 
 		return // none of the checks below can match
 	}
 	if s.has(low, kwDownloadExec1) {
-		if at := fetchPipe(low, prose); at >= 0 {
+		if at := s.fetchPipe(low, prose); at >= 0 {
 			s.addExec(RuleDownloadExec, s.vendorSeverity(low), c, n, line, low, off, at, prose)
 			return
 		}
@@ -595,6 +595,19 @@ var execExt = map[string]bool{"exe": true, "msi": true, "scr": true, "bat": true
 	"hta": true, "jar": true, "pkg": true, "dmg": true, "app": true, "command": true, "sh": true, "apk": true,
 	"appimage": true, "run": true}
 
+// urlEnd ends a URL in text; urlQuery starts its query or fragment.
+var urlEnd, urlQuery = byteSet(" \t\"'`<>)]|,;"), byteSet("?#")
+
+// indexByteIn returns where s's first byte of table t is, or -1.
+func indexByteIn(s string, t *[256]bool) int {
+	for i := 0; i < len(s); i++ {
+		if t[s[i]] {
+			return i
+		}
+	}
+	return -1
+}
+
 // runURL finds an instruction to run a program given by its URL
 // ("Download and run https://…/Setup.exe"): an http(s) URL whose path ends
 // in an executable or installer type, after "run" (or execute, launch) in
@@ -618,12 +631,12 @@ func runURL(low string) int {
 			continue
 		}
 		rest := low[i:min(len(low), i+2048)]
-		end := strings.IndexAny(rest, " \t\"'`<>)]|,;")
+		end := indexByteIn(rest, &urlEnd) // strings.IndexAny builds its set at every call
 		if end < 0 {
 			end = len(rest)
 		}
 		u := rest[:end]
-		if k := strings.IndexAny(u, "?#"); k >= 0 {
+		if k := indexByteIn(u, &urlQuery); k >= 0 {
 			u = u[:k]
 		}
 		u = strings.TrimRight(u, ".")
@@ -805,13 +818,26 @@ func (s *scanner) bareIPs(line, low string, off, n int, c ctx) {
 
 var fetchers = []string{"curl", "wget", "iwr", "irm", "invoke-webrequest", "invoke-restmethod", "fetch"}
 
+// fetcherKeys are fetchers, each a set of keywords: fetchPipe looks only
+// for those a text holds.
+var fetcherKeys = func() []*keySet {
+	ks := make([]*keySet, len(fetchers))
+	for i, f := range fetchers {
+		ks[i] = keys(f)
+	}
+	return ks
+}()
+
 // fetchPipe finds a fetcher whose output is piped (in the same pipeline)
 // into a shell or interpreter that runs its input. It returns the
 // fetcher's offset or -1. A regular expression ("curl.*\| *sh") is a
 // pattern, not a pipeline; with needURL the fetch must name something to
 // fetch.
-func fetchPipe(low string, needURL bool) int {
-	for _, f := range fetchers {
+func (s *scanner) fetchPipe(low string, needURL bool) int {
+	for k, f := range fetchers {
+		if !s.has(low, fetcherKeys[k]) {
+			continue // strings.Index would find none
+		}
 		for from, tries := 0, 0; from < len(low) && tries < 64; tries++ {
 			i := strings.Index(low[from:], f)
 			if i < 0 {

@@ -1,8 +1,12 @@
 package governance
 
 import (
+	"encoding/binary"
 	"html"
+	"iter"
+	"math/bits"
 	"path"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -65,10 +69,15 @@ type scanner struct {
 
 	sh   shellLines // continued commands and variables of the current file's shell code
 	unit shellUnit  // the block of shell code being read (shellparse.go)
+	// The arrays of the last block's acts and parsed lines, used again by
+	// the next block.
+	unitActs   []shellAct
+	unitParsed []bool
 
-	bashParser, zshParser *syntax.Parser        // made on first use
-	parsed                map[string]shellParse // texts parsed this scan (parseShell)
+	bashParser, zshParser *syntax.Parser          // made on first use
+	parsed                map[shellKey]shellParse // texts parsed this scan (parseShell)
 	parsedBytes           int
+	actsImpure            bool // a statement read by stmtActs may run a string or reads a here-document
 
 	splitOf    string         // the last command line split (splitParse)
 	splitStmts []*syntax.Stmt // its statements
@@ -106,6 +115,16 @@ type scanner struct {
 	// without a copy of its own.
 	lowLines []string
 	cur      int
+	// lineKw are the sets of the rules' keywords each of lowLines holds
+	// (kwLineWords words a line), found in one pass when the file is
+	// read: has answers for the line being read from them. Read
+	// line by line as the rules ask, the automaton's table was out of
+	// the cache at every line.
+	lineKw []uint64
+	// The text has asked of last and its words of lineKw or kw (keywords.go).
+	hasPtr   *byte
+	hasLen   int
+	hasWords *[kwLineWords]uint64
 
 	arc arcState // what the skill's archives have used of their bounds (archive.go)
 }
@@ -113,7 +132,7 @@ type scanner struct {
 func newScanner(opts Options, sk *skill.Skill) *scanner {
 	keywordAutomata() // the rules' keywords and prefilters, made at the first scan
 	s := &scanner{opts: opts, bins: map[string]bool{}, hosts: map[string]bool{},
-		undecl: map[string]bool{}, perRule: map[string]int{}, decodeBud: maxDecodeBytes}
+		undecl: map[string]bool{}, perRule: map[string]int{}, decodeBud: maxDecodeBytes, hasWords: &noWords}
 	if req, ok := sk.Requires.(map[string]any); ok {
 		for _, k := range []string{"bins", "anyBins"} {
 			for _, b := range stringsOf(req[k]) {
@@ -282,6 +301,7 @@ func normalizeLines(data []byte) string {
 // readLines splits a file into lines as splitLines does and makes them
 // the current file's, with their lowercased forms (lowLines).
 func (s *scanner) readLines(data []byte) []string {
+	s.hasPtr, s.hasLen, s.hasWords = nil, 0, &noWords // the last file's lines and their words go
 	text := normalizeLines(data)
 	if text == "" {
 		s.lines, s.lowLines = nil, nil
@@ -297,6 +317,7 @@ func (s *scanner) readLines(data []byte) []string {
 		s.lowLines[k] = low[off : off+len(l)]
 		off += len(l) + 1
 	}
+	s.lineKeywords()
 	return s.lines
 }
 
@@ -310,6 +331,7 @@ func (s *scanner) startFile(name string) {
 	s.sh = shellLines{budget: maxExpandBytes}
 	s.unit = shellUnit{}
 	s.lines, s.lowLines, s.cur, s.md, s.mdDoc = nil, nil, -1, nil, nil
+	s.hasPtr, s.hasLen, s.hasWords = nil, 0, &noWords
 	s.homoglyphBud = maxHomoglyphLines
 	s.deobfBud = maxDeobfLines
 	s.keyBlock = 0
@@ -752,9 +774,10 @@ func (s *scanner) scanMarkdown(lines []string, from int, isSkillMD bool) {
 		case mdFenceOpen:
 			blk := &doc.blocks[ml.block]
 			info := strings.TrimSpace(blk.info)
-			lang := strings.ToLower(strings.Trim(strings.Fields(info + " x")[0], "{}."))
-			if info == "" {
-				lang = ""
+			lang := ""
+			for w := range strings.FieldsSeq(info) { // its first word
+				lang = strings.ToLower(strings.Trim(w, "{}."))
+				break
 			}
 			fenceShell := shellLangs[lang]
 			fenceDiagram = lang == "" || plainLangs[lang]
@@ -1128,7 +1151,7 @@ func (s *scanner) checkMarkdownLine(line string, n int, section, negSection, inC
 					b[k] = ' '
 				}
 			}
-			masked = string(b)
+			masked = unsafe.String(unsafe.SliceData(b), len(b)) // b is not written again
 		}
 		s.strongProse(line, masked, n)
 	}
@@ -1295,20 +1318,55 @@ func (s *scanner) lower(t string) string {
 
 // lowerASCII lowercases ASCII letters only, keeping byte offsets.
 func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if b[j] >= 'A' && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			// b is not written again: the string can share its bytes
-			// (string(b) would copy them, a second copy of every line).
-			return unsafe.String(unsafe.SliceData(b), len(b))
+	i := firstUpper(s)
+	if i < 0 {
+		return s
+	}
+	b := []byte(s)
+	// Eight bytes at a time, without a branch (a branch a byte, taken at
+	// random in prose, cost more than the copy): 0x20 added to each
+	// capital.
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		binary.LittleEndian.PutUint64(b[i:], w|upperMask(w)>>2)
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= 'A' && b[i] <= 'Z' {
+			b[i] += 'a' - 'A'
 		}
 	}
-	return s
+	// b is not written again: the string can share its bytes
+	// (string(b) would copy them, a second copy of every line).
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// firstUpper returns where s's first ASCII capital is, eight bytes at a
+// time, or -1.
+func firstUpper(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if m := upperMask(uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= 'A' && s[i] <= 'Z' {
+			return i
+		}
+	}
+	return -1
+}
+
+// upperMask has the high bit (0x80) of each byte of w that is an ASCII
+// capital, and no other bit: each byte is compared without a carry into
+// the next (its high bit held apart).
+func upperMask(w uint64) uint64 {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	low7 := w &^ high               // each byte's low seven bits
+	geA := low7 + (0x80-'A')*ones   // high bit: the byte's low 7 bits ≥ 'A'
+	gtZ := low7 + (0x80-'Z'-1)*ones // high bit: … > 'Z'
+	return geA &^ gtZ &^ w & high
 }
 
 // hiddenUnicode reports format characters, bidi controls, tag characters,
@@ -1539,7 +1597,7 @@ var prefixWords = map[string]bool{"sudo": true, "env": true, "time": true, "nohu
 
 // commandWord returns the binary a shell segment runs, or "".
 func commandWord(seg string) string {
-	return commandName(strings.Fields(seg), true)
+	return commandNameOf(strings.FieldsSeq(seg), true)
 }
 
 // commandName returns the binary a command of these words runs (after
@@ -1547,8 +1605,14 @@ func commandWord(seg string) string {
 // line's fields, where "(" and "{" may open a word; else they are the
 // shell parser's, quotes removed.
 func commandName(words []string, split bool) string {
+	return commandNameOf(slices.Values(words), split)
+}
+
+// commandNameOf is commandName of a sequence of words (strings.FieldsSeq's:
+// no slice of them).
+func commandNameOf(words iter.Seq[string], split bool) string {
 	afterPrefix := false
-	for _, w := range words {
+	for w := range words {
 		if split {
 			w = strings.TrimLeft(w, "({")
 		}

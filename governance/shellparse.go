@@ -1,8 +1,10 @@
 package governance
 
 import (
+	"cmp"
 	"errors"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -109,8 +111,8 @@ func (s *scanner) shParser(variant string) *syntax.Parser {
 // a <pre> tag). variant "" reads it by the heuristics only.
 func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cmds bool) {
 	s.shellEnd()
-	u := &s.unit
-	*u = shellUnit{on: true, c: c, cmds: cmds, first: first, parsed: make([]bool, len(code))}
+	u := s.startUnit(len(code), first, c, cmds)
+	defer func() { s.unitActs = u.acts }()
 	if variant != "bash" && variant != "zsh" || s.depth > 0 || len(code) == 0 {
 		return
 	}
@@ -150,9 +152,9 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 		}
 		stmts, err := s.parseShell(variant, t.src)
 		good := len(code) // lines of the block the statements read cover, from from
-		var pe syntax.ParseError
 		bad := -1
 		if err != nil {
+			var pe syntax.ParseError
 			if !errors.As(err, &pe) {
 				return // not a syntax error: leave the rest to the heuristics
 			}
@@ -165,9 +167,7 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 		for k := from; k < min(good, len(code)); k++ {
 			u.parsed[k] = true
 		}
-		for _, st := range stmts {
-			s.shellStmt(st, t, 0)
-		}
+		s.stmtActs(variant, t, stmts)
 		if bad < 0 {
 			break
 		}
@@ -175,7 +175,65 @@ func (s *scanner) shellBegin(code []string, first int, c ctx, variant string, cm
 		// line of the error are the heuristics'.
 		from = max(bad+1, good)
 	}
-	sort.SliceStable(u.acts, func(i, j int) bool { return u.acts[i].line < u.acts[j].line })
+	slices.SortStableFunc(u.acts, func(a, b shellAct) int { return cmp.Compare(a.line, b.line) })
+}
+
+// stmtActs records the acts of the statements of t, a block's text from
+// one of its lines on, as shellStmt does. What a text's statements do
+// depends on the text alone unless one may run a string (sh -c, eval)
+// or reads a here-document (the variables known then decide): the acts
+// of the others are kept with the text's parse, by line within it, and
+// the text met again (an install line in several blocks) takes them.
+func (s *scanner) stmtActs(variant string, t *shellText, stmts []*syntax.Stmt) {
+	u := &s.unit
+	key := shellKey{variant, t.src}
+	p, cached := s.parsed[key]
+	if cached && p.actsOK && p.actsCmds == u.cmds {
+		for _, a := range p.acts {
+			a.line += t.first
+			if a.first != 0 { // a statement's, 1 + its line in t
+				a.first += t.first - 1
+			}
+			a.text = t
+			u.acts = append(u.acts, a)
+		}
+		return
+	}
+	n := len(u.acts)
+	s.actsImpure = false
+	for _, st := range stmts {
+		s.shellStmt(st, t, 0)
+	}
+	if !cached || s.actsImpure {
+		return
+	}
+	p.acts = make([]shellAct, 0, len(u.acts)-n)
+	for _, a := range u.acts[n:] {
+		a.line -= t.first
+		if a.first != 0 {
+			a.first -= t.first - 1
+		}
+		a.text = nil
+		p.acts = append(p.acts, a)
+	}
+	p.actsOK, p.actsCmds = true, u.cmds
+	s.parsed[key] = p
+}
+
+// startUnit starts a block of n lines of shell code from file line first
+// on. The last block's acts and parsed lines are done with (shellEnd):
+// their arrays are used again.
+func (s *scanner) startUnit(n, first int, c ctx, cmds bool) *shellUnit {
+	parsed := s.unitParsed[:0]
+	if cap(parsed) < n {
+		parsed = make([]bool, n)
+	} else {
+		parsed = parsed[:n]
+		clear(parsed)
+	}
+	s.unitParsed = parsed
+	s.unit = shellUnit{on: true, c: c, cmds: cmds, first: first, parsed: parsed, acts: s.unitActs[:0]}
+	return &s.unit
 }
 
 // shellStmt records the acts of a statement of the top level of t (or of
@@ -191,6 +249,7 @@ func (s *scanner) shellStmt(st *syntax.Stmt, t *shellText, depth int) {
 				u.acts = append(u.acts, shellAct{line: t.lineOf(n.Pos()), call: n, text: t})
 			}
 			if depth < maxShellDepth && mayRun(n) {
+				s.actsImpure = true
 				if code, ok := runsString(s.callWords(n, t)); ok && len(code) <= maxShellSubSrc {
 					s.shellSub(code, &shellText{src: code, line: t.lineOf(n.Pos())}, t.lineOf(n.Pos()), t.lineOf(n.End()), "bash", depth+1)
 				}
@@ -200,6 +259,7 @@ func (s *scanner) shellStmt(st *syntax.Stmt, t *shellText, depth int) {
 			if !ok || depth >= maxShellDepth || !hasHeredoc(n) {
 				return true
 			}
+			s.actsImpure = true
 			if words := s.callWords(call, t); !feedsShell(words) && !writesScript(n, words, t) {
 				return true
 			}
@@ -482,7 +542,8 @@ func (s *scanner) shellLine(code string, n int) {
 	}
 	s.sh.endBlock() // a continued line of the heuristics does not continue into parsed code
 	u.heredoc, u.cont = "", false
-	var names []shellAct
+	var namesBuf [4]shellAct
+	names := namesBuf[:0]
 	for u.next < len(u.acts) && u.acts[u.next].line <= n {
 		a := u.acts[u.next]
 		u.next++
@@ -630,9 +691,9 @@ func (s *scanner) lineText(n int) string {
 // spanCommand reports the binary an inline code span runs (its first
 // command) when requires does not declare it.
 func (s *scanner) spanCommand(code string, n int) {
-	if !strings.ContainsAny(code, shellMeta) {
+	if indexByteIn(code, &shellMetaSet) < 0 {
 		// Plain words: one command, the words it splits into.
-		s.undeclared(commandName(strings.Fields(code), false), code, n)
+		s.undeclared(commandNameOf(strings.FieldsSeq(code), false), code, n)
 		return
 	}
 	t := &shellText{src: code, line: n}
@@ -661,6 +722,10 @@ func (s *scanner) spanCommand(code string, n int) {
 // words it splits into at blanks.
 const shellMeta = "\"'`$|&;<>()\\#\n{}*?[]~="
 
+// shellMetaSet is shellMeta as a table (strings.ContainsAny builds one at
+// every call).
+var shellMetaSet = byteSet(shellMeta)
+
 // Bounds of the parse cache (scanner.parseShell): a parse takes tens of
 // times its text's size, and a scan keeps the cached ones to its end.
 const (
@@ -668,10 +733,17 @@ const (
 	maxCachedBytes = 64 << 10 // texts kept per scan
 )
 
-// shellParse is a text's parse, kept for the scan.
+// shellKey is what a parse depends on: the variant and the text.
+type shellKey struct{ variant, src string }
+
+// shellParse is a text's parse, kept for the scan, and the acts of its
+// statements when they depend on the text alone (stmtActs).
 type shellParse struct {
-	stmts []*syntax.Stmt
-	err   error
+	stmts    []*syntax.Stmt
+	err      error
+	acts     []shellAct // lines relative to the text's first (first: 1 + that; 0 unset)
+	actsOK   bool
+	actsCmds bool // whether acts were recorded with unit.cmds
 }
 
 // parseShell parses src as variant ("bash", "zsh"), once per scan: a
@@ -683,16 +755,16 @@ func (s *scanner) parseShell(variant, src string) ([]*syntax.Stmt, error) {
 	if len(src) > maxCachedSrc {
 		return parseStmts(s.shParser(variant), src)
 	}
-	key := variant + "\x00" + src
+	key := shellKey{variant, src}
 	if p, ok := s.parsed[key]; ok {
 		return p.stmts, p.err
 	}
 	stmts, err := parseStmts(s.shParser(variant), src)
 	if s.parsedBytes+len(src) <= maxCachedBytes {
 		if s.parsed == nil {
-			s.parsed = map[string]shellParse{}
+			s.parsed = map[shellKey]shellParse{}
 		}
-		s.parsed[key] = shellParse{stmts, err}
+		s.parsed[key] = shellParse{stmts: stmts, err: err}
 		s.parsedBytes += len(src)
 	}
 	return stmts, err
