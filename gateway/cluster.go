@@ -168,7 +168,7 @@ func (s *Server) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins [
 	if len(extraEnv)+len(extraBins) > 0 {
 		n.extra = &remoteExtra{env: slices.Clip(extraEnv), bins: slices.Clip(extraBins)}
 	}
-	return n.apply(in, envSet, reported, present)
+	return n.apply(&s.reg.hosts, in, envSet, reported, present)
 }
 
 // knownInterestLocked returns the interest, among this replica's latest

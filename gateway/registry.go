@@ -33,10 +33,11 @@ import (
 // to the counts as well.
 type registry struct {
 	nodes  map[string]*nodeConn
-	remote map[string]*remoteNode // other replicas' nodes (cluster.go); never an id of nodes
-	gen    uint64                 // bumped on every change; keys the GET /v1/nodes cache
-	max    int                    // gateway.maxNodes in force
-	gauge  prometheus.Gauge       // skillgate_nodes_connected
+	remote map[string]*remoteNode  // other replicas' nodes (cluster.go); never an id of nodes
+	gen    uint64                  // bumped on every change; keys the GET /v1/nodes cache
+	max    int                     // gateway.maxNodes in force
+	gauge  prometheus.Gauge        // skillgate_nodes_connected
+	hosts  eligibility.HostBuilder // builds every node's host, local or remote
 }
 
 // nodeRecord is what the registry holds of one connected node, kept in
@@ -147,7 +148,7 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 	c.factsAt = now.UTC()
 	r.gen++
 	c.ver = r.gen
-	old, cur = c.apply(in, envSet, reported, present)
+	old, cur = c.apply(&r.hosts, in, envSet, reported, present)
 	return old, cur, true
 }
 
@@ -161,29 +162,16 @@ func (n *nodeRecord) setInfo(info protocol.NodeInfo, connectedAt time.Time) {
 	n.info = info
 	// In the form eligibility.Host keeps, once per connection: every Host
 	// of the node shares them.
-	n.roles = sortedSet(info.Roles)
-	n.caps = sortedSet(info.Capabilities)
+	n.roles = eligibility.SortedSet(info.Roles)
+	n.caps = eligibility.SortedSet(info.Capabilities)
 	n.connectedAt = connectedAt.UTC()
-}
-
-// sortedSet returns l sorted without repeats: l itself when it is already
-// (lists are never changed once received), else a sorted copy.
-func sortedSet(l []string) []string {
-	for i := 1; i < len(l); i++ {
-		if l[i-1] >= l[i] {
-			c := slices.Clone(l)
-			slices.Sort(c)
-			return slices.Compact(c)
-		}
-	}
-	return l
 }
 
 // apply sets the node's reported names, as positions in the interest in
 // force, and returns its host before and after: the same pointer when
 // nothing it holds changed (a change of the interest, or of which names
 // were asked, alone keeps the host, and so the caches).
-func (n *nodeRecord) apply(in *interestIndex, envSet, reported, present bitset.Set) (old, cur *eligibility.Host) {
+func (n *nodeRecord) apply(hosts *eligibility.HostBuilder, in *interestIndex, envSet, reported, present bitset.Set) (old, cur *eligibility.Host) {
 	names := in.Bins
 	env := make([]string, 0, envSet.Len())
 	envSet.Each(func(i int) { env = append(env, in.Env[i]) }) // sorted, as the interest is
@@ -200,7 +188,7 @@ func (n *nodeRecord) apply(in *interestIndex, envSet, reported, present bitset.S
 		return old, old
 	}
 	n.env = env
-	n.host = &eligibility.Host{ID: n.info.ID, OS: n.info.OS, Roles: n.roles, Capabilities: n.caps, Env: env, Bins: bins}
+	n.host = hosts.Build(n.info.ID, &eligibility.Facts{OS: n.info.OS, Roles: n.roles, Capabilities: n.caps, Env: env, Bins: bins})
 	return old, n.host
 }
 
