@@ -72,3 +72,120 @@ func TestNewHost(t *testing.T) {
 		t.Errorf("NewHost without binaries: Bins = %#v, want empty, not nil", none.Bins)
 	}
 }
+
+// lookalike returns the facts of a node of one image, in fresh slices as
+// each node's frames are decoded.
+func lookalike(bins ...string) *Facts {
+	return &Facts{OS: "linux", Roles: []string{"execution"}, Capabilities: []string{"filesystem.read", "shell.exec"},
+		Env: []string{"API_KEY"}, Bins: append([]string(nil), bins...)}
+}
+
+// same reports whether two lists are one slice.
+func same(a, b []string) bool { return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0] }
+
+// TestHostBuilderSharesLists: nodes with identical facts share every list;
+// a node whose binaries differ shares the rest; a new host for a node
+// whose facts changed leaves the other's host as it was; and the table
+// forgets a list once no host holds it.
+func TestHostBuilderSharesLists(t *testing.T) {
+	b := NewHostBuilder()
+	a := b.Build("a", lookalike("gh", "jq"))
+	c := b.Build("c", lookalike("gh", "jq"))
+	if a == c || a.ID != "a" || c.ID != "c" {
+		t.Fatalf("hosts a %p %q, c %p %q: want two hosts with their own ids", a, a.ID, c, c.ID)
+	}
+	for _, l := range [][2][]string{{a.Roles, c.Roles}, {a.Capabilities, c.Capabilities}, {a.Env, c.Env}, {a.Bins, c.Bins}} {
+		if !same(l[0], l[1]) {
+			t.Errorf("identical facts, lists not shared: %v and %v", l[0], l[1])
+		}
+	}
+	if got := b.Shared(); got != 4 {
+		t.Errorf("Shared() = %d after two look-alikes, want 4 lists", got)
+	}
+
+	// c's facts change: a new host for c; a's host is untouched.
+	c2 := b.Build("c", lookalike("gh", "jq", "tmux"))
+	b.Release(c)
+	if !reflect.DeepEqual(*a, Host{ID: "a", OS: "linux", Roles: []string{"execution"}, Capabilities: []string{"filesystem.read", "shell.exec"},
+		Env: []string{"API_KEY"}, Bins: []string{"gh", "jq"}}) {
+		t.Errorf("a's host changed with c's facts: %#v", *a)
+	}
+	if !reflect.DeepEqual(c2.Bins, []string{"gh", "jq", "tmux"}) || same(c2.Bins, a.Bins) {
+		t.Errorf("c's new Bins = %v (shared with a's: %v)", c2.Bins, same(c2.Bins, a.Bins))
+	}
+	if !same(c2.Roles, a.Roles) || !same(c2.Env, a.Env) {
+		t.Error("c's new host does not share the lists that did not change")
+	}
+	if got := b.Shared(); got != 5 {
+		t.Errorf("Shared() = %d, want 5 (roles, capabilities, env, two lists of binaries)", got)
+	}
+
+	// Released, a's lists stay in a (an older index may still hold it)
+	// and leave the table once c2 is released too.
+	b.Release(a)
+	if !reflect.DeepEqual(a.Bins, []string{"gh", "jq"}) {
+		t.Errorf("a released: Bins = %v", a.Bins)
+	}
+	if got := b.Shared(); got != 4 {
+		t.Errorf("Shared() = %d after a is released, want 4 (c2's)", got)
+	}
+	b.Release(c2)
+	if got := b.Shared(); got != 0 {
+		t.Errorf("Shared() = %d with no host held, want 0", got)
+	}
+	// A new look-alike enters its own lists again.
+	d := b.Build("d", lookalike("gh", "jq"))
+	if same(d.Bins, a.Bins) || b.Shared() != 4 {
+		t.Errorf("after every host was released: d shares a's Bins %v, Shared() = %d", same(d.Bins, a.Bins), b.Shared())
+	}
+}
+
+// TestHostBuilderReleaseIgnoresOthers: releasing a host the builder did
+// not build, or twice, drops no list another host holds.
+func TestHostBuilderReleaseIgnoresOthers(t *testing.T) {
+	b := NewHostBuilder()
+	a := b.Build("a", lookalike("gh"))
+	other := (*HostBuilder)(nil).Build("x", lookalike("gh"))
+	b.Release(other)
+	b.Release(nil)
+	if got := b.Shared(); got != 4 {
+		t.Fatalf("Shared() = %d after releasing a host of another builder, want 4", got)
+	}
+	c := b.Build("c", lookalike("gh"))
+	if !same(c.Bins, a.Bins) {
+		t.Error("a's lists left the table when another host was released")
+	}
+}
+
+// TestHostBuilderCollisions: lists whose hashes collide are told apart,
+// each shared and forgotten on its own.
+func TestHostBuilderCollisions(t *testing.T) {
+	b := NewHostBuilder()
+	x, y, z := []string{"x"}, []string{"y"}, []string{"z"}
+	// Every list under one hash: the chain, not the hash, decides.
+	for _, l := range [][]string{x, y, z} {
+		if got := b.shareAt(1, l); !same(got, l) {
+			t.Fatalf("share %v: got %v, not itself", l, got)
+		}
+	}
+	if got := b.shareAt(1, []string{"y"}); !same(got, y) {
+		t.Fatalf("share of a list equal to y: got another slice %v", got)
+	}
+	b.unshareAt(1, y)             // y is held twice
+	b.unshareAt(1, []string{"x"}) // an equal list, not x: ignored
+	if b.Shared() != 3 {
+		t.Fatalf("Shared() = %d, want 3", b.Shared())
+	}
+	for _, tc := range []struct {
+		drop []string
+		left int
+	}{{y, 2}, {z, 1}, {x, 0}} { // the middle, the first, the last of the chain
+		b.unshareAt(1, tc.drop)
+		if b.Shared() != tc.left {
+			t.Fatalf("after dropping %v: Shared() = %d, want %d", tc.drop, b.Shared(), tc.left)
+		}
+	}
+	if len(b.lists) != 0 {
+		t.Errorf("an empty chain left its key in the table")
+	}
+}

@@ -168,7 +168,7 @@ func (s *Server) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins [
 	if len(extraEnv)+len(extraBins) > 0 {
 		n.extra = &remoteExtra{env: slices.Clip(extraEnv), bins: slices.Clip(extraBins)}
 	}
-	return n.apply(&s.reg.hosts, in, envSet, reported, present)
+	return n.apply(s.reg.hosts, in, envSet, reported, present)
 }
 
 // knownInterestLocked returns the interest, among this replica's latest
@@ -207,6 +207,7 @@ func (s *Server) reapplyRemoteLocked() {
 		n.ver = s.reg.gen + 1 // listed again: the names asked changed
 		if cur != old {
 			s.index.Remove(id)
+			s.reg.hosts.Release(old)
 			s.index.Put(cur)
 		}
 	}
@@ -245,6 +246,7 @@ func (h clusterHandler) DeleteMany(ids []string) {
 		removed = true
 		if n.host != nil {
 			s.index.Remove(id)
+			s.reg.hosts.Release(n.host)
 		}
 	}
 	if !removed {

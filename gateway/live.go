@@ -116,6 +116,7 @@ func (s *Server) hostChangedLocked(id string, old, cur *eligibility.Host) {
 	before := s.index.Len()
 	if old != nil {
 		s.index.Remove(id)
+		s.reg.hosts.Release(old) // its lists leave the table when no host holds them
 	}
 	if cur != nil {
 		s.index.Put(cur)

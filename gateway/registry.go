@@ -33,11 +33,11 @@ import (
 // to the counts as well.
 type registry struct {
 	nodes  map[string]*nodeConn
-	remote map[string]*remoteNode  // other replicas' nodes (cluster.go); never an id of nodes
-	gen    uint64                  // bumped on every change; keys the GET /v1/nodes cache
-	max    int                     // gateway.maxNodes in force
-	gauge  prometheus.Gauge        // skillgate_nodes_connected
-	hosts  eligibility.HostBuilder // builds every node's host, local or remote
+	remote map[string]*remoteNode   // other replicas' nodes (cluster.go); never an id of nodes
+	gen    uint64                   // bumped on every change; keys the GET /v1/nodes cache
+	max    int                      // gateway.maxNodes in force
+	gauge  prometheus.Gauge         // skillgate_nodes_connected
+	hosts  *eligibility.HostBuilder // builds every node's host, local or remote; equal lists shared
 }
 
 // nodeRecord is what the registry holds of one connected node, kept in
@@ -148,7 +148,7 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 	c.factsAt = now.UTC()
 	r.gen++
 	c.ver = r.gen
-	old, cur = c.apply(&r.hosts, in, envSet, reported, present)
+	old, cur = c.apply(r.hosts, in, envSet, reported, present)
 	return old, cur, true
 }
 
@@ -187,9 +187,18 @@ func (n *nodeRecord) apply(hosts *eligibility.HostBuilder, in *interestIndex, en
 		n.env = old.Env
 		return old, old
 	}
-	n.env = env
-	n.host = hosts.Build(n.info.ID, &eligibility.Facts{OS: n.info.OS, Roles: n.roles, Capabilities: n.caps, Env: env, Bins: bins})
-	return old, n.host
+	h := hosts.Build(n.info.ID, &eligibility.Facts{OS: n.info.OS, Roles: n.roles, Capabilities: n.caps, Env: env, Bins: bins})
+	n.host = h
+	// The record holds the host's lists, which look-alike nodes share,
+	// instead of its own copies of equal names.
+	n.env, n.roles, n.caps = h.Env, h.Roles, h.Capabilities
+	if slices.Equal(n.info.Roles, h.Roles) {
+		n.info.Roles = h.Roles
+	}
+	if slices.Equal(n.info.Capabilities, h.Capabilities) {
+		n.info.Capabilities = h.Capabilities
+	}
+	return old, h
 }
 
 // askedDigest is binsDigest of the binaries the node answered: what its

@@ -194,7 +194,7 @@ func New(cfg Config) (*Server, error) {
 	s.loader = catalog.NewLoader(s.store)
 	s.pol = s.newPolicy(file)
 	s.auth.Store(s.pol.auth)
-	s.reg = registry{nodes: map[string]*nodeConn{}, remote: map[string]*remoteNode{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected}
+	s.reg = registry{nodes: map[string]*nodeConn{}, remote: map[string]*remoteNode{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected, hosts: eligibility.NewHostBuilder()}
 	s.snap = &snapshot{agents: map[string][]*skill.Skill{}}
 	s.notLoaded.Store(&notLoadedYet)
 	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
