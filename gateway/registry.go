@@ -26,8 +26,8 @@ import (
 //   - a node has a host (counts for prompt builds) from its first
 //     facts.update on, and keeps only the names the gateway asked for.
 //
-// It is guarded by Server.mu, the lock of the live eligibility counts
-// (live.go) too, since one node event changes both. Its methods must be
+// It is part of the fleet (fleet.go), guarded by Server.mu with the live
+// eligibility counts, since one node event changes both. Its methods must be
 // called with Server.mu held for writing; its fields may be read under the
 // read lock. The Server methods below take the lock and apply each event
 // to the counts as well.
