@@ -132,7 +132,7 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 // absent; one it was not asked is not known: not present either, so that a
 // host counts for a skill only on what its node said, but left out of
 // /v1/nodes' hostBinStatus instead of listed as false. It returns the
-// host before and after, as nodeRecord.apply does. s.mu must be held for
+// host before and after, as nodeRecord.apply does. Server.mu must be held for
 // writing.
 func (f *fleet) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins []string) (old, cur *eligibility.Host) {
 	var envSet, reported, present bitset.Set
