@@ -98,9 +98,9 @@ func BenchmarkMatching(b *testing.B) {
 		case x < 0.50:
 			q.Bins = []string{bin()}
 		case x < 0.65:
-			q.Bins = sortedSet([]string{bin(), bin()})
+			q.Bins = SortedSet([]string{bin(), bin()})
 		case x < 0.75:
-			q.AnyBins = sortedSet([]string{bin(), bin(), bin()})
+			q.AnyBins = SortedSet([]string{bin(), bin(), bin()})
 		case x < 0.85:
 			q.Env, q.Bins = []string{fmt.Sprintf("ENV_%02d", r.IntN(40))}, []string{bin()}
 		case x < 0.92:

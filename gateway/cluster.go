@@ -148,9 +148,9 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 // absent; one it was not asked is not known: not present either, so that a
 // host counts for a skill only on what its node said, but left out of
 // /v1/nodes' hostBinStatus instead of listed as false. It returns the
-// host before and after, as nodeRecord.apply does. s.mu must be held for
+// host before and after, as nodeRecord.apply does. Server.mu must be held for
 // writing.
-func (s *Server) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins []string) (old, cur *eligibility.Host) {
+func (f *fleet) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins []string) (old, cur *eligibility.Host) {
 	var envSet, reported, present bitset.Set
 	var extraEnv, extraBins []string
 	for _, e := range env {
@@ -168,7 +168,7 @@ func (s *Server) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins [
 			extraBins = append(extraBins, b)
 		}
 	}
-	switch asked := s.knownInterestLocked(n.asked); {
+	switch asked := f.knownInterestLocked(n.asked); {
 	case asked == in:
 		for i := range in.Bins {
 			reported.Add(i)
@@ -184,17 +184,17 @@ func (s *Server) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins [
 	if len(extraEnv)+len(extraBins) > 0 {
 		n.extra = &remoteExtra{env: slices.Clip(extraEnv), bins: slices.Clip(extraBins)}
 	}
-	return n.apply(in, envSet, reported, present)
+	return n.apply(f.reg.hosts, in, envSet, reported, present)
 }
 
 // knownInterestLocked returns the interest, among this replica's latest
-// (Server.interests), whose binaries have the digest asked; nil if none.
-// s.mu must be held.
-func (s *Server) knownInterestLocked(asked string) *interestIndex {
+// (fleet.interests), whose binaries have the digest asked; nil if none.
+// Server.mu must be held.
+func (f *fleet) knownInterestLocked(asked string) *interestIndex {
 	if asked == "" {
 		return nil
 	}
-	for _, in := range s.interests {
+	for _, in := range f.interests {
 		if in.asked == asked {
 			return in
 		}
@@ -207,10 +207,10 @@ func (s *Server) knownInterestLocked(asked string) *interestIndex {
 // already (the node's replica learned of it first, and its node
 // answered), or its node may have been asked it under an interest this
 // replica now knows. The host index is updated in place; the caller
-// recounts. s.mu must be held for writing.
-func (s *Server) reapplyRemoteLocked() {
-	in := s.interestAt
-	for id, n := range s.reg.remote {
+// recounts. Server.mu must be held for writing.
+func (f *fleet) reapplyRemoteLocked() {
+	in := f.interestAt
+	for id, n := range f.reg.remote {
 		if n.host == nil {
 			continue
 		}
@@ -219,14 +219,13 @@ func (s *Server) reapplyRemoteLocked() {
 			env = append(slices.Clip(env), n.extra.env...)
 			bins = append(slices.Clip(bins), n.extra.bins...)
 		}
-		old, cur := s.applyRemoteLocked(n, in, env, bins)
-		n.ver = s.reg.gen + 1 // listed again: the names asked changed
+		old, cur := f.applyRemoteLocked(n, in, env, bins)
+		n.ver = f.reg.gen + 1 // listed again: the names asked changed
 		if cur != old {
-			s.index.Remove(id)
-			s.index.Put(cur)
+			f.moveHostLocked(id, old, cur) // a remote host before and after: the count of hosts stays
 		}
 	}
-	s.reg.changed()
+	f.reg.changed()
 }
 
 // Delete removes another replica's node: it left, expired, or this
@@ -260,16 +259,14 @@ func (h clusterHandler) DeleteMany(ids []string) {
 		delete(s.reg.remote, id)
 		removed = true
 		if n.host != nil {
-			s.index.Remove(id)
+			s.moveHostLocked(id, n.host, nil)
 		}
 	}
 	if !removed {
 		return
 	}
 	s.reg.changed()
-	for _, p := range s.hostSkills {
-		s.matches[p] = s.index.Count(&p.Req)
-	}
+	s.countAllLocked()
 	s.invalidateAllLocked()
 }
 

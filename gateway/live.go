@@ -1,14 +1,11 @@
 package gateway
 
 import (
-	"encoding/json"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/promptbuild"
-	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/report"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -42,8 +39,7 @@ func (s *Server) rebuildLocked() {
 	s.deps = map[string]*eligibility.Dependencies{} // of the views before
 	s.depsMu.Unlock()
 	s.variants = make(map[*skill.Skill]promptbuild.Variants, len(s.snap.all))
-	s.hostSkills = s.hostSkills[:0]
-	s.matches = make(map[*eligibility.Prepared]int)
+	hostSkills := s.hostSkills[:0]
 	all := make([]*eligibility.Prepared, 0, len(s.snap.all))
 	for _, sk := range s.snap.all {
 		p := eligibility.Prepare(sk, s.snap.reports[sk], s.pol.cfg)
@@ -52,14 +48,10 @@ func (s *Server) rebuildLocked() {
 		s.variants[sk] = promptbuild.NewVariants(&entry)
 		all = append(all, p)
 		if p.FiltersHosts() {
-			s.hostSkills = append(s.hostSkills, p)
+			hostSkills = append(hostSkills, p)
 		}
 	}
-	reqs := make([]*eligibility.Requirements, len(s.hostSkills))
-	for i, p := range s.hostSkills {
-		reqs[i] = &p.Req
-	}
-	s.matcher = eligibility.NewMatcher(reqs)
+	s.setSkillsLocked(hostSkills)
 	bins, env, cut := eligibility.Interest(all)
 	if cut > 0 && cut != s.interestCut {
 		s.log.Error("interest over the limit: names past it count as absent on every host, so the skills needing them are not offered; trim the skills' requirement lists",
@@ -68,25 +60,8 @@ func (s *Server) rebuildLocked() {
 	s.interestCut = cut
 	s.noteSuppressionsLocked(time.Now())
 	s.noteGovernanceLocked()
-	if s.interestJSON == nil || !slices.Equal(bins, s.interest.Bins) || !slices.Equal(env, s.interest.Env) {
-		s.interest = protocol.Interest{Bins: bins, Env: env}
-		s.interestAt = newInterestIndex(s.interest)
-		s.interests = append([]*interestIndex{s.interestAt}, s.interests[:min(len(s.interests), keptInterests-1)]...)
-		// Other replicas' nodes are seen again through the new interest;
-		// this replica's own answer it when the push reaches them.
-		s.reapplyRemoteLocked()
-		// Encoded once here, not once per connect or push.
-		s.interestJSON, _ = json.Marshal(s.interest)
-		s.interestEvt, _ = protocol.NewEvt(protocol.EventInterest, s.interestJSON)
-		s.connectPayload, _ = json.Marshal(connectResult{Protocol: protocol.Version, Interest: s.interestJSON})
-		s.connectAnswer = protocol.NewResRaw(connectReqID, s.connectPayload)
-		for _, n := range s.reg.nodes {
-			n.notifyInterest()
-		}
-	}
-	for _, p := range s.hostSkills {
-		s.matches[p] = s.index.Count(&p.Req)
-	}
+	s.setInterestLocked(bins, env)
+	s.countAllLocked()
 	s.loggedMu.Lock()
 	for key := range s.logged {
 		if skillKey, _, _ := strings.Cut(key, "\x00"); !s.snap.has(skillKey) {
@@ -113,21 +88,17 @@ func (s *Server) invalidateAllLocked() {
 // old is the node's host before (nil if it had none), cur after (nil if it
 // has none now). s.mu must be held for writing.
 func (s *Server) hostChangedLocked(id string, old, cur *eligibility.Host) {
-	before := s.index.Len()
-	if old != nil {
-		s.index.Remove(id)
-	}
-	if cur != nil {
-		s.index.Put(cur)
-	}
-	if (before == 0) != (s.index.Len() == 0) {
+	// With a host hint the block shows each skill's matching hosts: any
+	// change of them changes it, not only a verdict's.
+	hinted := s.pol.settings.Prompt.Hosts == HostsCount || s.pol.settings.Prompt.Hosts == HostsNames
+	if s.moveHostLocked(id, old, cur) {
 		// "no connected hosts" turned on or off for every skill.
-		s.recountLocked(old, cur)
+		s.recountLocked(old, cur, hinted)
 		s.invalidateAllLocked()
 		return
 	}
 	s.reportGen.Add(1) // /skills answers list hosts
-	global, agents := s.recountLocked(old, cur)
+	global, agents := s.recountLocked(old, cur, hinted)
 	if global {
 		s.invalidateAllLocked()
 		return
@@ -139,21 +110,19 @@ func (s *Server) hostChangedLocked(id string, old, cur *eligibility.Host) {
 }
 
 // recountLocked moves old's matches to cur and reports whose verdicts
-// flipped: any global skill, or the agents with a flipped local skill. The
-// matcher finds the skills each host satisfies; only the skills in one of
-// the two lists and not the other change count.
-func (s *Server) recountLocked(old, cur *eligibility.Host) (global bool, agents map[string]bool) {
-	was := s.matcher.Matching(s.wasBuf[:0], old)
-	is := s.matcher.Matching(s.isBuf[:0], cur)
-	s.wasBuf, s.isBuf = was, is
-	// With a host hint the block shows each skill's matching hosts: any
-	// change of them changes it, not only a verdict's.
-	hinted := s.pol.settings.Prompt.Hosts == HostsCount || s.pol.settings.Prompt.Hosts == HostsNames
+// flipped (or, hinted, whose matching hosts changed): any global skill, or
+// the agents with such a local skill. The matcher finds the skills each
+// host satisfies; only the skills in one of the two lists and not the
+// other change count.
+func (f *fleet) recountLocked(old, cur *eligibility.Host, hinted bool) (global bool, agents map[string]bool) {
+	was := f.matcher.Matching(f.wasBuf[:0], old)
+	is := f.matcher.Matching(f.isBuf[:0], cur)
+	f.wasBuf, f.isBuf = was, is
 	move := func(i int32, delta int) {
-		p := s.hostSkills[i]
-		prev := s.matches[p]
+		p := f.hostSkills[i]
+		prev := f.matches[p]
 		n := prev + delta
-		s.matches[p] = n
+		f.matches[p] = n
 		if (prev == 0) == (n == 0) && !hinted {
 			return // the verdict did not change
 		}
@@ -179,14 +148,6 @@ func (s *Server) recountLocked(old, cur *eligibility.Host) (global bool, agents 
 		}
 	}
 	return global, agents
-}
-
-// eligibleLocked is a skill's verdict by every stage but the dependency
-// stage, from the live counts: the pipeline's one verdict function, fed
-// the number of connected hosts and the skill's live count of matching
-// hosts. s.mu must be held (for reading at least).
-func (s *Server) eligibleLocked(p *eligibility.Prepared) bool {
-	return p.Decide(s.index.Len(), s.matches[p]) == eligibility.VerdictOffered
 }
 
 // offersLocked evaluates an agent's view: its skills in listing order,

@@ -26,17 +26,18 @@ import (
 //   - a node has a host (counts for prompt builds) from its first
 //     facts.update on, and keeps only the names the gateway asked for.
 //
-// It is guarded by Server.mu, the lock of the live eligibility counts
-// (live.go) too, since one node event changes both. Its methods must be
+// It is part of the fleet (fleet.go), guarded by Server.mu with the live
+// eligibility counts, since one node event changes both. Its methods must be
 // called with Server.mu held for writing; its fields may be read under the
 // read lock. The Server methods below take the lock and apply each event
 // to the counts as well.
 type registry struct {
 	nodes  map[string]*nodeConn
-	remote map[string]*remoteNode // other replicas' nodes (cluster.go); never an id of nodes
-	gen    uint64                 // bumped on every change; keys the GET /v1/nodes cache
-	max    int                    // gateway.maxNodes in force
-	gauge  prometheus.Gauge       // skillgate_nodes_connected
+	remote map[string]*remoteNode   // other replicas' nodes (cluster.go); never an id of nodes
+	gen    uint64                   // bumped on every change; keys the GET /v1/nodes cache
+	max    int                      // gateway.maxNodes in force
+	gauge  prometheus.Gauge         // skillgate_nodes_connected
+	hosts  *eligibility.HostBuilder // builds every node's host, local or remote; equal lists shared
 }
 
 // nodeRecord is what the registry holds of one connected node, kept in
@@ -147,7 +148,7 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 	c.factsAt = now.UTC()
 	r.gen++
 	c.ver = r.gen
-	old, cur = c.apply(in, envSet, reported, present)
+	old, cur = c.apply(r.hosts, in, envSet, reported, present)
 	return old, cur, true
 }
 
@@ -161,29 +162,16 @@ func (n *nodeRecord) setInfo(info protocol.NodeInfo, connectedAt time.Time) {
 	n.info = info
 	// In the form eligibility.Host keeps, once per connection: every Host
 	// of the node shares them.
-	n.roles = sortedSet(info.Roles)
-	n.caps = sortedSet(info.Capabilities)
+	n.roles = eligibility.SortedSet(info.Roles)
+	n.caps = eligibility.SortedSet(info.Capabilities)
 	n.connectedAt = connectedAt.UTC()
-}
-
-// sortedSet returns l sorted without repeats: l itself when it is already
-// (lists are never changed once received), else a sorted copy.
-func sortedSet(l []string) []string {
-	for i := 1; i < len(l); i++ {
-		if l[i-1] >= l[i] {
-			c := slices.Clone(l)
-			slices.Sort(c)
-			return slices.Compact(c)
-		}
-	}
-	return l
 }
 
 // apply sets the node's reported names, as positions in the interest in
 // force, and returns its host before and after: the same pointer when
 // nothing it holds changed (a change of the interest, or of which names
 // were asked, alone keeps the host, and so the caches).
-func (n *nodeRecord) apply(in *interestIndex, envSet, reported, present bitset.Set) (old, cur *eligibility.Host) {
+func (n *nodeRecord) apply(hosts *eligibility.HostBuilder, in *interestIndex, envSet, reported, present bitset.Set) (old, cur *eligibility.Host) {
 	names := in.Bins
 	env := make([]string, 0, envSet.Len())
 	envSet.Each(func(i int) { env = append(env, in.Env[i]) }) // sorted, as the interest is
@@ -199,9 +187,18 @@ func (n *nodeRecord) apply(in *interestIndex, envSet, reported, present bitset.S
 		n.env = old.Env
 		return old, old
 	}
-	n.env = env
-	n.host = &eligibility.Host{ID: n.info.ID, OS: n.info.OS, Roles: n.roles, Capabilities: n.caps, Env: env, Bins: bins}
-	return old, n.host
+	h := hosts.Build(n.info.ID, &eligibility.Facts{OS: n.info.OS, Roles: n.roles, Capabilities: n.caps, Env: env, Bins: bins})
+	n.host = h
+	// The record holds the host's lists, which look-alike nodes share,
+	// instead of its own copies of equal names.
+	n.env, n.roles, n.caps = h.Env, h.Roles, h.Capabilities
+	if slices.Equal(n.info.Roles, h.Roles) {
+		n.info.Roles = h.Roles
+	}
+	if slices.Equal(n.info.Capabilities, h.Capabilities) {
+		n.info.Capabilities = h.Capabilities
+	}
+	return old, h
 }
 
 // askedDigest is binsDigest of the binaries the node answered: what its

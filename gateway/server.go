@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,36 +42,14 @@ type Server struct {
 	rejected   string // error of the last rejected config file, "" if none
 	listenAddr string // the address checkExposure last checked
 	health     storeHealth
-	reg        registry // the connected nodes (registry.go)
-	interest   protocol.Interest
-	// interestAt is interest with the position of each name (registry.go).
-	interestAt *interestIndex
-	// interests are the latest interests, interestAt first (at most
-	// keptInterests): a remote record names the binaries its node was asked
-	// by the digest of one of them (cluster.go).
-	interests []*interestIndex
-	// interestJSON and interestEvt are interest encoded, for connect
-	// answers and evt pushes.
-	interestJSON json.RawMessage
-	// connectPayload is the payload of the answer to connect (protocol
-	// version and interest), encoded with the interest.
-	connectPayload json.RawMessage
-	// connectAnswer is the whole answer to a connect of request id
-	// connectReqID (registry.go), encoded with the interest too.
-	connectAnswer []byte
-	interestEvt   []byte
-	interestCut   int // names left out of the interest by its limits
+	// fleet is the nodes (this replica's and the others'), the interest
+	// asked of them, the host index, the matcher and the live counts
+	// (fleet.go).
+	fleet
 
 	// Live eligibility (see live.go).
-	prepared   map[*skill.Skill]*eligibility.Prepared
-	variants   map[*skill.Skill]promptbuild.Variants // each skill's rendered <skill> element, whole, short and bare
-	hostSkills []*eligibility.Prepared               // reach runtime, have host requirements
-	matches    map[*eligibility.Prepared]int         // hosts satisfying all host requirements
-	// matcher finds the hostSkills a host satisfies (indexes into
-	// hostSkills); wasBuf and isBuf are recountLocked's scratch.
-	matcher       *eligibility.Matcher
-	wasBuf, isBuf []int32
-	index         *eligibility.Index // nodes that reported facts
+	prepared map[*skill.Skill]*eligibility.Prepared
+	variants map[*skill.Skill]promptbuild.Variants // each skill's rendered <skill> element, whole, short and bare
 	// deps is the dependency graph of each view (by view key), made at
 	// the view's first evaluation after a rebuild; depsMu guards it, as
 	// views are evaluated under the read lock.
@@ -194,13 +171,9 @@ func New(cfg Config) (*Server, error) {
 	s.loader = catalog.NewLoader(s.store)
 	s.pol = s.newPolicy(file)
 	s.auth.Store(s.pol.auth)
-	s.reg = registry{nodes: map[string]*nodeConn{}, remote: map[string]*remoteNode{}, max: s.pol.maxNodes, gauge: s.metrics.nodesConnected}
+	s.fleet = newFleet(s.pol.maxNodes, s.metrics.nodesConnected)
 	s.snap = &snapshot{agents: map[string][]*skill.Skill{}}
 	s.notLoaded.Store(&notLoadedYet)
-	s.interest = protocol.Interest{Bins: []string{}, Env: []string{}}
-	s.interestAt = newInterestIndex(s.interest)
-	s.interests = []*interestIndex{s.interestAt}
-	s.index = eligibility.NewIndex()
 	s.rebuildLocked()
 	s.handler = s.routes()
 	s.replica = cfg.Replica
