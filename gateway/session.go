@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
@@ -168,7 +169,11 @@ func (c *nodeConn) armPing() {
 	default:
 	}
 	c.srv.life.armed()
-	c.pingTimer.Reset(c.untilPing(time.Now()))
+	// Up to an eighth of the interval more, at random: nodes that
+	// connected together (a fleet's start, a replica's restart) would
+	// otherwise be pinged together, interval after interval, in one burst
+	// that delays everything else the gateway does in that second.
+	c.pingTimer.Reset(c.untilPing(time.Now()) + rand.N(c.srv.cfg.PingInterval/8+1))
 }
 
 // untilPing is how long from now the node may stay silent before it is
