@@ -43,14 +43,14 @@ type Process struct {
 
 // StartProcess runs `skillgate serve` as o says, killed when t ends, and
 // returns once /readyz answers 200 (with o.Ready in its body); the process
-// exiting before fails t at once.
+// exiting before fails t at once. A port it chose itself (o.Port 0) that
+// another test took between its choice and the process's listen is chosen
+// again, up to five times (the process exits saying "address already in
+// use"): packages' tests run in parallel.
 func StartProcess(t testing.TB, o ProcessOptions) *Process {
 	t.Helper()
 	if o.Name == "" {
 		o.Name = "skillgate serve"
-	}
-	if o.Port == 0 {
-		o.Port = testkit.FreePort(t)
 	}
 	if o.Poll == 0 {
 		o.Poll = 100 * time.Millisecond
@@ -58,22 +58,51 @@ func StartProcess(t testing.TB, o ProcessOptions) *Process {
 	if o.ReadyWithin == 0 {
 		o.ReadyWithin = 30 * time.Second
 	}
+	chosen := o.Port == 0
+	for attempt := 1; ; attempt++ {
+		port := o.Port
+		if chosen {
+			port = freePort(t)
+		}
+		p, last := startServe(t, o, port)
+		if !p.Done() {
+			return p
+		}
+		if chosen && attempt < 5 && strings.Contains(p.Output(), "address already in use") {
+			t.Logf("%s: port %d was taken before it listened; another port", o.Name, port)
+			continue
+		}
+		t.Fatalf("%s exited; last: %s", p.Name, last)
+	}
+}
+
+// freePort chooses StartProcess's port (a variable for the kit's own test).
+var freePort = testkit.FreePort
+
+// startServe starts `skillgate serve` on port and waits until /readyz
+// answers as StartProcess wants, or the process exits (then the caller
+// looks at why); it returns the process and the last answer.
+func startServe(t testing.TB, o ProcessOptions, port int) (*Process, string) {
+	t.Helper()
 	args := []string{"serve", "--store", o.Store}
 	if o.Config != "" {
 		args = append(args, "--config", o.Config)
 	}
-	args = append(args, "--listen", "127.0.0.1:"+strconv.Itoa(o.Port), "--poll", o.Poll.String())
+	args = append(args, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--poll", o.Poll.String())
 	p := &Process{
 		Proc: StartCommand(t, o.Name, o.Env, testkit.Binary(t, "cmd/skillgate"), append(args, o.Args...)...),
-		URL:  "http://127.0.0.1:" + strconv.Itoa(o.Port),
+		URL:  "http://127.0.0.1:" + strconv.Itoa(port),
 	}
+	last := "no answer yet"
 	testkit.Eventually(t, o.ReadyWithin, func() (string, bool) {
+		if p.Done() {
+			return last, true
+		}
 		code, body := HTTPGet(p.URL + "/readyz")
-		last := fmt.Sprint(code, " ", body)
-		testkit.CheckAlive(t, last, p.Proc)
-		return last, code == http.StatusOK && strings.Contains(body, o.Ready)
+		last = fmt.Sprint(code, " ", body)
+		return last, code == http.StatusOK && strings.Contains(body, o.Ready) && !p.Done()
 	})
-	return p
+	return p, last
 }
 
 // StartCommand runs bin with args for t (testkit.StartProc) in the
