@@ -89,3 +89,20 @@ func TestTail(t *testing.T) {
 		t.Errorf("Tail of a short string = %q", got)
 	}
 }
+
+// TestFreePortBelowEphemeral: FreePort's ports are below the kernel's
+// ephemeral range, bindable, and never handed out twice in a process.
+func TestFreePortBelowEphemeral(t *testing.T) {
+	low, high := portRange()
+	seen := map[int]bool{}
+	for range 50 {
+		p := FreePort(t)
+		if p < low || p >= high || seen[p] {
+			t.Fatalf("port %d: want one in %d–%d not given before (given: %v)", p, low, high-1, seen)
+		}
+		seen[p] = true
+	}
+	if high > 65535 || low < 1024 {
+		t.Errorf("range %d–%d", low, high)
+	}
+}
