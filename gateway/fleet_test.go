@@ -3,7 +3,6 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -14,22 +13,13 @@ import (
 	"github.com/skillgate/skillgate/eligibility"
 	"github.com/skillgate/skillgate/protocol"
 	"github.com/skillgate/skillgate/skill"
-	"github.com/skillgate/skillgate/store"
 )
 
 // hostsServer is a server with skills needing gh, jq and API_KEY (the
 // interest), and no node.
 func hostsServer(t *testing.T) *Server {
 	t.Helper()
-	st, err := store.NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Store: st, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := quietServer(t)
 	snap := &snapshot{agents: map[string][]*skill.Skill{}}
 	for _, req := range []map[string]any{{"bins": []any{"gh"}}, {"bins": []any{"jq"}}, {"env": []any{"API_KEY"}}} {
 		dir := "s" + string(rune('a'+len(snap.all)))

@@ -2,13 +2,10 @@ package gateway
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/skillgate/skillgate/store"
 )
 
 func TestGovFeed(t *testing.T) {
@@ -51,15 +48,7 @@ func TestGovFeed(t *testing.T) {
 }
 
 func TestGovernanceEventsBadInput(t *testing.T) {
-	st, err := store.NewDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Store: st, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := quietServer(t)
 	for _, tc := range []struct{ query, want string }{
 		{"since=-1", `{"error":"since: \"-1\" is not a whole number ≥ 0 (pass back the answer's next)"}` + "\n"},
 		{"wait=soon", `{"error":"wait: \"soon\" is not a duration such as 30s (at most 5m0s)"}` + "\n"},
