@@ -91,7 +91,7 @@ type Member struct {
 	bucketErr string // why the bucket could not be opened, for State
 	synced    bool   // the watch of sess has replayed the bucket
 	// readOnce is set when a watch first replayed the bucket to its end
-	// (BucketRead).
+	// (ReadingAtStart).
 	readOnce atomic.Bool
 	nlocal   int // active local records
 	closed   bool
@@ -255,10 +255,16 @@ func (m *Member) State() State {
 	return st
 }
 
-// BucketRead reports whether the bucket has been read to its end once
-// since Join: every other replica's node is then known. It never turns
-// false again (a reconnect's replay is State's matter).
-func (m *Member) BucketRead() bool { return m.readOnce.Load() }
+// ReadingAtStart reports whether the member is still reading the bucket
+// for the first time since Join, for at most half the TTL: until then the
+// other replicas' nodes are not all known, and a replica's own nodes
+// reconnecting all at once would slow the reading (the gateway holds them
+// off). Past TTL/2 (a bucket too large to read by then, or NATS
+// unreachable) it is false; once the bucket was read it never turns true
+// again (a reconnect's replay is State's matter).
+func (m *Member) ReadingAtStart() bool {
+	return !m.readOnce.Load() && time.Since(m.epoch) < m.cfg.TTL/2
+}
 
 // failing reports whether writes have failed in a row long enough for the
 // member not to be ready: at least twice, for at least TTL/3 (a renewal's

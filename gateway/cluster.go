@@ -27,39 +27,25 @@ type member interface {
 	Publish(rec cluster.Record)
 	Withdraw(id string, connectedAt time.Time)
 	State() cluster.State
-	BucketRead() bool
+	ReadingAtStart() bool
 	Refused() map[string]uint64
 	Close(ctx context.Context) error
 }
 
-// refuseWhileSyncing answers a node's upgrade 503 while syncingAtStart:
-// until this replica has read the bucket once, its nodes wait, since a
-// restarted replica's fleet reconnecting all at once would starve the
-// reading of the others' nodes (and /readyz stays 503 until it is done).
-// The node retries after its backoff (a node agent tries another replica).
+// refuseWhileSyncing answers a node's upgrade 503 while the cluster member
+// reads the bucket for the first time (at most TTL/2 after its start: see
+// cluster.Member.ReadingAtStart): a restarted replica's fleet reconnecting
+// all at once would starve the reading of the others' nodes, and /readyz
+// stays 503 until it is done. The node retries after its backoff (a node
+// agent tries another replica).
 func (s *Server) refuseWhileSyncing(w http.ResponseWriter) bool {
-	if !s.syncingAtStart() {
+	if s.member == nil || !s.member.ReadingAtStart() {
 		return false
 	}
 	s.metrics.frames.WithLabelValues("upgrade", "syncing").Inc()
 	w.Header().Set("Retry-After", "1")
 	writeError(w, http.StatusServiceUnavailable, "this replica is reading the cluster's bucket; retry in a moment")
 	return true
-}
-
-// syncingAtStart reports whether node connects wait for this replica's
-// first read of the bucket: with a cluster, until it is read, for at most
-// half the TTL after the gateway was made (a bucket too large to read by
-// then, or NATS down, must not keep the replica's own nodes out).
-func (s *Server) syncingAtStart() bool {
-	if s.member == nil || s.member.BucketRead() {
-		return false
-	}
-	ttl := s.cfg.Cluster.TTL
-	if ttl <= 0 {
-		ttl = cluster.DefaultTTL
-	}
-	return time.Since(s.started) < ttl/2
 }
 
 // remoteNode is a node another replica holds, as its record said.
