@@ -295,11 +295,12 @@ func (c *nodeConn) serve(ctx context.Context) {
 			c.logClosed(err)
 			return
 		}
-		c.hear()
+		read := time.Now()
+		c.heard.Store(read.UnixNano())
 		// A frame that came too early waits here, before processing; the
 		// next is not read meanwhile, so TCP pushes back on a node that
 		// floods, while a close is still noticed at once after the last.
-		if wait := pace.delay(time.Now()); wait > 0 {
+		if wait := pace.delay(read); wait > 0 {
 			c.srv.metrics.frames.WithLabelValues("any", "paced").Inc()
 			select {
 			case <-time.After(wait):
