@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -460,4 +461,117 @@ func TestClusterNodesWaitForTheBucket(t *testing.T) {
 	if since := time.Since(start); since < ttl/2 {
 		t.Errorf("a node connected %v after the start, before the wait of %v ended", since, ttl/2)
 	}
+}
+
+// TestClusterMoveKeepsTheNodesAnswers: a node that connects to another
+// replica counts, on every replica, with the answers of its previous
+// connection until its new one reports (the node agent moves back that
+// way: the old connection stays open until the new one's first
+// facts.update), so a move never takes its skills out of any block; a new
+// connection that never reports stops counting after 10 s.
+func TestClusterMoveKeepsTheNodesAnswers(t *testing.T) {
+	ns := natstest.Start(t)
+	names := []string{"a", "b", "c"}
+	gws := startReplicas(t, ns, clusterFiles, names...)
+	b, c := gws[1], gws[2]
+	first, github := connectBuilder(t, gws)
+	_, before := nodeFacts(t, gws[0], "builder")
+
+	// Every replica's block, read without a pause while the node moves.
+	stop := make(chan struct{})
+	gaps := make(chan string, 1)
+	go func() {
+		defer close(gaps)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for i, g := range gws {
+				got, err := promptOf(g)
+				if err != nil || got != github {
+					gaps <- fmt.Sprintf("replica %s served %q (%v) while the node moved", names[i], got, err)
+					return
+				}
+			}
+		}
+	}()
+	moved := dialRaw(t, b)
+	moved.Connect("builder", "")
+	first.ExpectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
+	waitNodeReplicas(t, "builder@b", gws...)
+	// Before its own facts.update, the new connection lists the old one's
+	// answers, as of when they were reported.
+	for i, g := range gws {
+		if got, at := nodeFacts(t, g, "builder"); got != `{"gh":true,"jq":false}` || at != before {
+			t.Errorf("replica %s lists builder with %s at %s before its first facts.update, want the old connection's {\"gh\":true,\"jq\":false} at %s", names[i], got, at, before)
+		}
+	}
+	// factsAt is in seconds: the new report is told apart by its time.
+	// The poller reads meanwhile.
+	time.Sleep(1100 * time.Millisecond)
+	moved.Facts("f1", []string{}, map[string]bool{"gh": true, "jq": false})
+	testkit.Eventually(t, waitFor, func() (string, bool) {
+		_, at := nodeFacts(t, c, "builder")
+		return "c lists the moved node's own facts.update", at != before
+	})
+	close(stop)
+	if gap := <-gaps; gap != "" {
+		t.Error(gap)
+	}
+
+	// A move whose connection never reports: counted for 10 s, then not.
+	silent := dialRaw(t, c)
+	silent.Connect("builder", "")
+	moved.ExpectClose(websocket.StatusCode(protocol.ClosePolicyViolation), protocol.CloseReasonReplaced)
+	waitNodeReplicas(t, "builder@c", gws...)
+	for i, g := range gws {
+		if got := g.Prompt(t, "main"); got != github {
+			t.Errorf("replica %s right after the second move: %q", names[i], got)
+		}
+	}
+	for i, g := range gws {
+		testkit.Eventually(t, 20*time.Second, func() (string, bool) {
+			got := g.Prompt(t, "main")
+			return fmt.Sprintf("replica %s still serves %q", names[i], got), got == ""
+		})
+		if got, at := nodeFacts(t, g, "builder"); got != "{}" || at != "null" {
+			t.Errorf("replica %s lists the silent connection with %s at %s, want no answers and factsAt null", names[i], got, at)
+		}
+	}
+}
+
+// promptOf reads g's block for main without a testing.T (from a
+// goroutine of its own).
+func promptOf(g *gw) (string, error) {
+	resp, err := g.Client.Get(g.URL + "/v1/agents/main/prompt")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return string(body), err
+}
+
+// nodeFacts returns one node's hostBinStatus (JSON) and factsAt
+// in g's GET /v1/nodes ("null" when it has none).
+func nodeFacts(t *testing.T, g *gw, id string) (bins, factsAt string) {
+	t.Helper()
+	ns, body := g.nodes(t)
+	for _, n := range ns {
+		if n.ID == id {
+			b, _ := json.Marshal(n.HostBinStatus)
+			at := "null"
+			if n.FactsAt != nil {
+				at = *n.FactsAt
+			}
+			return string(b), at
+		}
+	}
+	t.Fatalf("GET /v1/nodes does not list %s: %s", id, body)
+	return "", ""
 }

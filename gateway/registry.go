@@ -55,6 +55,9 @@ type nodeRecord struct {
 	connectedAt time.Time
 	factsAt     time.Time
 	warned      bool // an unasked name was already logged
+	// carried: the answers are the replaced connection's (carry), not yet
+	// this one's own.
+	carried bool
 	// ver is the registry's gen when the record last changed (connect,
 	// facts), so that GET /v1/nodes re-encodes only changed nodes.
 	ver uint64
@@ -146,10 +149,54 @@ func (r *registry) report(c *nodeConn, u *protocol.FactsScan, in *interestIndex,
 		c.log.Warn("protocol: node reported names the gateway did not ask for; ignored", "names", unasked)
 	}
 	c.factsAt = now.UTC()
+	c.carried = false
 	r.gen++
 	c.ver = r.gen
 	old, cur = c.apply(r.hosts, in, envSet, reported, present)
 	return old, cur, true
+}
+
+// carryFor bounds how long a newer connection of a node counts with the
+// answers of the connection it replaced, without a facts.update of its
+// own (a node agent sends its first one at once).
+const carryFor = 10 * time.Second
+
+// carry gives n, a newer connection of a node, the answers prev (the
+// connection it replaces on another replica; prev.host is not nil)
+// reported, until n's own first facts.update: a node that moves to
+// another replica keeps its skills offered through the move, instead of
+// counting for none for a moment on every replica. The identity
+// (OS, roles, capabilities) is n's. It returns n's host: prev's when the
+// identity is the same (its index entry and the caches stay).
+func (n *nodeRecord) carry(hosts *eligibility.HostBuilder, prev *nodeRecord) *eligibility.Host {
+	n.env, n.binIn, n.binReported, n.binTrue, n.factsAt = prev.env, prev.binIn, prev.binReported, prev.binTrue, prev.factsAt
+	n.carried = true
+	h := prev.host
+	if h.OS != n.info.OS || !slices.Equal(h.Roles, n.roles) || !slices.Equal(h.Capabilities, n.caps) {
+		h = hosts.Build(n.info.ID, &eligibility.Facts{OS: n.info.OS, Roles: n.roles, Capabilities: n.caps, Env: prev.host.Env, Bins: prev.host.Bins})
+		n.env, n.roles, n.caps = h.Env, h.Roles, h.Capabilities
+	}
+	n.host = h
+	return h
+}
+
+// endCarry drops the carried answers of c, carryFor after its connect,
+// unless c reported facts of its own meanwhile (or left): it then counts
+// for no skill, as a connection that never reported. A timer, not a
+// goroutine: a restarted replica's whole fleet moves back at once.
+func (s *Server) endCarry(c *nodeConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reg.nodes[c.id] != c || !c.carried || c.host == nil {
+		return
+	}
+	c.log.Warn("node sent no facts.update after connecting; the answers of its previous connection no longer count", "after", carryFor.String())
+	old := c.host
+	c.host, c.env, c.binIn, c.binReported, c.binTrue, c.factsAt, c.carried = nil, nil, nil, nil, nil, time.Time{}, false
+	s.reg.gen++
+	c.ver = s.reg.gen
+	s.hostChangedLocked(c.id, old, nil)
+	s.publishLocked(c)
 }
 
 // words is the number of 64-bit words of a bitset over n positions.
@@ -282,12 +329,25 @@ func (s *Server) register(c *nodeConn, info protocol.NodeInfo, reqID string) ([]
 	}
 	// A connection that begins now is newer than any other replica's of
 	// the same id: that one is closed there when our record reaches it.
-	s.dropRemoteLocked(c.id)
+	// Until c reports, the node counts with that connection's answers
+	// (carry): a node moving between replicas keeps the old connection
+	// open until the new one reported, so it never counts for nothing.
+	if r := s.reg.remote[c.id]; r != nil {
+		delete(s.reg.remote, c.id)
+		if r.host != nil {
+			if cur := c.carry(s.reg.hosts, &r.nodeRecord); cur != r.host {
+				s.hostChangedLocked(c.id, r.host, cur)
+			}
+			time.AfterFunc(carryFor, func() { s.endCarry(c) })
+		}
+	}
 	s.publishLocked(c)
 	if old != nil {
 		old.log.Info("node replaced by a new connection with the same id")
 		// Not waited on: the new connect is answered at once. When Close
-		// has begun it closes old itself.
+		// has begun it closes old itself. Its answers are not carried: it
+		// is closed now, and the new connection counts from its first
+		// facts.update on.
 		s.life.goFunc(func() { old.close(protocol.ClosePolicyViolation, protocol.CloseReasonReplaced) })
 		if old.host != nil {
 			s.hostChangedLocked(old.id, old.host, nil)
