@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -131,4 +132,71 @@ func BenchmarkNodeConnect(b *testing.B) {
 	if _, ok := protocol.ParseInterest(s.interestJSON); ok != nil || len(s.interest.Bins) < 250 {
 		b.Fatalf("the interest has %d binaries, want most of the 300", len(s.interest.Bins))
 	}
+}
+
+// BenchmarkNodeStack is the goroutine stack a quiet connected node costs
+// the gateway (stack-B/node): 2,000 nodes connect and report as in
+// BenchmarkNodeConnect, then the stacks in use are compared with before.
+// The clients share the process but hold no goroutine of their own.
+func BenchmarkNodeStack(b *testing.B) {
+	const nodes = 2000
+	dir := b.TempDir()
+	writeFleetSkills(b, dir, 100)
+	st, err := store.NewDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		perNode := nodeStack(b, st, nodes)
+		b.StartTimer()
+		b.ReportMetric(perNode, "stack-B/node")
+	}
+}
+
+// nodeStack connects n nodes to a new gateway on st and returns the
+// stack bytes in use per node.
+func nodeStack(b *testing.B, st store.Store, n int) float64 {
+	s, err := New(Config{Store: st, Poll: 1 << 40, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	defer func() { cancel(); <-served }()
+	url := "ws://" + ln.Addr().String() + "/v1/nodes/connect"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	conns := make([]*websocket.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.CloseNow()
+		}
+	}()
+	for i := range n {
+		c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{CompressionMode: websocket.CompressionDisabled})
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c)
+		connect := fmt.Sprintf(`{"type":"req","id":"1","method":"connect","params":{"protocol":1,"client":"bench","node":{"id":"stack-%d","os":"linux","roles":["execution"],"capabilities":["filesystem.list","filesystem.read","filesystem.write","shell.exec"]}}}`, i)
+		facts := `{"type":"req","id":"2","method":"facts.update","params":{"env":[],"hostBinStatus":{"bin001":true}}}`
+		for _, frame := range []string{connect, facts} {
+			if err := c.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
+				b.Fatal(err)
+			}
+			if _, answer, err := c.Read(ctx); err != nil || !strings.Contains(string(answer), `"ok":true`) {
+				b.Fatalf("answer %s, %v", answer, err)
+			}
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return float64(after.StackInuse-before.StackInuse) / float64(n)
 }
