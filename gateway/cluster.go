@@ -156,9 +156,7 @@ func (f *fleet) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins []
 	}
 	switch asked := f.knownInterestLocked(n.asked); {
 	case asked == in:
-		for i := range in.Bins {
-			reported.Add(i)
-		}
+		reported = in.all // shared: apply keeps it and nothing changes it
 	case asked != nil:
 		for _, b := range asked.Bins {
 			if i, ok := in.bins[b]; ok {

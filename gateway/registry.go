@@ -229,6 +229,9 @@ func (n *nodeRecord) apply(hosts *eligibility.HostBuilder, in *interestIndex, en
 	}
 	bins := make([]string, 0, present.Len())
 	present.Each(func(i int) { bins = append(bins, names[i]) })
+	if reported.Len() == len(names) {
+		reported = in.all // one set for every node that answered all of in: a node's sets are replaced, never changed
+	}
 	n.binIn, n.binReported, n.binTrue = in, reported, present
 	if old != nil && slices.Equal(old.Env, env) && slices.Equal(old.Bins, bins) {
 		n.env = old.Env
@@ -283,6 +286,9 @@ type interestIndex struct {
 	protocol.Interest
 	env, bins map[string]int
 	asked     string // binsDigest(Bins)
+	// all has every position of Bins: the reported set of each node that
+	// answered the whole interest (the usual case), shared, never changed.
+	all bitset.Set
 }
 
 func newInterestIndex(in protocol.Interest) *interestIndex {
@@ -292,6 +298,7 @@ func newInterestIndex(in protocol.Interest) *interestIndex {
 	}
 	for i, n := range in.Bins {
 		x.bins[n] = i
+		x.all.Add(i)
 	}
 	return x
 }
