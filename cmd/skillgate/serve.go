@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -46,6 +47,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return cli.Usagef("--log-level: %v", err)
 	}
+	setGCTarget()
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	// Config.Flags is keyed by the config file's names.
@@ -200,5 +202,24 @@ func clusterConfig(url string, cs config.Cluster) *cluster.Config {
 		CAFile:    or(cs.CA, "NATS_CA"),
 		CertFile:  or(cs.Cert, "NATS_CERT"),
 		KeyFile:   or(cs.Key, "NATS_KEY"),
+	}
+}
+
+// serveGCPercent is the gateway's garbage collection target when GOGC is
+// not set: the heap may grow to 1.5 times what is live between two
+// collections (Go's default is 2 times). Nearly all of a gateway's heap is
+// long-lived (its nodes, the other replicas' nodes, the snapshot), and the
+// poller's garbage at rest fills whatever room the target leaves, so the
+// target is most of the memory each node costs beyond its live bytes:
+// 2.2 → 1.7–1.8 KiB of RSS a remote node, for a collection twice as often
+// (at rest, each few seconds' worth of polling). Prometheus makes the
+// same trade (75).
+const serveGCPercent = 50
+
+// setGCTarget applies serveGCPercent unless the operator set GOGC, which
+// wins as it does for any Go program.
+func setGCTarget() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(serveGCPercent)
 	}
 }
