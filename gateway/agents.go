@@ -181,7 +181,7 @@ func (s *Server) buildPromptView(agentID, callKey string, c *buildCall) *agentVi
 			nv.vs = append(nv.vs, s.variants[sk])
 			continue
 		}
-		e := report.Entry(p, limits.Hosts, func() []string { return p.EvaluateIndexed(s.index).Hosts })
+		e := report.Entry(p, limits.Hosts, func() []string { return s.matchingHostsLocked(p) })
 		nv.entries = append(nv.entries, e)
 		nv.vs = append(nv.vs, promptbuild.NewVariants(&e))
 	}
@@ -219,7 +219,7 @@ func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, prepare
 		verdict := "eligible"
 		var r eligibility.Result
 		if !eligible {
-			r = p.ExplainIndexed(s.index)
+			r = s.explainLocked(p)
 			offers.Explain(i, &r)
 			verdict = r.Stage + ": " + strings.Join(r.Reasons, "; ")
 		}
@@ -241,11 +241,11 @@ func (s *Server) logChangesLocked(agentID string, skills []*skill.Skill, prepare
 			}
 			continue
 		}
-		missingBins := missing(p.Req.Bins, s.index.AnyHostHasBin)
-		if none := missing(p.Req.AnyBins, s.index.AnyHostHasBin); len(none) > 0 && len(none) == len(p.Req.AnyBins) {
+		missingBins := missing(p.Req.Bins, s.anyHostHasBinLocked)
+		if none := missing(p.Req.AnyBins, s.anyHostHasBinLocked); len(none) > 0 && len(none) == len(p.Req.AnyBins) {
 			missingBins = append(missingBins, none...)
 		}
-		missingEnv := missing(p.Req.Env, s.index.AnyHostHasEnv)
+		missingEnv := missing(p.Req.Env, s.anyHostHasEnvLocked)
 		// Info, not warn: most skills of a bucket are disabled on most
 		// fleets (a binary or an OS no host has), and each start says so
 		// again for every one of them; it is routine, not a fault.
@@ -296,7 +296,7 @@ func (s *Server) skillsAnswer(agentID string) []byte {
 	snap, prepared, pol := s.snap, s.prepared, s.pol
 	key = viewKey(&viewState{snap, pol}, agentID)
 	limits := pol.file.Limits(agentID)
-	index := s.index.Clone()
+	index := s.cloneIndexLocked()
 	s.mu.RUnlock()
 
 	skills := snap.view(agentID)

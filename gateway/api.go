@@ -446,7 +446,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	s.mu.RLock()
 	loaded := !s.health.lastOK.IsZero()
 	j := api.Ready{Ready: true, Store: publicStoreName(s.cfg.StoreName), Loaded: &loaded,
-		SnapshotAgeSec: s.snapshotAgeLocked(now).Seconds(), Nodes: len(s.reg.nodes)}
+		SnapshotAgeSec: s.snapshotAgeLocked(now).Seconds(), Nodes: s.nodeCountLocked()}
 	// The probe is open: it says what is wrong (Problem.Cause), not where
 	// (endpoints, paths and OS error text go to the log and to the agent
 	// endpoints, which need a token).
@@ -459,7 +459,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		j.Ready, j.Error, j.Hint = false, "storage failing, serving the last good snapshot: "+p.Cause, p.Hint
 	}
 	if s.member != nil {
-		remote := len(s.reg.remote)
+		remote := s.remoteCountLocked()
 		j.RemoteNodes = &remote
 	}
 	s.mu.RUnlock()

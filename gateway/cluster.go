@@ -4,13 +4,10 @@ import (
 	"context"
 	"maps"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/skillgate/skillgate/cluster"
-	"github.com/skillgate/skillgate/eligibility"
-	"github.com/skillgate/skillgate/internal/bitset"
 	"github.com/skillgate/skillgate/protocol"
 )
 
@@ -80,7 +77,7 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 	s := h.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c := s.reg.nodes[rec.ID]; c != nil {
+	if c := s.nodeLocked(rec.ID); c != nil {
 		if !cluster.Newer(rec, &cluster.Record{Replica: s.replica, ConnectedAt: c.connectedAt}) {
 			return
 		}
@@ -88,128 +85,13 @@ func (h clusterHandler) Put(rec *cluster.Record) {
 		s.unregisterLocked(c)
 		s.life.goFunc(func() { c.close(protocol.ClosePolicyViolation, protocol.CloseReasonReplaced) })
 	}
-	if len(s.reg.remote) >= cluster.MaxRemoteLimit && s.reg.remote[rec.ID] == nil {
-		return // the member refuses new ids past gateway.cluster.maxRemoteNodes first; this is the backstop
+	oldHost, cur, ok := s.putRemoteLocked(rec)
+	if !ok {
+		return
 	}
-	prev := s.reg.remote[rec.ID]
-	var oldHost, cur *eligibility.Host
-	if prev != nil {
-		oldHost = prev.host
-	}
-	n := &remoteNode{replica: rec.Replica}
-	n.setInfo(protocol.NodeInfo{ID: rec.ID, OS: rec.OS, Roles: rec.Roles, Capabilities: rec.Capabilities}, rec.ConnectedAt)
-	if rec.FactsAt != nil {
-		n.factsAt = rec.FactsAt.UTC()
-		n.asked = rec.BinsAsked
-		if in := s.knownInterestLocked(n.asked); in != nil {
-			n.asked = in.asked // one string for every node that answered it
-		}
-		if prev != nil && prev.host != nil && prev.replica == rec.Replica && prev.connectedAt.Equal(n.connectedAt) {
-			// The same connection: start from its host, so that unchanged
-			// facts keep the host pointer and the caches stay.
-			n.env, n.binIn, n.binReported, n.binTrue, n.host = prev.env, prev.binIn, prev.binReported, prev.binTrue, prev.host
-		}
-		// The record lists the binaries present only.
-		bins := make([]string, 0, len(rec.HostBinStatus))
-		for name, ok := range rec.HostBinStatus {
-			if ok {
-				bins = append(bins, name)
-			}
-		}
-		_, cur = s.applyRemoteLocked(n, s.interestAt, rec.Env, bins)
-	}
-	s.reg.remote[rec.ID] = n
-	s.reg.changed()
-	n.ver = s.reg.gen
 	if cur != oldHost {
 		s.hostChangedLocked(rec.ID, oldHost, cur)
 	}
-}
-
-// applyRemoteLocked sets a remote node's names as positions in the
-// interest in (the one in force), from the names its record lists: env
-// names set and binaries present. Names outside in are kept aside
-// (extra). A binary of in that the record's node was asked
-// (n.asked names an interest this replica knows) and does not have is
-// absent; one it was not asked is not known: not present either, so that a
-// host counts for a skill only on what its node said, but left out of
-// /v1/nodes' hostBinStatus instead of listed as false. It returns the
-// host before and after, as nodeRecord.apply does. Server.mu must be held for
-// writing.
-func (f *fleet) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins []string) (old, cur *eligibility.Host) {
-	var envSet, reported, present bitset.Set
-	var extraEnv, extraBins []string
-	for _, e := range env {
-		if i, ok := in.env[e]; ok {
-			envSet.Add(i)
-		} else {
-			extraEnv = append(extraEnv, e)
-		}
-	}
-	for _, b := range bins {
-		if i, ok := in.bins[b]; ok {
-			present.Add(i)
-			reported.Add(i) // present: answered
-		} else {
-			extraBins = append(extraBins, b)
-		}
-	}
-	switch asked := f.knownInterestLocked(n.asked); {
-	case asked == in:
-		reported = in.all // shared: apply keeps it and nothing changes it
-	case asked != nil:
-		for _, b := range asked.Bins {
-			if i, ok := in.bins[b]; ok {
-				reported.Add(i)
-			}
-		}
-	}
-	n.extra = nil
-	if len(extraEnv)+len(extraBins) > 0 {
-		n.extra = &remoteExtra{env: slices.Clip(extraEnv), bins: slices.Clip(extraBins)}
-	}
-	return n.apply(f.reg.hosts, in, envSet, reported, present)
-}
-
-// knownInterestLocked returns the interest, among this replica's latest
-// (fleet.interests), whose binaries have the digest asked; nil if none.
-// Server.mu must be held.
-func (f *fleet) knownInterestLocked(asked string) *interestIndex {
-	if asked == "" {
-		return nil
-	}
-	for _, in := range f.interests {
-		if in.asked == asked {
-			return in
-		}
-	}
-	return nil
-}
-
-// reapplyRemoteLocked sets every remote node's names again after the
-// interest changed: a name the new interest asks for may be in a record
-// already (the node's replica learned of it first, and its node
-// answered), or its node may have been asked it under an interest this
-// replica now knows. The host index is updated in place; the caller
-// recounts. Server.mu must be held for writing.
-func (f *fleet) reapplyRemoteLocked() {
-	in := f.interestAt
-	for id, n := range f.reg.remote {
-		if n.host == nil {
-			continue
-		}
-		env, bins := n.host.Env, n.host.Bins
-		if n.extra != nil {
-			env = append(slices.Clip(env), n.extra.env...)
-			bins = append(slices.Clip(bins), n.extra.bins...)
-		}
-		old, cur := f.applyRemoteLocked(n, in, env, bins)
-		n.ver = f.reg.gen + 1 // listed again: the names asked changed
-		if cur != old {
-			f.moveHostLocked(id, old, cur) // a remote host before and after: the count of hosts stays
-		}
-	}
-	f.reg.changed()
 }
 
 // Delete removes another replica's node: it left, expired, or this
@@ -234,22 +116,9 @@ func (h clusterHandler) DeleteMany(ids []string) {
 		}
 		return
 	}
-	removed := false
-	for _, id := range ids {
-		n := s.reg.remote[id]
-		if n == nil {
-			continue
-		}
-		delete(s.reg.remote, id)
-		removed = true
-		if n.host != nil {
-			s.moveHostLocked(id, n.host, nil)
-		}
-	}
-	if !removed {
+	if !s.removeRemotesLocked(ids) {
 		return
 	}
-	s.reg.changed()
 	s.countAllLocked()
 	s.invalidateAllLocked()
 }
@@ -257,12 +126,10 @@ func (h clusterHandler) DeleteMany(ids []string) {
 // dropRemoteLocked removes the remote node id, if any. s.mu must be held
 // for writing.
 func (s *Server) dropRemoteLocked(id string) {
-	n := s.reg.remote[id]
+	n := s.removeRemoteLocked(id)
 	if n == nil {
 		return
 	}
-	delete(s.reg.remote, id)
-	s.reg.changed()
 	if n.host != nil {
 		s.hostChangedLocked(id, n.host, nil)
 	}
@@ -297,7 +164,7 @@ func (s *Server) registerClusterMetrics() {
 			func() float64 {
 				s.mu.RLock()
 				defer s.mu.RUnlock()
-				return float64(len(s.reg.remote))
+				return float64(s.remoteCountLocked())
 			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "skillgate_cluster_connected", Help: "1 when connected to NATS and in sync with the bucket, else 0 (see /readyz for why)."},

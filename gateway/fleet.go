@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"encoding/json"
+	"iter"
+	"maps"
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,7 +33,7 @@ type fleet struct {
 	interestAt *interestIndex
 	// interests are the latest interests, interestAt first (at most
 	// keptInterests): a remote record names the binaries its node was asked
-	// by the digest of one of them (cluster.go).
+	// by the digest of one of them (fleet_remote.go).
 	interests []*interestIndex
 	// interestJSON and interestEvt are interest encoded, for connect
 	// answers and evt pushes.
@@ -136,3 +138,56 @@ func (f *fleet) moveHostLocked(id string, old, cur *eligibility.Host) (crossed b
 func (f *fleet) eligibleLocked(p *eligibility.Prepared) bool {
 	return p.Decide(f.index.Len(), f.matches[p]) == eligibility.VerdictOffered
 }
+
+// nodeLocked returns the connection of this replica's node id (nil if it
+// holds none). Server.mu must be held (for reading at least).
+func (f *fleet) nodeLocked(id string) *nodeConn { return f.reg.nodes[id] }
+
+// nodesLocked yields this replica's nodes, by id, in no order; the loop's
+// body may unregister the node it is given (unregisterLocked, with
+// Server.mu held for writing). Server.mu must be held (for reading at
+// least) while it runs.
+func (f *fleet) nodesLocked() iter.Seq2[string, *nodeConn] { return maps.All(f.reg.nodes) }
+
+// nodeCountLocked is the number of this replica's nodes. Server.mu must be
+// held (for reading at least).
+func (f *fleet) nodeCountLocked() int { return len(f.reg.nodes) }
+
+// nodesGenLocked is the registry's generation, bumped on every change of
+// a node (local or remote) and of its record: it keys the GET /v1/nodes
+// cache. Server.mu must be held (for reading at least).
+func (f *fleet) nodesGenLocked() uint64 { return f.reg.gen }
+
+// maxNodesLocked is gateway.maxNodes in force. Server.mu must be held (for
+// reading at least).
+func (f *fleet) maxNodesLocked() int { return f.reg.max }
+
+// setMaxNodesLocked puts a new gateway.maxNodes in force: connects past it
+// are refused; connected nodes stay. Server.mu must be held for writing.
+func (f *fleet) setMaxNodesLocked(n int) { f.reg.max = n }
+
+// anyHostHasBinLocked reports whether some host in the index has the
+// binary name. Server.mu must be held (for reading at least).
+func (f *fleet) anyHostHasBinLocked(name string) bool { return f.index.AnyHostHasBin(name) }
+
+// anyHostHasEnvLocked reports whether some host in the index has the env
+// name set. Server.mu must be held (for reading at least).
+func (f *fleet) anyHostHasEnvLocked(name string) bool { return f.index.AnyHostHasEnv(name) }
+
+// matchingHostsLocked is the skill's evaluation against the hosts now:
+// the ids of the hosts that satisfy it. Server.mu must be held (for
+// reading at least).
+func (f *fleet) matchingHostsLocked(p *eligibility.Prepared) []string {
+	return p.EvaluateIndexed(f.index).Hosts
+}
+
+// explainLocked is the skill's verdict against the hosts now, with its
+// reasons. Server.mu must be held (for reading at least).
+func (f *fleet) explainLocked(p *eligibility.Prepared) eligibility.Result {
+	return p.ExplainIndexed(f.index)
+}
+
+// cloneIndexLocked returns a copy of the host index, for an evaluation
+// that runs after Server.mu is released (/skills, search): node events
+// go on meanwhile. Server.mu must be held (for reading at least).
+func (f *fleet) cloneIndexLocked() *eligibility.Index { return f.index.Clone() }

@@ -130,7 +130,7 @@ func (b mcpBackend) Skills(_ context.Context, agentID string, hosts bool) ([]mcp
 		_, prepared, offers := s.offersLocked(agentID)
 		for i, p := range prepared {
 			if offers.Offered[i] {
-				entries = append(entries, report.Entry(p, HostsNames, func() []string { return p.EvaluateIndexed(s.index).Hosts }))
+				entries = append(entries, report.Entry(p, HostsNames, func() []string { return s.matchingHostsLocked(p) }))
 			}
 		}
 		s.mu.RUnlock()

@@ -81,7 +81,7 @@ func (s *Server) nodeEntries() []nodeEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.mu.RLock()
-	gen := s.reg.gen
+	gen := s.nodesGenLocked()
 	if c.entries != nil && c.gen == gen {
 		s.mu.RUnlock()
 		return c.entries
@@ -95,7 +95,7 @@ func (s *Server) nodeEntries() []nodeEntry {
 		replica     string
 	}
 	var list []raw
-	entries := make([]nodeEntry, 0, len(s.reg.nodes)+len(s.reg.remote))
+	entries := make([]nodeEntry, 0, s.nodeCountLocked()+s.remoteCountLocked())
 	byID := make(map[string]versioned, cap(entries))
 	add := func(id string, n *nodeRecord, replica string) {
 		if v, ok := c.byID[id]; ok && v.ver == n.ver {
@@ -112,10 +112,10 @@ func (s *Server) nodeEntries() []nodeEntry {
 		}
 		list = append(list, r)
 	}
-	for id, c := range s.reg.nodes {
+	for id, c := range s.nodesLocked() {
 		add(id, &c.nodeRecord, s.replica)
 	}
-	for id, n := range s.reg.remote {
+	for id, n := range s.remotesLocked() {
 		add(id, &n.nodeRecord, n.replica)
 	}
 	s.mu.RUnlock()

@@ -104,7 +104,7 @@ func (s *Server) searchSkills(agentID string, sr searchRequest) SearchAnswer {
 			cand = append(cand, i)
 		}
 	}
-	index := s.index.Clone()
+	index := s.cloneIndexLocked()
 	s.mu.RUnlock()
 
 	var scores []float64

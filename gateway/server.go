@@ -565,7 +565,7 @@ func (s *Server) reloadConfig(force bool) {
 	}
 	if pol.maxNodes != s.pol.maxNodes {
 		s.log.Info("config: gateway.maxNodes changed; connected nodes stay, connects past it are refused",
-			"file", path, "max_nodes", pol.maxNodes, "connected", len(s.reg.nodes))
+			"file", path, "max_nodes", pol.maxNodes, "connected", s.nodeCountLocked())
 	}
 	if pol.insecure != s.pol.insecure {
 		s.log.Info("config: gateway.insecure changed", "file", path, "insecure", pol.insecure)
@@ -578,11 +578,11 @@ func (s *Server) reloadConfig(force bool) {
 	if rescanned != nil {
 		s.snap = rescanned
 	}
-	s.reg.max = pol.maxNodes
+	s.setMaxNodesLocked(pol.maxNodes)
 	s.log.Info("config loaded", "file", path, "entries", len(pol.cfg.Entries), "node_tokens", len(pol.nodeTokens))
 	s.rebuildLocked()
 	// Nodes whose token is no longer valid must go.
-	for id, c := range s.reg.nodes {
+	for id, c := range s.nodesLocked() {
 		if !s.tokenOKLocked(id, c.token) {
 			s.log.Warn("node token no longer valid after config reload; disconnecting", "node", id)
 			// Out of the index now, not when the close handshake ends.

@@ -61,7 +61,7 @@ func (s *Server) handleNodeConnect(w http.ResponseWriter, r *http.Request) {
 	// their own (pending.go) and never take a node's slot. This total is
 	// only a backstop on file descriptors.
 	s.mu.RLock()
-	maxNodes := s.reg.max
+	maxNodes := s.maxNodesLocked()
 	s.mu.RUnlock()
 	if s.sockets.Load() >= int64(maxNodes+2*s.cfg.MaxPending) {
 		s.metrics.frames.WithLabelValues("upgrade", "over_limit").Inc()
