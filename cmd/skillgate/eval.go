@@ -32,6 +32,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	agent := fs.String("agent", "", "agent id whose view is evaluated")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	maxChars := fs.Int("max-chars", 0, "prompt budget in bytes of the block (default: the config's, for this agent; gateway.prompt.maxChars, 30000)")
+	caFile := fs.String("ca-file", "", "PEM `FILE` of the CA certificates that verify an https:// --hosts URL (default: the system's roots)")
 	maxSkills := fs.Int("max-skills", 0, "most skills in the block (default: the config's, for this agent; gateway.prompt.maxSkills, 150)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -64,7 +65,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer cancelHosts()
 	hostsDone := make(chan hostsResult, 1)
 	go func() {
-		set, err := readHosts(hostsCtx, *hostsPath)
+		set, err := readHosts(hostsCtx, *hostsPath, *caFile)
 		hostsDone <- hostsResult{set, err}
 	}()
 	v, viewErr := loadView(ctx, *storeURL, *configPath, *agent)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,20 +62,32 @@ type hostSet struct {
 }
 
 // readHosts reads --hosts: a host-facts file, or the URL of GET /v1/nodes
-// (every page). Each host is validated as the gateway validates a node's
-// facts, one at a time as it is decoded: the input is never held whole.
-func readHosts(ctx context.Context, src string) (*hostSet, error) {
+// (every page), an https:// one verified by the CA certificates of caFile
+// (--ca-file) when it is set, else by the system's roots. Each host is
+// validated as the gateway validates a node's facts, one at a time as it
+// is decoded: the input is never held whole.
+func readHosts(ctx context.Context, src, caFile string) (*hostSet, error) {
 	c := &hostCollector{seen: map[string]int{}}
 	if scheme, _, ok := strings.Cut(src, "://"); ok && !strings.ContainsAny(scheme, `/\`) {
 		u, err := nodesURL(src)
 		if err != nil {
 			return nil, err
 		}
-		client := &http.Client{Timeout: hostsTimeout}
+		tr, err := gatewayTransport(u, caFile)
+		if err != nil {
+			return nil, err
+		}
+		client := &http.Client{Timeout: hostsTimeout, Transport: tr}
 		notFound := " (give the URL of GET /v1/nodes, e.g. http://127.0.0.1:7780/v1/nodes)"
 		if err := followNodePages(ctx, client, u, notFound, func(r io.Reader) (string, error) { return decodeHosts(r, c) }); err != nil {
+			var cv *tls.CertificateVerificationError
+			if caFile == "" && errors.As(err, &cv) {
+				return nil, fmt.Errorf("--hosts: %w; if the gateway's certificate is from a private CA, name the CA with --ca-file FILE", err)
+			}
 			return nil, fmt.Errorf("--hosts: %w", err)
 		}
+	} else if caFile != "" {
+		return nil, cli.Usagef("--ca-file: --hosts %s is a file; --ca-file verifies an https:// URL of GET /v1/nodes", src)
 	} else if err := readHostsFile(src, c); err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func TestReadHostsFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := writeFile(t, "hosts.json", tt.content)
-			hs, err := readHosts(context.Background(), p)
+			hs, err := readHosts(context.Background(), p, "")
 			if tt.err != "" {
 				if want := "--hosts: " + p + ": " + tt.err; err == nil || err.Error() != want {
 					t.Fatalf("error %v\nwant       %s", err, want)
@@ -136,7 +136,7 @@ func TestReadHostsManyBatches(t *testing.T) {
 	}
 	b.WriteString("]")
 	slices.Sort(want)
-	hs, err := readHosts(context.Background(), writeFile(t, "many.json", b.String()))
+	hs, err := readHosts(context.Background(), writeFile(t, "many.json", b.String()), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestReadHostsManyBatches(t *testing.T) {
 	bad := strings.Replace(b.String(), `"id": "h300", "os": "linux", "roles": ["specialized"]`, `"id": "h300", "os": "linux", "roles": ["gpu"]`, 1)
 	bad = strings.Replace(bad, `"id": "h10"`, `"id": "h11"`, 1) // a later error: never reported
 	p := writeFile(t, "bad.json", bad)
-	_, err = readHosts(context.Background(), p)
+	_, err = readHosts(context.Background(), p, "")
 	if want := `--hosts: ` + p + `: host 699 (id "h300"): roles[0]: unknown role "gpu" (expected one of execution, specialized)`; err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant  %s", err, want)
 	}
@@ -172,7 +172,7 @@ func TestReadHostsSizeLimit(t *testing.T) {
 
 	defer func(old int64) { maxHostsBytes = old }(maxHostsBytes)
 	maxHostsBytes = int64(len("[" + hostLinux + "]"))
-	if _, err := readHosts(context.Background(), writeFile(t, "exact.json", "["+hostLinux+"]")); err != nil {
+	if _, err := readHosts(context.Background(), writeFile(t, "exact.json", "["+hostLinux+"]"), ""); err != nil {
 		t.Errorf("a file of exactly the limit: %v", err)
 	}
 	r, w, err := os.Pipe()

@@ -1,7 +1,7 @@
 // Command skillgate is the skillgate gateway and its operator CLI.
 //
 //	skillgate serve    --store DIR|s3://BUCKET?… [--listen 127.0.0.1:7780] [--config FILE] [--poll 2s] [--insecure] [--tls-cert F --tls-key F [--tls-client-ca F]]
-//	skillgate eval     --store … [--config FILE] --hosts FILE|URL --agent ID [--json] [--max-chars N] [--max-skills N]
+//	skillgate eval     --store … [--config FILE] --hosts FILE|URL --agent ID [--json] [--max-chars N] [--max-skills N] [--ca-file F]
 //	skillgate validate PATH… [--json]
 //	skillgate status   --gateway URL [--agent ID] [--governance] [--json] [--ca-file F]
 //	skillgate mcp      --gateway URL --agent ID [--token-file F] [--ca-file F]
@@ -41,7 +41,7 @@ Usage:
                      [--agent-token-file FILE] [--node-token-file FILE]
                      [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
   skillgate eval     --store … [--config FILE] --hosts FILE|URL --agent ID [--json]
-                     [--max-chars N] [--max-skills N]
+                     [--max-chars N] [--max-skills N] [--ca-file FILE]
   skillgate validate PATH… [--json | --format github] [--strict]
   skillgate status   --gateway URL [--agent ID] [--governance] [--json] [--ca-file FILE]
   skillgate mcp      --gateway URL --agent ID [--token-file FILE] [--ca-file FILE]

@@ -175,7 +175,8 @@ func TestServeTLSSettings(t *testing.T) {
 	}
 }
 
-// TestStatusCAFile: `skillgate status --ca-file` reads a gateway whose
+// TestStatusCAFile: `skillgate status --ca-file` (and `eval --hosts URL
+// --ca-file`) reads a gateway whose
 // certificate is from a private CA; without it, or with another CA, the
 // certificate is refused (exit 2, saying so and, without it, naming
 // --ca-file), and a --ca-file that cannot be used is a usage error.
@@ -189,13 +190,14 @@ func TestStatusCAFile(t *testing.T) {
 	caFile := ca.WriteCA(t, dir, "ca.pem")
 	other := tlstest.NewCA(t, "another CA").WriteCA(t, t.TempDir(), "other.pem")
 	cert, key := ca.Leaf(t, tlstest.LeafOptions{}).Write(t, dir, "gateway")
+	store := storeWithGhSkill(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &syncbuf.Buffer{}
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
-		run(ctx, []string{"serve", "--store", storeWithGhSkill(t), "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--poll", "100ms"}, io.Discard, logs)
+		run(ctx, []string{"serve", "--store", store, "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--poll", "100ms"}, io.Discard, logs)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -239,5 +241,34 @@ func TestStatusCAFile(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, tt.want) {
 			t.Errorf("status %q: exit %d, stderr %q; want 2 and …%s…", tt.args, code, errOut, tt.want)
 		}
+	}
+
+	// eval --hosts https://…/v1/nodes takes --ca-file the same way.
+	eval := []string{"eval", "--store", store, "--agent", "main", "--json", "--hosts", base + "/v1/nodes"}
+	out, errOut, code = runCmd(t, append(eval, "--ca-file", caFile)...)
+	if code != 0 || !strings.Contains(out, `"name": "github"`) {
+		t.Errorf("eval --ca-file: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "--hosts: Get \"" + base + "/v1/nodes\": tls: failed to verify certificate: x509: certificate signed by unknown authority (is the gateway running? each page must arrive within 30s); if the gateway's certificate is from a private CA, name the CA with --ca-file FILE"},
+		{[]string{"--ca-file", other}, 2, "certificate signed by unknown authority"},
+		{[]string{"--ca-file", key}, 2, "--ca-file: " + key + " holds no PEM certificate"},
+	} {
+		_, errOut, code := runCmd(t, append(eval, c.args...)...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("eval %q against a private CA's gateway: exit %d, stderr %q; want %d and …%s…", c.args, code, errOut, c.code, c.want)
+		}
+	}
+	hostsFile := filepath.Join(dir, "hosts.json")
+	if err := os.WriteFile(hostsFile, []byte("[]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = runCmd(t, "eval", "--store", store, "--agent", "main", "--hosts", hostsFile, "--ca-file", caFile)
+	if want := "--ca-file: --hosts " + hostsFile + " is a file; --ca-file verifies an https:// URL of GET /v1/nodes"; code != 2 || !strings.Contains(errOut, want) {
+		t.Errorf("eval --ca-file with a hosts file: exit %d, stderr %q; want 2 and …%s…", code, errOut, want)
 	}
 }
