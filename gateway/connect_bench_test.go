@@ -72,19 +72,9 @@ func BenchmarkNodeConnect(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Config{Store: st, Poll: 1 << 40, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
-	b.Cleanup(func() { cancel(); <-served })
-	url := "ws://" + ln.Addr().String() + "/v1/nodes/connect"
+	s, url, stop := serveBench(b, st)
+	b.Cleanup(stop)
+	ctx := context.Background()
 	r := rand.New(rand.NewPCG(2, 2))
 	var conns []*websocket.Conn
 	b.Cleanup(func() {
@@ -157,19 +147,9 @@ func BenchmarkNodeStack(b *testing.B) {
 // nodeStack connects n nodes to a new gateway on st and returns the
 // stack bytes in use per node.
 func nodeStack(b *testing.B, st store.Store, n int) float64 {
-	s, err := New(Config{Store: st, Poll: 1 << 40, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
-	defer func() { cancel(); <-served }()
-	url := "ws://" + ln.Addr().String() + "/v1/nodes/connect"
+	_, url, stop := serveBench(b, st)
+	defer stop()
+	ctx := context.Background()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -199,4 +179,21 @@ func nodeStack(b *testing.B, st store.Store, n int) float64 {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	return float64(after.StackInuse-before.StackInuse) / float64(n)
+}
+
+// serveBench serves a new gateway on st over loopback, quiet (no poll, no
+// log), and returns it, its node endpoint and what stops it.
+func serveBench(b *testing.B, st store.Store) (s *Server, url string, stop func()) {
+	s, err := New(Config{Store: st, Poll: 1 << 40, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	return s, "ws://" + ln.Addr().String() + "/v1/nodes/connect", func() { cancel(); <-served }
 }
