@@ -118,6 +118,7 @@ func (f *fleet) remotesLocked() iter.Seq2[string, *remoteNode] { return maps.All
 func (f *fleet) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins []string) (old, cur *eligibility.Host) {
 	var envSet, reported, present bitset.Set
 	var extraEnv, extraBins []string
+	asked := f.knownInterestLocked(n.asked)
 	for _, e := range env {
 		if i, ok := in.env[e]; ok {
 			envSet.Add(i)
@@ -128,12 +129,14 @@ func (f *fleet) applyRemoteLocked(n *remoteNode, in *interestIndex, env, bins []
 	for _, b := range bins {
 		if i, ok := in.bins[b]; ok {
 			present.Add(i)
-			reported.Add(i) // present: answered
+			if asked != in {
+				reported.Add(i) // present: answered (all of in is, below)
+			}
 		} else {
 			extraBins = append(extraBins, b)
 		}
 	}
-	switch asked := f.knownInterestLocked(n.asked); {
+	switch {
 	case asked == in:
 		reported = in.all // shared: apply keeps it and nothing changes it
 	case asked != nil:

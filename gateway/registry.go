@@ -339,8 +339,7 @@ func (s *Server) register(c *nodeConn, info protocol.NodeInfo, reqID string) ([]
 	// Until c reports, the node counts with that connection's answers
 	// (carry): a node moving between replicas keeps the old connection
 	// open until the new one reported, so it never counts for nothing.
-	if r := s.reg.remote[c.id]; r != nil {
-		delete(s.reg.remote, c.id)
+	if r := s.removeRemoteLocked(c.id); r != nil {
 		if r.host != nil {
 			if cur := c.carry(s.reg.hosts, &r.nodeRecord); cur != r.host {
 				s.hostChangedLocked(c.id, r.host, cur)

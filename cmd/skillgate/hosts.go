@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,11 +79,7 @@ func readHosts(ctx context.Context, src, caFile string) (*hostSet, error) {
 		client := &http.Client{Timeout: hostsTimeout, Transport: tr}
 		notFound := " (give the URL of GET /v1/nodes, e.g. http://127.0.0.1:7780/v1/nodes)"
 		if err := followNodePages(ctx, client, u, notFound, func(r io.Reader) (string, error) { return decodeHosts(r, c) }); err != nil {
-			var cv *tls.CertificateVerificationError
-			if caFile == "" && errors.As(err, &cv) {
-				return nil, fmt.Errorf("--hosts: %w; if the gateway's certificate is from a private CA, name the CA with --ca-file FILE", err)
-			}
-			return nil, fmt.Errorf("--hosts: %w", err)
+			return nil, withCAHint(fmt.Errorf("--hosts: %w", err), caFile)
 		}
 	} else if caFile != "" {
 		return nil, cli.Usagef("--ca-file: --hosts %s is a file; --ca-file verifies an https:// URL of GET /v1/nodes", src)

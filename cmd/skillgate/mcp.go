@@ -114,6 +114,16 @@ func gatewayTransport(base *url.URL, caFile string) (*http.Transport, error) {
 	return tr, nil
 }
 
+// withCAHint adds to err, when the gateway's certificate did not verify
+// and no --ca-file was given, how to name a private CA.
+func withCAHint(err error, caFile string) error {
+	var cv *tls.CertificateVerificationError
+	if caFile == "" && errors.As(err, &cv) {
+		return fmt.Errorf("%w; if the gateway's certificate is from a private CA, name the CA with --ca-file FILE", err)
+	}
+	return err
+}
+
 // checkAgentToken asks the gateway for the agent's block with the token:
 // a refusal (401, 403), a gateway that cannot be reached or that is not
 // ready is an error printed here, exit status 1.

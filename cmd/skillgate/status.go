@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,11 +55,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	client := &http.Client{Timeout: 10 * time.Second, Transport: tr}
 	st, err := readStatus(ctx, client, base.String(), *agent, *govern)
 	if err != nil {
-		var cv *tls.CertificateVerificationError
-		if *caFile == "" && errors.As(err, &cv) {
-			return fmt.Errorf("%w; if the gateway's certificate is from a private CA, name the CA with --ca-file FILE", err)
-		}
-		return err
+		return withCAHint(err, *caFile)
 	}
 	// A gateway that is not ready is a failed status (exit 1), after
 	// everything it could say was printed; stderr says why in one line,
